@@ -1,0 +1,34 @@
+# Spyglass: `make run` launches the inspector on its demo server,
+# `make test` installs everything the tests need and runs the suite headless.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PEERS  := tests/peers
+
+.PHONY: run test venv peers bench clean
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+venv: $(VENV)/.installed
+
+$(PEERS)/node_modules/.installed: $(PEERS)/package.json $(PEERS)/package-lock.json
+	cd $(PEERS) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+peers: $(PEERS)/node_modules/.installed
+
+run: venv
+	$(VENV)/bin/spyglass
+
+test: venv peers
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
+
+bench: venv peers
+	$(PY) bench/cli_oneshot.py
+
+clean:
+	rm -rf $(VENV) $(PEERS)/node_modules

@@ -1,0 +1,333 @@
+"""`spyglass --cli`: one request against one server, for scripts and CI.
+
+Never imports Qt. Prints the method's result as JSON on stdout; on failure
+prints `{"error": {...}}` on stdout and one human line on stderr, and exits with
+the code documented in the README (see inspector.errors).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from typing import Any, Sequence, TextIO
+
+from . import __version__
+from . import errors as E
+from .config import ServerSpec, pick_server
+from .protocol.session import Mode
+from .protocol.versions import LOG_LEVELS
+from .traffic.frame import Frame
+
+METHODS = ("tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read",
+           "prompts/list", "prompts/get", "completion/complete", "logging/setLevel", "ping", "server/discover")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # usage errors exit 1, not argparse's 2
+        raise E.UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="spyglass --cli", add_help=True,
+                description="Run one MCP request against a server and print the result as JSON.",
+                epilog="Server: -- COMMAND [ARGS...] (stdio), or --config FILE --server NAME. "
+                       "Exit codes: 0 ok, 1 usage/invalid arguments, 3 authorization required, "
+                       "4 cannot connect / server exited / unsupported protocol, 5 tool returned isError, "
+                       "6 JSON-RPC error, 7 timeout, 8 invalid answer from the server.")
+    p.add_argument("--cli", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--method", choices=METHODS, help="the MCP method (default: tools/list, or tools/call with "
+                   "--tool-name, resources/read with --uri, prompts/get with --prompt-name)")
+    p.add_argument("--tool-name", help="tool to call")
+    p.add_argument("--tool-arg", action="append", default=[], metavar="KEY=VALUE",
+                   help="a tool argument, coerced by the tool's inputSchema (repeatable)")
+    p.add_argument("--tool-args-json", metavar="JSON", help="all tool arguments as one JSON object")
+    p.add_argument("--uri", help="resource URI for resources/read")
+    p.add_argument("--prompt-name", help="prompt for prompts/get")
+    p.add_argument("--prompt-args", action="append", default=[], metavar="KEY=VALUE",
+                   help="a prompt argument (repeatable)")
+    p.add_argument("--ref", metavar="prompt:NAME|resource:URI", help="what completion/complete completes")
+    p.add_argument("--argument", metavar="NAME=VALUE", help="the argument being completed")
+    p.add_argument("--context", action="append", default=[], metavar="KEY=VALUE",
+                   help="already-filled arguments sent as completion context (repeatable)")
+    p.add_argument("--log-level", choices=LOG_LEVELS, help="log level (logging/setLevel, or _meta in 2026-07-28)")
+    p.add_argument("-e", dest="env", action="append", default=[], metavar="KEY=VALUE",
+                   help="environment variable for the server (repeatable)")
+    p.add_argument("--cwd", help="working directory for the server")
+    p.add_argument("--config", help="an mcpServers JSON file (Claude Desktop, Cursor, the official inspector)")
+    p.add_argument("--server", help="the server's name in --config")
+    p.add_argument("--protocol", default="auto", metavar="auto|legacy|modern|VERSION",
+                   help="protocol era, or an exact revision to ask for (default: auto)")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="per-request timeout; progress notifications reset it (default 60)")
+    p.add_argument("--format", choices=("json", "text"), default="json", help="output format")
+    p.add_argument("--no-validate", action="store_true", help="send tool arguments without checking them")
+    p.add_argument("--trace", metavar="FILE", help="write every frame to FILE as JSON Lines")
+    p.add_argument("target", nargs="*", help=argparse.SUPPRESS)
+    return p
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    argv = list(argv)
+    command: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, command = argv[:cut], argv[cut + 1:]
+    args = build_parser().parse_intermixed_args(argv)
+    if command and args.target:
+        raise E.UsageError(f"unexpected arguments before --: {' '.join(args.target)}")
+    args.command = command or args.target
+    if args.timeout <= 0:
+        raise E.UsageError("--timeout must be positive")
+    try:
+        args.mode = Mode.parse(args.protocol)
+    except ValueError as exc:
+        raise E.UsageError(str(exc)) from None
+    if args.method is None:
+        args.method = ("tools/call" if args.tool_name else "resources/read" if args.uri else
+                       "prompts/get" if args.prompt_name else "tools/list")
+    return args
+
+
+def _pairs(items: list[str], flag: str) -> list[tuple[str, str]]:
+    out = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise E.UsageError(f"{flag} expects KEY=VALUE, got {item!r}")
+        out.append((key, value))
+    return out
+
+
+def server_spec(args: argparse.Namespace) -> ServerSpec:
+    if args.config:
+        if args.command:
+            raise E.UsageError("give either --config or a server command, not both")
+        spec = pick_server(args.config, args.server)
+    elif args.command:
+        target = args.command
+        if len(target) == 1 and target[0].startswith(("http://", "https://")):
+            spec = ServerSpec(name=target[0], url=target[0])
+        else:
+            spec = ServerSpec(name=os.path.basename(target[0]), command=list(target))
+    else:
+        raise E.UsageError("no server given: use -- COMMAND [ARGS...] or --config FILE --server NAME")
+    spec.env.update(dict(_pairs(args.env, "-e")))
+    if args.cwd:
+        spec.cwd = args.cwd
+    return spec
+
+
+def make_transport(spec: ServerSpec, args: argparse.Namespace):
+    if spec.url is not None:
+        raise E.UsageError(f"{spec.url}: HTTP servers are not supported by this build of Spyglass")
+    from .transport.stdio import StdioTransport
+
+    return StdioTransport(spec.command, env=spec.env, cwd=spec.cwd)
+
+
+class TraceWriter:
+    """`--trace FILE`: one JSON object per frame, flushed as it comes."""
+
+    def __init__(self, path: str) -> None:
+        try:
+            self.fh: TextIO = open(path, "w", encoding="utf-8")
+        except OSError as exc:
+            raise E.UsageError(f"cannot write trace file {path}: {exc.strerror or exc}") from None
+
+    def __call__(self, frame: Frame) -> None:
+        record: dict[str, Any] = {"ts": round(frame.wall, 6), "dir": frame.direction, "text": frame.text()}
+        if frame.malformed:
+            record["malformed"] = frame.malformed
+        self.fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.fh.flush()
+
+    def close(self) -> None:
+        self.fh.close()
+
+
+async def run(args: argparse.Namespace, out: TextIO) -> int:
+    from .client import Client
+
+    spec = server_spec(args)
+    transport = make_transport(spec, args)
+    trace = TraceWriter(args.trace) if args.trace else None
+    client = Client(transport, mode=args.mode, timeout=args.timeout,
+                    log_level=args.log_level if args.method != "logging/setLevel" else None,
+                    traffic=trace)
+    try:
+        await client.connect()
+        result = await _perform(client, args)
+        exit_code = E.EXIT_TOOL_ERROR if (args.method == "tools/call" and isinstance(result, dict)
+                                          and result.get("isError") is True) else E.EXIT_OK
+        _print_result(result, args, out)
+        if exit_code == E.EXIT_TOOL_ERROR:
+            print(f"spyglass: tool {args.tool_name!r} returned isError: {_first_text(result)}", file=sys.stderr)
+        return exit_code
+    finally:
+        await client.close()
+        if trace:
+            trace.close()
+
+
+async def _perform(client: Any, args: argparse.Namespace) -> Any:
+    m = args.method
+    if m == "tools/list":
+        return await client.list_tools()
+    if m == "tools/call":
+        if not args.tool_name:
+            raise E.UsageError("tools/call needs --tool-name")
+        arguments = await _tool_arguments(client, args)
+        return await client.call_tool(args.tool_name, arguments, on_progress=_progress_to_stderr)
+    if m == "resources/list":
+        return await client.list_resources()
+    if m == "resources/templates/list":
+        return await client.list_resource_templates()
+    if m == "resources/read":
+        if not args.uri:
+            raise E.UsageError("resources/read needs --uri")
+        return await client.read_resource(args.uri)
+    if m == "prompts/list":
+        return await client.list_prompts()
+    if m == "prompts/get":
+        if not args.prompt_name:
+            raise E.UsageError("prompts/get needs --prompt-name")
+        return await client.get_prompt(args.prompt_name, dict(_pairs(args.prompt_args, "--prompt-args")))
+    if m == "completion/complete":
+        return await client.complete(*_completion(args))
+    if m == "logging/setLevel":
+        if not args.log_level:
+            raise E.UsageError("logging/setLevel needs --log-level")
+        return await client.set_log_level(args.log_level)
+    if m == "ping":
+        return {"roundTripMs": round(await client.ping() * 1000, 3)}
+    if m == "server/discover":
+        return await client.discover()
+    raise E.UsageError(f"unknown method {m}")  # pragma: no cover - argparse restricts choices
+
+
+def _completion(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str], dict[str, str]]:
+    if not args.ref or not args.argument:
+        raise E.UsageError("completion/complete needs --ref prompt:NAME|resource:URI and --argument NAME=VALUE")
+    kind, _, what = args.ref.partition(":")
+    if kind == "prompt" and what:
+        ref = {"type": "ref/prompt", "name": what}
+    elif kind == "resource" and what:
+        ref = {"type": "ref/resource", "uri": what}
+    else:
+        raise E.UsageError(f"--ref must be prompt:NAME or resource:URI, got {args.ref!r}")
+    (name, value), = _pairs([args.argument], "--argument")
+    return ref, {"name": name, "value": value}, dict(_pairs(args.context, "--context"))
+
+
+async def _tool_arguments(client: Any, args: argparse.Namespace) -> dict[str, Any]:
+    from .forms import validation
+
+    schema: Any = None
+    if args.tool_arg or not args.no_validate:
+        tools = (await client.list_tools()).get("tools", [])
+        tool = next((t for t in tools if isinstance(t, dict) and t.get("name") == args.tool_name), None)
+        schema = tool.get("inputSchema") if tool else None
+    arguments: dict[str, Any] = {}
+    if args.tool_args_json:
+        try:
+            arguments = json.loads(args.tool_args_json)
+        except ValueError as exc:
+            raise E.InvalidArguments(f"--tool-args-json is not valid JSON: {exc}") from None
+        if not isinstance(arguments, dict):
+            raise E.InvalidArguments("--tool-args-json must be a JSON object")
+    for key, value in _pairs(args.tool_arg, "--tool-arg"):
+        arguments[key] = validation.coerce(schema, key, value)
+    if args.no_validate or schema is None:
+        return arguments
+    try:
+        problems = validation.validate(schema, arguments)
+    except validation.SchemaProblem as exc:
+        print(f"spyglass: warning: not validating arguments: tool {args.tool_name!r}: {exc}", file=sys.stderr)
+        return arguments
+    if problems:
+        detail = "; ".join(f"{ptr or '(arguments)'}: {msg}" for ptr, msg in problems)
+        raise E.InvalidArguments(f"invalid arguments for tool {args.tool_name!r}: {detail} "
+                                 "(--no-validate sends them anyway)",
+                                 errors=[{"path": p, "message": m} for p, m in problems])
+    return arguments
+
+
+def _progress_to_stderr(progress: Any, total: Any, message: str | None) -> None:
+    if sys.stderr.isatty():
+        share = f"{progress}/{total}" if total is not None else f"{progress}"
+        print(f"\rspyglass: progress {share} {message or ''}", end="", file=sys.stderr, flush=True)
+
+
+def _first_text(result: Any) -> str:
+    for block in result.get("content") or []:
+        if isinstance(block, dict) and block.get("type") == "text":
+            return str(block.get("text", ""))[:300].replace("\n", " ")
+    return "(no text)"
+
+
+def _print_result(result: Any, args: argparse.Namespace, out: TextIO) -> None:
+    if args.format == "text":
+        out.write(_as_text(args.method, result))
+    else:
+        out.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+
+
+def _as_text(method: str, result: Any) -> str:
+    lines: list[str] = []
+    if method == "tools/call" and isinstance(result, dict):
+        for block in result.get("content") or []:
+            kind = block.get("type") if isinstance(block, dict) else None
+            if kind == "text":
+                lines.append(str(block.get("text", "")))
+            elif kind in ("image", "audio"):
+                lines.append(f"[{kind} {block.get('mimeType', '?')}, {len(str(block.get('data', ''))) * 3 // 4} bytes]")
+            elif kind == "resource":
+                res = block.get("resource") or {}
+                lines.append(res.get("text") if isinstance(res.get("text"), str) else f"[resource {res.get('uri')}]")
+            elif kind == "resource_link":
+                lines.append(f"[link {block.get('uri')}]")
+            else:
+                lines.append(f"[{kind} content]")
+        if not lines and "structuredContent" in result:
+            lines.append(json.dumps(result["structuredContent"], indent=2, ensure_ascii=False))
+    elif method.endswith("/list") and isinstance(result, dict):
+        key = next((k for k in ("tools", "resources", "resourceTemplates", "prompts") if k in result), None)
+        for item in result.get(key, []) if key else []:
+            name = item.get("name") or item.get("uri")
+            desc = (item.get("description") or "").strip().splitlines()
+            lines.append(f"{name}\t{desc[0] if desc else ''}")
+    elif method == "resources/read" and isinstance(result, dict):
+        for item in result.get("contents") or []:
+            lines.append(item.get("text") if isinstance(item.get("text"), str) else f"[blob {item.get('uri')}]")
+    elif method == "prompts/get" and isinstance(result, dict):
+        for msg in result.get("messages") or []:
+            content = msg.get("content") or {}
+            text = content.get("text") if isinstance(content, dict) else None
+            lines.append(f"{msg.get('role')}: {text if text is not None else json.dumps(content)}")
+    else:
+        return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str], out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    started = time.monotonic()
+    try:
+        args = parse_args(argv)
+        return asyncio.run(run(args, out))
+    except E.SpyglassError as exc:
+        out.write(json.dumps({"error": exc.as_json()}, ensure_ascii=False) + "\n")
+        print(f"spyglass: {exc.message}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("spyglass: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug of ours: still one line and a defined exit code
+        out.write(json.dumps({"error": {"kind": "internal", "message": f"{type(exc).__name__}: {exc}"}}) + "\n")
+        print(f"spyglass: internal error: {type(exc).__name__}: {exc} (after {time.monotonic() - started:.1f} s)",
+              file=sys.stderr)
+        return 70

@@ -1,0 +1,482 @@
+"""The asyncio client: one connected MCP server, futures per request.
+
+It drives the sans-IO `ClientSession` with a `Transport`, keeps one future per
+request, applies per-request timeouts that progress notifications reset, answers
+server requests through handlers, and reports every frame to a traffic hook.
+No Qt here (DESIGN §1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import itertools
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Mapping
+
+from . import errors as E
+from .protocol import events as ev
+from .protocol import jsonrpc as rpc
+from .protocol.pagination import PaginationError, Paginator
+from .protocol.session import ClientSession, Mode, State
+from .protocol.versions import Era, MODERN_VERSION
+from .traffic.frame import Frame
+from .transport.base import Closed, Transport
+
+log = logging.getLogger("spyglass.client")
+
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_PROBE_TIMEOUT = 5.0
+STDERR_TAIL = 20
+
+Handler = Callable[[dict[str, Any] | None], Awaitable[Any]]
+"""Answers one server request (legacy) or one MRTR input request (modern)."""
+ProgressCallback = Callable[[Any, Any, str | None], None]
+
+
+@dataclass
+class _Call:
+    method: str
+    future: asyncio.Future[Any]
+    timeout: float | None
+    on_progress: ProgressCallback | None = None
+    timer: asyncio.TimerHandle | None = None
+    started: float = field(default_factory=time.monotonic)
+
+
+@dataclass(frozen=True)
+class ServerHello:
+    """What the handshake told us about the server."""
+
+    era: Era
+    protocol_version: str
+    server_info: dict[str, Any] | None
+    capabilities: dict[str, Any] | None
+    instructions: str | None
+    result: dict[str, Any] | None
+    warnings: tuple[str, ...]
+
+
+class Client:
+    def __init__(self, transport: Transport, *, mode: Mode | str = "auto",
+                 client_info: dict[str, Any] | None = None, timeout: float | None = DEFAULT_TIMEOUT,
+                 probe_timeout: float = DEFAULT_PROBE_TIMEOUT, log_level: str | None = None,
+                 handlers: Mapping[str, Handler] | None = None,
+                 traffic: Callable[[Frame], None] | None = None,
+                 on_notification: Callable[[str, dict[str, Any] | None], None] | None = None,
+                 on_stderr: Callable[[str], None] | None = None,
+                 on_closed: Callable[[Closed], None] | None = None) -> None:
+        self.transport = transport
+        self.handlers: dict[str, Handler] = dict(handlers or {})
+        capabilities: dict[str, Any] = {}
+        if "roots/list" in self.handlers:
+            capabilities["roots"] = {"listChanged": True}
+        if "sampling/createMessage" in self.handlers:
+            capabilities["sampling"] = {}
+        if "elicitation/create" in self.handlers:
+            capabilities["elicitation"] = {}
+        kwargs: dict[str, Any] = {"mode": Mode.parse(mode) if isinstance(mode, str) else mode,
+                                  "capabilities": capabilities, "log_level": log_level}
+        if client_info:
+            kwargs["client_info"] = client_info
+        self.session = ClientSession(**kwargs)
+        self.timeout = timeout
+        self.probe_timeout = probe_timeout
+        self.traffic = traffic
+        self.on_notification = on_notification
+        self.on_stderr = on_stderr
+        self.on_closed = on_closed
+        self.hello: ServerHello | None = None
+        self.closed: Closed | None = None
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL)
+        self.malformed_count = 0
+        self._calls: dict[rpc.RequestId, _Call] = {}
+        self._handshake: asyncio.Future[ServerHello] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tokens = itertools.count(1)
+        self._wall0 = time.time() - time.monotonic()
+        self._closed_event = asyncio.Event()
+        transport.on_frame = self._on_frame
+        transport.on_log = self._on_log
+        transport.on_close = self._on_close
+        transport.on_sent = self._on_sent
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def era(self) -> Era | None:
+        return self.session.era
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self.session.protocol_version
+
+    async def connect(self) -> ServerHello:
+        """Start the transport and complete the handshake of the chosen era."""
+        loop = asyncio.get_running_loop()
+        self._handshake = loop.create_future()
+        await self.transport.open()
+        probe_timer = None
+        try:
+            await self._dispatch(self.session.start())
+            if self.session.state is State.PROBING:
+                probe = min(self.probe_timeout, self.timeout or self.probe_timeout)
+                probe_timer = loop.call_later(probe, self._probe_expired)
+            return await self._await(self._handshake, self.timeout, "the handshake")
+        except BaseException:
+            await self._shutdown_after_failure()
+            raise
+        finally:
+            if probe_timer is not None:
+                probe_timer.cancel()
+
+    def _probe_expired(self) -> None:
+        self._spawn(self._dispatch(self.session.probe_timed_out()))
+
+    async def _shutdown_after_failure(self) -> None:
+        try:
+            await self.transport.close()
+        except Exception:
+            log.exception("closing after a failed connect")
+
+    async def close(self) -> None:
+        for call in list(self._calls.values()):
+            if not call.future.done():
+                call.future.set_exception(E.TransportClosed("the connection was closed"))
+        await self.transport.close()
+        for task in list(self._tasks):
+            task.cancel()
+        self._calls.clear()
+
+    async def __aenter__(self) -> "Client":
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # ------------------------------------------------------------------ requests
+    async def request(self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = ...,
+                      on_progress: ProgressCallback | None = None) -> Any:
+        """Send a request and wait for its result; raises a SpyglassError."""
+        self._check_open()
+        token = f"spyglass-{next(self._tokens)}" if on_progress is not None else None
+        send = self.session.send_request(method, params, progress_token=token)
+        rid = self.session.last_request_id
+        call = _Call(method, asyncio.get_running_loop().create_future(),
+                     self.timeout if timeout is ... else timeout, on_progress)
+        self._calls[rid] = call
+        self._arm(rid, call)
+        try:
+            await self._write(send)
+            return await call.future
+        finally:
+            if call.timer:
+                call.timer.cancel()
+            self._calls.pop(rid, None)
+            if not call.future.done() or call.future.cancelled():
+                # The awaiting task was cancelled: tell the server.
+                cancel = self.session.cancel(rid, "cancelled by the user")
+                if cancel is not None and self.closed is None:
+                    self._spawn(self._write(cancel))
+
+    def _arm(self, rid: rpc.RequestId, call: _Call) -> None:
+        if call.timer:
+            call.timer.cancel()
+        if call.timeout is not None:
+            call.timer = asyncio.get_running_loop().call_later(call.timeout, self._expire, rid)
+
+    def _expire(self, rid: rpc.RequestId) -> None:
+        call = self._calls.get(rid)
+        if call is None or call.future.done():
+            return
+        cancel = self.session.cancel(rid, f"timed out after {call.timeout:g} s")
+        if cancel is not None:
+            self._spawn(self._write(cancel))
+        call.future.set_exception(E.RequestTimeout(
+            f"{call.method}: no answer within {call.timeout:g} s (sent notifications/cancelled)",
+            method=call.method, seconds=call.timeout))
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        self._check_open()
+        await self._write(self.session.send_notification(method, params))
+
+    def _check_open(self) -> None:
+        if self.closed is not None:
+            raise self._closed_error()
+        if self.session.state is not State.READY:
+            raise E.ConnectError(f"not connected (state: {self.session.state.value})")
+
+    async def list_all(self, method: str, key: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Every page of a list method, merged into one result."""
+        pager = Paginator(key)
+        while (page := pager.params()) is not None:
+            result = await self.request(method, {**(params or {}), **page})
+            try:
+                pager.add(result)
+            except PaginationError as exc:
+                raise E.InvalidResponse(f"{method}: {exc}", method=method) from None
+        merged = dict(pager.last_result or {})
+        merged.pop("nextCursor", None)
+        merged[key] = pager.items
+        return merged
+
+    async def list_tools(self) -> dict[str, Any]:
+        return await self.list_all("tools/list", "tools")
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
+                        on_progress: ProgressCallback | None = None, timeout: float | None = ...) -> dict[str, Any]:
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments
+        return await self.request("tools/call", params, on_progress=on_progress, timeout=timeout)
+
+    async def list_resources(self) -> dict[str, Any]:
+        return await self.list_all("resources/list", "resources")
+
+    async def list_resource_templates(self) -> dict[str, Any]:
+        return await self.list_all("resources/templates/list", "resourceTemplates")
+
+    async def read_resource(self, uri: str) -> dict[str, Any]:
+        return await self.request("resources/read", {"uri": uri})
+
+    async def list_prompts(self) -> dict[str, Any]:
+        return await self.list_all("prompts/list", "prompts")
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> dict[str, Any]:
+        params: dict[str, Any] = {"name": name}
+        if arguments:
+            params["arguments"] = arguments
+        return await self.request("prompts/get", params)
+
+    async def complete(self, ref: dict[str, Any], argument: dict[str, str],
+                       context: dict[str, Any] | None = None) -> dict[str, Any]:
+        params: dict[str, Any] = {"ref": ref, "argument": argument}
+        if context:
+            params["context"] = {"arguments": context}
+        return await self.request("completion/complete", params)
+
+    async def set_log_level(self, level: str) -> dict[str, Any]:
+        """Legacy: logging/setLevel. Modern: the level rides in every request's _meta."""
+        if self.era is Era.MODERN:
+            self.session.log_level = level
+            return {}
+        return await self.request("logging/setLevel", {"level": level})
+
+    async def discover(self) -> dict[str, Any]:
+        return await self.request("server/discover", {})
+
+    async def ping(self) -> float:
+        """Round-trip time in seconds (modern era: a server/discover)."""
+        start = time.perf_counter()
+        if self.era is Era.MODERN:
+            await self.discover()
+        else:
+            await self.request("ping")
+        return time.perf_counter() - start
+
+    # ------------------------------------------------------------------ IO plumbing
+    async def _write(self, send: ev.Send) -> None:
+        try:
+            await self.transport.send(send.data)
+        except E.TransportClosed:
+            # Prefer the real story (the process exited) when we are about to learn it.
+            try:
+                await asyncio.wait_for(self._closed_event.wait(), 2.0)
+            except asyncio.TimeoutError:
+                pass
+            raise self._closed_error() if self.closed else E.TransportClosed(
+                f"could not send {send.method or 'a message'}: the server is not reading") from None
+
+    def _on_sent(self, data: bytes, mono: float) -> None:
+        self._record(Frame("out", data, mono, self._wall0 + mono))
+
+    def _record(self, frame: Frame) -> None:
+        if self.traffic is not None:
+            try:
+                self.traffic(frame)
+            except Exception:
+                log.exception("traffic hook failed")
+
+    def _on_frame(self, raw: Any, mono: float) -> None:
+        events = self.session.receive_frame(raw)
+        data = raw if isinstance(raw, bytes) else raw.head
+        malformed = next((e.reason for e in events if isinstance(e, ev.MalformedFrame)), None)
+        if malformed:
+            self.malformed_count += 1
+        self._record(Frame("in", data, mono, self._wall0 + mono, malformed))
+        self._handle_events(events)
+
+    def _on_log(self, line: bytes, mono: float) -> None:
+        text = line.decode("utf-8", errors="replace")
+        self.stderr_tail.append(text)
+        self._record(Frame("err", line, mono, self._wall0 + mono))
+        if self.on_stderr:
+            self.on_stderr(text)
+
+    def _on_close(self, closed: Closed) -> None:
+        self.closed = closed
+        self._closed_event.set()
+        error = self._closed_error()
+        if self._handshake and not self._handshake.done():
+            self._handshake.set_exception(error)
+        for call in list(self._calls.values()):
+            if not call.future.done():
+                call.future.set_exception(error)
+        if self.on_closed:
+            self.on_closed(closed)
+
+    def _closed_error(self) -> E.SpyglassError:
+        closed = self.closed
+        tail = list(self.stderr_tail)[-5:]
+        if closed is None:
+            return E.TransportClosed("the connection is closed")
+        if closed.expected:
+            return E.TransportClosed("the connection was closed")
+        message = closed.reason
+        if tail:
+            message += ": " + " | ".join(line.strip() for line in tail if line.strip())[-600:]
+        return E.ServerExited(message, exit_code=closed.exit_code, stderr=tail or None)
+
+    async def _dispatch(self, events: list[ev.Event]) -> None:
+        for event in events:
+            if isinstance(event, ev.Send):
+                await self._write(event)
+            else:
+                self._handle_events([event])
+
+    def _spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            exc = task.exception()
+            if not isinstance(exc, E.SpyglassError):
+                log.error("background task failed", exc_info=exc)
+
+    def _handle_events(self, events: list[ev.Event]) -> None:
+        for event in events:
+            try:
+                self._handle(event)
+            except Exception:
+                log.exception("handling %r failed", event)
+
+    def _handle(self, event: ev.Event) -> None:
+        if isinstance(event, ev.Send):
+            self._spawn(self._write(event))
+        elif isinstance(event, ev.ResponseReceived):
+            self._settle(event.request_id, result=event.result)
+        elif isinstance(event, ev.ErrorReceived):
+            err = event.error
+            self._settle(event.request_id, error=self._remote_error(event.method, err))
+        elif isinstance(event, ev.RequestFailed):
+            self._settle(event.request_id, error=E.InvalidResponse(f"{event.method}: {event.reason}",
+                                                                   method=event.method, result=event.result))
+        elif isinstance(event, ev.ProgressReceived):
+            self._progress(event)
+        elif isinstance(event, ev.InputRequired):
+            self._spawn(self._answer_input(event))
+        elif isinstance(event, ev.ServerRequest):
+            self._spawn(self._answer_request(event))
+        elif isinstance(event, ev.NotificationReceived):
+            if self.on_notification:
+                self.on_notification(event.method, event.params)
+        elif isinstance(event, ev.HandshakeComplete):
+            self.hello = ServerHello(event.era, event.protocol_version, event.server_info, event.capabilities,
+                                     event.instructions, event.result, event.warnings)
+            if self._handshake and not self._handshake.done():
+                self._handshake.set_result(self.hello)
+        elif isinstance(event, ev.HandshakeFailed):
+            if self._handshake and not self._handshake.done():
+                self._handshake.set_exception(self._handshake_error(event))
+
+    def _handshake_error(self, event: ev.HandshakeFailed) -> E.SpyglassError:
+        if event.kind == "version":
+            return E.VersionError(event.reason)
+        if event.kind == "error" and event.error is not None:
+            if event.error.code == rpc.UNSUPPORTED_PROTOCOL_VERSION:
+                return E.VersionError(event.reason)
+            return E.ConnectError(event.reason, code=event.error.code, data=event.error.data)
+        return E.InvalidResponse(event.reason)
+
+    @staticmethod
+    def _remote_error(method: str, err: rpc.RpcError) -> E.SpyglassError:
+        if err.code == rpc.UNSUPPORTED_PROTOCOL_VERSION:
+            data = err.data if isinstance(err.data, dict) else {}
+            return E.VersionError(f"{method}: the server does not support protocol {MODERN_VERSION} "
+                                  f"(it supports {data.get('supported', 'unknown versions')})", code=err.code, data=err.data)
+        return E.RemoteError(method, err.code, err.message, err.data)
+
+    def _settle(self, rid: rpc.RequestId, *, result: Any = None, error: BaseException | None = None) -> None:
+        call = self._calls.get(rid)
+        if call is None or call.future.done():
+            return
+        if error is not None:
+            call.future.set_exception(error)
+        else:
+            call.future.set_result(result)
+
+    def _progress(self, event: ev.ProgressReceived) -> None:
+        if event.request_id is None:
+            return
+        call = self._calls.get(event.request_id)
+        if call is None:
+            return
+        self._arm(event.request_id, call)  # progress resets the timeout
+        if call.on_progress:
+            try:
+                call.on_progress(event.progress, event.total, event.message)
+            except Exception:
+                log.exception("progress callback failed")
+
+    async def _answer_request(self, event: ev.ServerRequest) -> None:
+        handler = self.handlers.get(event.method)
+        if handler is None:
+            send = self.session.respond_error(event.id, rpc.METHOD_NOT_FOUND, f"Method not found: {event.method}")
+        else:
+            try:
+                send = self.session.respond(event.id, await handler(event.params))
+            except E.RemoteError as exc:
+                send = self.session.respond_error(event.id, exc.code, exc.rpc_message, exc.data)
+            except Exception as exc:
+                log.exception("handler for %s failed", event.method)
+                send = self.session.respond_error(event.id, rpc.INTERNAL_ERROR, f"client handler failed: {exc}")
+        if self.closed is None:
+            await self._write(send)
+
+    async def _answer_input(self, event: ev.InputRequired) -> None:
+        """MRTR: answer every input request with its handler, then re-send."""
+        call = self._calls.get(event.request_id)
+        responses: dict[str, Any] = {}
+        try:
+            for key, request in event.input_requests.items():
+                method = request.get("method") if isinstance(request, dict) else None
+                handler = self.handlers.get(method) if isinstance(method, str) else None
+                if handler is None:
+                    raise E.InvalidResponse(f"{event.method}: the server asked for {method or 'an unknown input'} "
+                                            "(input request " + repr(key) + "), which this client cannot provide")
+                params = request.get("params")
+                responses[key] = await handler(params if isinstance(params, dict) else None)
+        except Exception as exc:
+            self.session.cancel(event.request_id)
+            error = exc if isinstance(exc, E.SpyglassError) else E.InvalidResponse(
+                f"{event.method}: answering the server's input request failed: {exc}")
+            self._settle(event.request_id, error=error)
+            return
+        if call is None or call.future.done():
+            self.session.cancel(event.request_id)
+            return
+        self._arm(event.request_id, call)
+        await self._write(self.session.provide_input(event.request_id, responses))
+
+    async def _await(self, fut: asyncio.Future[Any], timeout: float | None, what: str) -> Any:
+        if timeout is None:
+            return await fut
+        try:
+            return await asyncio.wait_for(asyncio.shield(fut), timeout)
+        except asyncio.TimeoutError:
+            raise E.RequestTimeout(f"no answer to {what} within {timeout:g} s", seconds=timeout) from None

@@ -1,0 +1,117 @@
+"""Events the client session hands back; all frozen, all plain data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .jsonrpc import RequestId, RpcError
+from .versions import Era
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Send(Event):
+    """Bytes (one message, no newline) the transport must write."""
+
+    data: bytes
+    method: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HandshakeComplete(Event):
+    era: Era
+    protocol_version: str
+    server_info: dict[str, Any] | None
+    capabilities: dict[str, Any] | None
+    instructions: str | None
+    result: dict[str, Any] | None
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class HandshakeFailed(Event):
+    """`kind` is "version" (no revision in common), "error" (the server
+    answered the handshake with an error) or "invalid" (unusable answer)."""
+
+    kind: str
+    reason: str
+    error: RpcError | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseReceived(Event):
+    request_id: RequestId
+    method: str
+    result: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorReceived(Event):
+    request_id: RequestId
+    method: str
+    error: RpcError
+
+
+@dataclass(frozen=True, slots=True)
+class RequestFailed(Event):
+    """The request cannot complete: its answer is unusable, or MRTR ran over."""
+
+    request_id: RequestId
+    method: str
+    reason: str
+    result: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class InputRequired(Event):
+    """MRTR: the server needs answers (`inputRequests`, keyed) before it can
+    complete `request_id`; reply with `ClientSession.provide_input`."""
+
+    request_id: RequestId
+    method: str
+    input_requests: dict[str, Any]
+    round: int
+
+
+@dataclass(frozen=True, slots=True)
+class ServerRequest(Event):
+    """A legacy-era server-to-client request the user or a handler must answer."""
+
+    id: RequestId
+    method: str
+    params: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class NotificationReceived(Event):
+    method: str
+    params: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressReceived(Event):
+    request_id: RequestId | None
+    token: Any
+    progress: Any
+    total: Any = None
+    message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MalformedFrame(Event):
+    raw: bytes
+    reason: str
+    obj: Any = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class LateResponse(Event):
+    """An answer to a request we had cancelled or abandoned; harmless."""
+
+    id: RequestId
+    method: str

@@ -1,0 +1,196 @@
+"""JSON-RPC 2.0 messages: a total parser and a serialiser.
+
+`parse(raw)` never raises: every input becomes a `Request`, `Notification`,
+`Response`, `ErrorResponse` or a `Malformed` record that keeps the raw bytes and
+says what is wrong with them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from .framing import Oversize
+
+RequestId = Union[int, str]
+
+# Standard JSON-RPC and MCP error codes.
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+HEADER_MISMATCH = -32020
+MISSING_CLIENT_CAPABILITY = -32021
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+URL_ELICITATION_REQUIRED = -32042
+MODERN_ERROR_CODES = frozenset({HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION})
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    id: RequestId
+    method: str
+    params: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    method: str
+    params: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    id: RequestId
+    result: Any
+
+
+@dataclass(frozen=True, slots=True)
+class RpcError:
+    code: int
+    message: str
+    data: Any = None
+
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            d["data"] = self.data
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorResponse:
+    id: RequestId | None
+    error: RpcError
+
+
+@dataclass(frozen=True, slots=True)
+class Malformed:
+    """A frame that is not a usable JSON-RPC message. `obj` is the parsed JSON
+    when the frame was JSON at all, so a viewer can still show it."""
+
+    raw: bytes
+    reason: str
+    obj: Any = field(default=None, compare=False)
+
+
+Message = Union[Request, Notification, Response, ErrorResponse]
+
+
+def _is_id(value: Any) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
+
+
+def decode(raw: bytes) -> tuple[Any, str | None]:
+    """JSON-decode a frame: (object, None) or (None, reason)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
+    if not text.strip():
+        return None, "blank line"
+    try:
+        return json.loads(text), None
+    except RecursionError:
+        return None, "JSON nested too deeply to parse"
+    except ValueError as exc:
+        msg = getattr(exc, "msg", str(exc))
+        pos = getattr(exc, "pos", None)
+        where = f" at character {pos}" if pos is not None else ""
+        return None, f"bad JSON: {msg}{where}"
+    except Exception as exc:  # pragma: no cover - defensive: the core must not raise
+        return None, f"undecodable JSON: {type(exc).__name__}"
+
+
+def parse(raw: bytes | Oversize) -> Message | Malformed:
+    if isinstance(raw, Oversize):
+        return Malformed(raw.head, f"message of {raw.size} bytes exceeds the size limit")
+    obj, problem = decode(raw)
+    if problem:
+        return Malformed(raw, problem)
+    return from_obj(obj, raw)
+
+
+def from_obj(obj: Any, raw: bytes = b"") -> Message | Malformed:
+    """Classify an already-decoded JSON value."""
+    try:
+        return _classify(obj, raw)
+    except Exception as exc:  # pragma: no cover - defensive
+        return Malformed(raw, f"unclassifiable message ({type(exc).__name__})", obj)
+
+
+def _classify(obj: Any, raw: bytes) -> Message | Malformed:
+    if isinstance(obj, list):
+        return Malformed(raw, "batch array (JSON-RPC batches are not part of MCP)", obj)
+    if not isinstance(obj, dict):
+        return Malformed(raw, f"not a JSON object (a {type(obj).__name__})", obj)
+    if "jsonrpc" not in obj:
+        return Malformed(raw, 'missing "jsonrpc" member', obj)
+    if obj["jsonrpc"] != "2.0":
+        return Malformed(raw, f'"jsonrpc" is {json.dumps(obj["jsonrpc"])[:40]}, not "2.0"', obj)
+    has_id = "id" in obj
+    if "method" in obj:
+        method = obj["method"]
+        if not isinstance(method, str):
+            return Malformed(raw, '"method" is not a string', obj)
+        params = obj.get("params")
+        if params is not None and not isinstance(params, dict):
+            return Malformed(raw, '"params" is not an object', obj)
+        if "result" in obj or "error" in obj:
+            return Malformed(raw, 'both "method" and "result"/"error"', obj)
+        if not has_id:
+            return Notification(method, params)
+        if not _is_id(obj["id"]):
+            return Malformed(raw, "request id is neither a string nor an integer", obj)
+        return Request(obj["id"], method, params)
+    if "result" in obj and "error" in obj:
+        return Malformed(raw, 'response has both "result" and "error"', obj)
+    if "result" in obj:
+        if not has_id or not _is_id(obj["id"]):
+            return Malformed(raw, "response id is missing or neither a string nor an integer", obj)
+        return Response(obj["id"], obj["result"])
+    if "error" in obj:
+        err = obj["error"]
+        if not isinstance(err, dict) or not isinstance(err.get("code"), int) or isinstance(err.get("code"), bool):
+            return Malformed(raw, 'error response without an integer "error.code"', obj)
+        message = err.get("message")
+        if not isinstance(message, str):
+            message = "" if message is None else json.dumps(message)[:200]
+        rid = obj.get("id")
+        if rid is not None and not _is_id(rid):
+            return Malformed(raw, "error id is neither null, a string nor an integer", obj)
+        return ErrorResponse(rid, RpcError(err["code"], message, err.get("data")))
+    return Malformed(raw, 'neither a request, a notification nor a response (no "method", "result" or "error")', obj)
+
+
+def to_obj(msg: Message) -> dict[str, Any]:
+    d: dict[str, Any] = {"jsonrpc": "2.0"}
+    if isinstance(msg, Request):
+        d["id"] = msg.id
+        d["method"] = msg.method
+        if msg.params is not None:
+            d["params"] = msg.params
+    elif isinstance(msg, Notification):
+        d["method"] = msg.method
+        if msg.params is not None:
+            d["params"] = msg.params
+    elif isinstance(msg, Response):
+        d["id"] = msg.id
+        d["result"] = msg.result
+    elif isinstance(msg, ErrorResponse):
+        d["id"] = msg.id
+        d["error"] = msg.error.as_dict()
+    else:  # pragma: no cover
+        raise TypeError(f"not a message: {msg!r}")
+    return d
+
+
+def serialize(msg: Message) -> bytes:
+    """Compact UTF-8 JSON, without the newline (framing adds it)."""
+    obj = to_obj(msg)
+    try:
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from the peer: keep it as an escape
+        return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode("ascii")

@@ -1,0 +1,22 @@
+"""The record of one frame on the wire (or one stderr line), as the client reports it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(slots=True)
+class Frame:
+    """`direction` is "out" (we sent it), "in" (the server sent it) or "err"
+    (a stderr line or transport log). `data` is exactly what went over the wire."""
+
+    direction: str
+    data: bytes
+    mono: float
+    wall: float
+    malformed: str | None = None
+    message: Any = None  # the parsed JSON-RPC message object, when there is one
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", errors="replace")
