@@ -1,0 +1,83 @@
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from inspector.protocol import ErrorResponse, Malformed, Notification, Request, Response, parse, serialize
+from inspector.protocol.framing import Oversize
+
+
+@pytest.mark.parametrize("raw, reason", [
+    (b"INFO starting up", "bad JSON"),
+    (b"\xff\xfe garbage", "not UTF-8"),
+    (b"", "blank line"),
+    (b"   ", "blank line"),
+    (b"[1,2]", "batch array"),
+    (b'"just a string"', "not a JSON object"),
+    (b'{"id":1,"result":{}}', 'missing "jsonrpc"'),
+    (b'{"jsonrpc":"1.0","id":1,"result":{}}', 'not "2.0"'),
+    (b'{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}', "both"),
+    (b'{"jsonrpc":"2.0","id":1.5,"result":{}}', "neither a string nor an integer"),
+    (b'{"jsonrpc":"2.0","id":true,"method":"x"}', "neither a string nor an integer"),
+    (b'{"jsonrpc":"2.0","id":1,"error":{"message":"no code"}}', "integer"),
+    (b'{"jsonrpc":"2.0","id":1}', "neither a request"),
+    (b'{"jsonrpc":"2.0","method":5}', "not a string"),
+    (b'{"jsonrpc":"2.0","method":"x","params":[1]}', "not an object"),
+])
+def test_malformed_frames_keep_raw_bytes_and_say_why(raw, reason):
+    msg = parse(raw)
+    assert isinstance(msg, Malformed)
+    assert msg.raw == raw
+    assert reason in msg.reason
+
+
+def test_deep_nesting_is_malformed_not_a_crash():
+    raw = b'{"jsonrpc":"2.0","id":1,"result":' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+    msg = parse(raw)
+    assert isinstance(msg, Malformed) and "nested too deeply" in msg.reason
+
+
+def test_oversize_marker_becomes_malformed():
+    msg = parse(Oversize(b"abc", 70_000_000))
+    assert isinstance(msg, Malformed) and "70000000 bytes" in msg.reason
+
+
+def test_valid_messages_classified():
+    assert parse(b'{"jsonrpc":"2.0","id":1,"method":"ping"}') == Request(1, "ping")
+    assert parse(b'{"jsonrpc":"2.0","method":"n","params":{"a":1}}') == Notification("n", {"a": 1})
+    assert parse(b'{"jsonrpc":"2.0","id":"x","result":null}') == Response("x", None)
+    err = parse(b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}')
+    assert isinstance(err, ErrorResponse) and err.id is None and err.error.code == -32700
+
+
+def test_big_integers_survive_round_trip():
+    big = 2**64 + 1
+    msg = parse(json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"n": big}}).encode())
+    assert msg.result["n"] == big
+    assert b"18446744073709551617" in serialize(Response(1, {"n": big}))
+
+
+def test_lone_surrogate_from_peer_can_be_sent_back():
+    msg = parse(b'{"jsonrpc":"2.0","id":1,"result":{"s":"\\ud800"}}')
+    out = serialize(Response(1, msg.result))
+    assert json.loads(out)["result"]["s"] == "\ud800"
+
+
+@settings(max_examples=500)
+@given(st.binary(max_size=500))
+def test_arbitrary_bytes_never_raise(data):
+    parse(data)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=500)
+@given(st.dictionaries(st.sampled_from(["jsonrpc", "id", "method", "params", "result", "error"]), json_values))
+def test_arbitrary_json_objects_never_raise(obj):
+    parse(json.dumps(obj).encode())
