@@ -1,0 +1,200 @@
+"""`spyglass --cli` as scripts use it: real processes, every exit code, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import HOSTILE, PY, ROOT, demo_cmd, everything_cmd, hostile_cmd
+
+
+def spyglass(*args: str, timeout: float = 60, cwd: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([PY, "-m", "inspector", "--cli", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd or str(ROOT))
+
+
+def out_json(proc) -> dict:
+    return json.loads(proc.stdout)
+
+
+def one_line_error(proc) -> str:
+    lines = proc.stderr.strip().splitlines()
+    assert lines, "no message on stderr"
+    assert "Traceback" not in proc.stderr
+    return lines[-1]
+
+
+def test_tools_list_on_the_demo_server():
+    proc = spyglass("--", *demo_cmd())
+    assert proc.returncode == 0, proc.stderr
+    names = {t["name"] for t in out_json(proc)["tools"]}
+    assert {"echo", "weather", "long_task"} <= names
+
+
+def test_official_argument_order_works_too():
+    proc = spyglass(*hostile_cmd(), "--method", "tools/list")
+    assert proc.returncode == 0, proc.stderr
+    assert [t["name"] for t in out_json(proc)["tools"]][:1] == ["echo"]
+
+
+def test_call_with_coerced_arguments_and_trace(tmp_path):
+    trace = tmp_path / "trace.jsonl"
+    proc = spyglass("--method", "tools/call", "--tool-name", "get-sum", "--tool-arg", "a=2", "--tool-arg", "b=40",
+                    "--trace", str(trace), "--", *everything_cmd())
+    assert proc.returncode == 0, proc.stderr
+    assert "42" in out_json(proc)["content"][0]["text"]
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert {r["dir"] for r in records} >= {"in", "out", "err"}
+    call = next(r for r in records if r["dir"] == "out" and '"tools/call"' in r["text"])
+    assert json.loads(call["text"])["params"]["arguments"] == {"a": 2, "b": 40}  # numbers, not "2"
+    assert all(isinstance(r["ts"], float) and r["ts"] > 1.7e9 for r in records)
+
+
+def test_string_property_keeps_digits_as_text():
+    proc = spyglass("--tool-name", "echo", "--tool-arg", "message=2", "--", *demo_cmd())
+    assert proc.returncode == 0, proc.stderr
+    assert "2" in out_json(proc)["content"][0]["text"]
+
+
+def test_text_format_prints_plain_text():
+    proc = spyglass("--format", "text", "--tool-name", "echo", "--tool-arg", "message=plain words", "--",
+                    *everything_cmd())
+    assert proc.returncode == 0
+    assert proc.stdout.strip().endswith("plain words") and not proc.stdout.startswith("{")
+
+
+def test_env_reaches_the_server():
+    proc = spyglass("-e", "SPYGLASS_PROBE=hello-env", "--tool-name", "get-env", "--", *everything_cmd())
+    assert proc.returncode == 0
+    assert "hello-env" in proc.stdout
+
+
+def test_cwd_is_where_the_server_runs():
+    proc = spyglass("--cwd", str(HOSTILE.parent), "--", PY, "server.py")
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_config_file_and_server_name(tmp_path):
+    config = tmp_path / "claude_desktop_config.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "demo": {"command": PY, "args": ["-m", "inspector.demo"], "cwd": str(ROOT)},
+        "other": {"command": "nothing-here"}}}))
+    proc = spyglass("--config", str(config), "--server", "demo")
+    assert proc.returncode == 0, proc.stderr
+    missing = spyglass("--config", str(config), "--server", "nope")
+    assert missing.returncode == 1 and "no server named 'nope'" in one_line_error(missing)
+    config.write_text('{"mcpServers": {\n  "demo": {,}\n}}')
+    broken = spyglass("--config", str(config), "--server", "demo")
+    assert broken.returncode == 1 and "line 2" in one_line_error(broken)
+
+
+# --- exit codes ------------------------------------------------------------------------------
+
+def test_exit_1_invalid_tool_argument_names_the_field():
+    proc = spyglass("--tool-name", "get-sum", "--tool-arg", "a=two", "--tool-arg", "b=1", "--", *everything_cmd())
+    assert proc.returncode == 1
+    assert "/a" in one_line_error(proc) and "not of type 'number'" in proc.stderr
+    assert out_json(proc)["error"]["errors"][0]["path"] == "/a"
+
+
+def test_no_validate_sends_invalid_arguments_anyway():
+    proc = spyglass("--no-validate", "--tool-name", "add", "--tool-arg", "a=two", "--tool-arg", "b=1",
+                    "--", *hostile_cmd())
+    assert proc.returncode in (0, 5, 6)  # whatever the server makes of it, it was sent
+    assert "invalid arguments" not in proc.stderr
+
+
+def test_exit_1_usage_errors():
+    assert spyglass("--method", "nope", "--", *demo_cmd()).returncode == 1
+    no_server = spyglass("--method", "tools/list")
+    assert no_server.returncode == 1 and "no server given" in one_line_error(no_server)
+    assert spyglass("--protocol", "1999-01-01", "--", *demo_cmd()).returncode == 1
+
+
+def test_exit_4_missing_binary_names_the_command():
+    proc = spyglass("--", "spyglass-no-such-server", "--flag")
+    assert proc.returncode == 4
+    assert "spyglass-no-such-server" in one_line_error(proc)
+    assert out_json(proc)["error"]["kind"] == "connect"
+
+
+def test_exit_4_server_dies_at_start_with_its_stderr():
+    proc = spyglass("--", *hostile_cmd("die-at-start"))
+    assert proc.returncode == 4
+    line = one_line_error(proc)
+    assert "exited with code 3" in line and "could not open database" in line
+
+
+def test_exit_4_unsupported_protocol_version():
+    proc = spyglass("--", *hostile_cmd("bad-version"))
+    assert proc.returncode == 4 and "1999-01-01" in one_line_error(proc)
+
+
+def test_exit_4_initialize_refused():
+    proc = spyglass("--", *hostile_cmd("init-error"))
+    assert proc.returncode == 4 and "database locked" in one_line_error(proc)
+
+
+def test_exit_4_server_exits_during_call():
+    proc = spyglass("--tool-name", "echo", "--tool-arg", "message=x", "--", *hostile_cmd("exit-during-call"))
+    assert proc.returncode == 4
+    line = one_line_error(proc)
+    assert "exited with code 70" in line and "panic: boom" in line
+
+
+def test_exit_5_tool_error():
+    proc = spyglass("--tool-name", "echo", "--tool-arg", "message=x", "--", *hostile_cmd("is-error"))
+    assert proc.returncode == 5
+    assert out_json(proc)["isError"] is True and "it broke" in one_line_error(proc)
+
+
+def test_exit_6_unknown_tool():
+    proc = spyglass("--tool-name", "no_such_tool", "--", *demo_cmd())
+    assert proc.returncode == 6
+    error = out_json(proc)["error"]
+    assert error["code"] == -32602 and "no_such_tool" in one_line_error(proc)
+
+
+def test_exit_7_no_reply_after_timeout():
+    proc = spyglass("--timeout", "1", "--tool-name", "echo", "--tool-arg", "message=x", "--",
+                    *hostile_cmd("no-reply"), timeout=30)
+    assert proc.returncode == 7
+    assert "within 1 s" in one_line_error(proc)
+
+
+def test_exit_7_server_that_never_answers_the_handshake():
+    proc = spyglass("--timeout", "1", "--", *hostile_cmd("no-reply-all"), timeout=30)
+    assert proc.returncode == 7
+
+
+@pytest.mark.parametrize("case, words", [("tools-nope", '"tools" is a string'), ("tools-null", "null"),
+                                          ("string-id", "is a string, but we sent the number")])
+def test_exit_8_invalid_answers(case, words):
+    proc = spyglass("--", *hostile_cmd(case))
+    assert proc.returncode == 8, proc.stderr
+    assert words in one_line_error(proc)
+
+
+def test_noise_on_stdout_is_traced_as_malformed_and_the_call_succeeds(tmp_path):
+    trace = tmp_path / "t.jsonl"
+    proc = spyglass("--trace", str(trace), "--tool-name", "echo", "--tool-arg", "message=hi", "--",
+                    *hostile_cmd("noise"))
+    assert proc.returncode == 0, proc.stderr
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    malformed = [r for r in records if "malformed" in r]
+    reasons = " ".join(r["malformed"] for r in malformed)
+    assert "bad JSON" in reasons and "not UTF-8" in reasons and "batch" in reasons and "blank" in reasons
+    assert any(r["text"] == "INFO starting up" for r in malformed)
+
+
+def test_cli_never_imports_qt():
+    code = ("import sys; from inspector.__main__ import main; "
+            f"rc = main(['--cli', '--', {PY!r}, {str(HOSTILE)!r}]); "
+            "assert 'PySide6' not in sys.modules and 'qasync' not in sys.modules, 'Qt imported'; sys.exit(rc)")
+    proc = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=60, cwd=str(ROOT))
+    assert proc.returncode == 0, proc.stderr
