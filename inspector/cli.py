@@ -154,6 +154,8 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
 
     spec = server_spec(args)
     transport = make_transport(spec, args)
+    if args.method == "tools/call" and not args.no_validate:
+        _preload("jsonschema")  # overlaps the import with the server's start-up
     trace = TraceWriter(args.trace) if args.trace else None
     client = Client(transport, mode=args.mode, timeout=args.timeout,
                     log_level=args.log_level if args.method != "logging/setLevel" else None,
@@ -254,6 +256,19 @@ async def _tool_arguments(client: Any, args: argparse.Namespace) -> dict[str, An
                                  "(--no-validate sends them anyway)",
                                  errors=[{"path": p, "message": m} for p, m in problems])
     return arguments
+
+
+def _preload(module: str) -> None:
+    import importlib
+    import threading
+
+    def load() -> None:
+        try:
+            importlib.import_module(module)
+        except Exception:  # the real import later reports any problem
+            pass
+
+    threading.Thread(target=load, name=f"preload-{module}", daemon=True).start()
 
 
 def _progress_to_stderr(progress: Any, total: Any, message: str | None) -> None:

@@ -9,12 +9,12 @@ from .jsonrpc import RequestId, RpcError
 from .versions import Era
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Event:
     pass
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Send(Event):
     """Bytes (one message, no newline) the transport must write."""
 
@@ -22,7 +22,7 @@ class Send(Event):
     method: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class HandshakeComplete(Event):
     era: Era
     protocol_version: str
@@ -33,7 +33,7 @@ class HandshakeComplete(Event):
     warnings: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class HandshakeFailed(Event):
     """`kind` is "version" (no revision in common), "error" (the server
     answered the handshake with an error) or "invalid" (unusable answer)."""
@@ -43,21 +43,21 @@ class HandshakeFailed(Event):
     error: RpcError | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ResponseReceived(Event):
     request_id: RequestId
     method: str
     result: Any
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ErrorReceived(Event):
     request_id: RequestId
     method: str
     error: RpcError
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class RequestFailed(Event):
     """The request cannot complete: its answer is unusable, or MRTR ran over."""
 
@@ -67,7 +67,7 @@ class RequestFailed(Event):
     result: Any = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class InputRequired(Event):
     """MRTR: the server needs answers (`inputRequests`, keyed) before it can
     complete `request_id`; reply with `ClientSession.provide_input`."""
@@ -78,7 +78,7 @@ class InputRequired(Event):
     round: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ServerRequest(Event):
     """A legacy-era server-to-client request the user or a handler must answer."""
 
@@ -87,13 +87,13 @@ class ServerRequest(Event):
     params: dict[str, Any] | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class NotificationReceived(Event):
     method: str
     params: dict[str, Any] | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ProgressReceived(Event):
     request_id: RequestId | None
     token: Any
@@ -102,14 +102,14 @@ class ProgressReceived(Event):
     message: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class MalformedFrame(Event):
     raw: bytes
     reason: str
     obj: Any = field(default=None, compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class LateResponse(Event):
     """An answer to a request we had cancelled or abandoned; harmless."""
 

@@ -13,7 +13,7 @@ DEFAULT_MAX_MESSAGE = 64 * 1024 * 1024
 OVERSIZE_KEEP = 4096
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Oversize:
     """A line that exceeded the cap; `head` holds its first bytes."""
 

@@ -28,26 +28,26 @@ URL_ELICITATION_REQUIRED = -32042
 MODERN_ERROR_CODES = frozenset({HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Request:
     id: RequestId
     method: str
     params: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Notification:
     method: str
     params: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Response:
     id: RequestId
     result: Any
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class RpcError:
     code: int
     message: str
@@ -60,13 +60,13 @@ class RpcError:
         return d
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ErrorResponse:
     id: RequestId | None
     error: RpcError
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Malformed:
     """A frame that is not a usable JSON-RPC message. `obj` is the parsed JSON
     when the frame was JSON at all, so a viewer can still show it."""
