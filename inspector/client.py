@@ -300,12 +300,13 @@ class Client:
                 log.exception("traffic hook failed")
 
     def _on_frame(self, raw: Any, mono: float) -> None:
-        events = self.session.receive_frame(raw)
+        msg = rpc.parse(raw)
+        events = self.session.receive_parsed(msg, raw)
         data = raw if isinstance(raw, bytes) else raw.head
         malformed = next((e.reason for e in events if isinstance(e, ev.MalformedFrame)), None)
         if malformed:
             self.malformed_count += 1
-        self._record(Frame("in", data, mono, self._wall0 + mono, malformed))
+        self._record(Frame("in", data, mono, self._wall0 + mono, malformed, msg))
         self._handle_events(events)
 
     def _on_log(self, line: bytes, mono: float) -> None:

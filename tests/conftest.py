@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = Path(os.environ.get("SPYGLASS_SPEC_DIR", ROOT.parent / "shared" / "spec"))
 PEERS = ROOT / "tests" / "peers"

@@ -326,7 +326,10 @@ class ClientSession:
     # ------------------------------------------------------------------ receiving
     def receive_frame(self, raw: bytes | Oversize) -> list[ev.Event]:
         """One frame as it came off the wire (a line, an SSE data field, a body)."""
-        msg = rpc.parse(raw)
+        return self.receive_parsed(rpc.parse(raw), raw)
+
+    def receive_parsed(self, msg: rpc.Message | rpc.Malformed, raw: bytes | Oversize) -> list[ev.Event]:
+        """Like `receive_frame`, for a caller that already ran `jsonrpc.parse(raw)`."""
         if isinstance(msg, rpc.Malformed):
             return self._malformed_with_hint(msg)
         try:

@@ -16,7 +16,10 @@ class Frame:
     mono: float
     wall: float
     malformed: str | None = None
-    message: Any = None  # the parsed JSON-RPC message object, when there is one
+    # For "in" frames: what `inspector.protocol.jsonrpc.parse` made of `data`
+    # (a Request, Notification, Response, ErrorResponse or Malformed). None for
+    # "out" and "err" frames; parse `data` when you need it.
+    message: Any = None
 
     def text(self) -> str:
         return self.data.decode("utf-8", errors="replace")
