@@ -34,7 +34,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="spyglass --cli", add_help=True,
                 description="Run one MCP request against a server and print the result as JSON.",
-                epilog="Server: -- COMMAND [ARGS...] (stdio), or --config FILE --server NAME. "
+                epilog="Server: -- COMMAND [ARGS...] (stdio), URL (HTTP), or --config FILE --server NAME. "
                        "Exit codes: 0 ok, 1 usage/invalid arguments, 3 authorization required, "
                        "4 cannot connect / server exited / unsupported protocol, 5 tool returned isError, "
                        "6 JSON-RPC error, 7 timeout, 8 invalid answer from the server.")
@@ -57,6 +57,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-e", dest="env", action="append", default=[], metavar="KEY=VALUE",
                    help="environment variable for the server (repeatable)")
     p.add_argument("--cwd", help="working directory for the server")
+    p.add_argument("--transport", choices=("stdio", "http", "sse"),
+                   help="force a transport (default: stdio for a command; for a URL, HTTP+SSE when it ends "
+                        "in /sse, else Streamable HTTP with a fallback to HTTP+SSE)")
+    p.add_argument("--header", action="append", default=[], metavar='"NAME: VALUE"',
+                   help="an HTTP header sent with every request (repeatable)")
+    p.add_argument("--auth-token", metavar="TOKEN", help="sent as Authorization: Bearer TOKEN")
+    p.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="HTTP connect timeout (default 10)")
+    p.add_argument("--insecure", action="store_true",
+                   help="do not verify TLS certificates (self-signed development servers only)")
     p.add_argument("--config", help="an mcpServers JSON file (Claude Desktop, Cursor, the official inspector)")
     p.add_argument("--server", help="the server's name in --config")
     p.add_argument("--protocol", default="auto", metavar="auto|legacy|modern|VERSION",
@@ -111,6 +121,8 @@ def server_spec(args: argparse.Namespace) -> ServerSpec:
         target = args.command
         if len(target) == 1 and target[0].startswith(("http://", "https://")):
             spec = ServerSpec(name=target[0], url=target[0])
+        elif target[0].startswith(("http://", "https://")):
+            raise E.UsageError(f"a URL takes no further arguments: {' '.join(target[1:])}")
         else:
             spec = ServerSpec(name=os.path.basename(target[0]), command=list(target))
     else:
@@ -118,15 +130,40 @@ def server_spec(args: argparse.Namespace) -> ServerSpec:
     spec.env.update(dict(_pairs(args.env, "-e")))
     if args.cwd:
         spec.cwd = args.cwd
+    for item in args.header:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise E.UsageError(f'--header expects "NAME: VALUE", got {item!r}')
+        spec.headers[name.strip()] = value.strip()
+    if args.transport:
+        spec.transport = args.transport
+    if spec.url is None and spec.transport in ("http", "sse"):
+        raise E.UsageError(f"--transport {spec.transport} needs a URL")
+    if spec.url is not None and spec.transport == "stdio":
+        raise E.UsageError("--transport stdio needs a command, not a URL")
     return spec
 
 
 def make_transport(spec: ServerSpec, args: argparse.Namespace):
-    if spec.url is not None:
-        raise E.UsageError(f"{spec.url}: HTTP servers are not supported by this build of Spyglass")
-    from .transport.stdio import StdioTransport
+    """The transport for a server, and the fallback to try when it has no endpoint."""
+    if spec.url is None:
+        from .transport.stdio import StdioTransport
 
-    return StdioTransport(spec.command, env=spec.env, cwd=spec.cwd)
+        return StdioTransport(spec.command, env=spec.env, cwd=spec.cwd), None
+    from .transport.http import HttpSettings, HttpTransport
+    from .transport.sse import SseTransport
+
+    settings = HttpSettings(headers=spec.headers, auth_token=getattr(args, "auth_token", None),
+                            insecure=getattr(args, "insecure", False),
+                            connect_timeout=getattr(args, "connect_timeout", 10.0))
+    if settings.insecure:
+        print("spyglass: WARNING: --insecure: TLS certificates are NOT verified; anyone on the network path "
+              "can read and change this traffic", file=sys.stderr)
+    kind = spec.transport or ("sse" if spec.url.rstrip("/").endswith("/sse") else None)
+    if kind == "sse":
+        return SseTransport(spec.url, settings), None
+    fallback = None if kind == "http" else (lambda: SseTransport(spec.url, settings))
+    return HttpTransport(spec.url, settings), fallback
 
 
 class TraceWriter:
@@ -140,6 +177,10 @@ class TraceWriter:
 
     def __call__(self, frame: Frame) -> None:
         record: dict[str, Any] = {"ts": round(frame.wall, 6), "dir": frame.direction, "text": frame.text()}
+        if frame.meta:
+            for key in ("stream", "event_id", "status"):
+                if frame.meta.get(key) is not None and frame.direction != "http":
+                    record[key] = frame.meta[key]
         if frame.malformed:
             record["malformed"] = frame.malformed
         self.fh.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -153,13 +194,13 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
     from .client import Client
 
     spec = server_spec(args)
-    transport = make_transport(spec, args)
+    transport, fallback = make_transport(spec, args)
     if args.method == "tools/call" and not args.no_validate:
         _preload("jsonschema")  # overlaps the import with the server's start-up
     trace = TraceWriter(args.trace) if args.trace else None
     client = Client(transport, mode=args.mode, timeout=args.timeout,
                     log_level=args.log_level if args.method != "logging/setLevel" else None,
-                    traffic=trace)
+                    traffic=trace, fallback=fallback)
     try:
         await client.connect()
         result = await _perform(client, args)
@@ -178,7 +219,10 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
 async def _perform(client: Any, args: argparse.Namespace) -> Any:
     m = args.method
     if m == "tools/list":
-        return await client.list_tools()
+        result = await client.list_tools()
+        for name, why in client.rejected_tools:
+            print(f"spyglass: warning: tool {name!r} left out: {why}", file=sys.stderr)
+        return result
     if m == "tools/call":
         if not args.tool_name:
             raise E.UsageError("tools/call needs --tool-name")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import itertools
+import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from typing import Any, Awaitable, Callable, Mapping
 from . import errors as E
 from .protocol import events as ev
 from .protocol import jsonrpc as rpc
+from .protocol.headers import HeaderAnnotationError, header_params
 from .protocol.pagination import PaginationError, Paginator
 from .protocol.session import ClientSession, Mode, State
 from .protocol.versions import Era, MODERN_VERSION
@@ -67,8 +69,10 @@ class Client:
                  traffic: Callable[[Frame], None] | None = None,
                  on_notification: Callable[[str, dict[str, Any] | None], None] | None = None,
                  on_stderr: Callable[[str], None] | None = None,
-                 on_closed: Callable[[Closed], None] | None = None) -> None:
+                 on_closed: Callable[[Closed], None] | None = None,
+                 fallback: Callable[[], Transport] | None = None) -> None:
         self.transport = transport
+        self.fallback = fallback  # auto transport choice: HTTP+SSE when Streamable HTTP is not there
         self.handlers: dict[str, Handler] = dict(handlers or {})
         capabilities: dict[str, Any] = {}
         if "roots/list" in self.handlers:
@@ -81,7 +85,9 @@ class Client:
                                   "capabilities": capabilities, "log_level": log_level}
         if client_info:
             kwargs["client_info"] = client_info
+        self._session_kwargs = kwargs
         self.session = ClientSession(**kwargs)
+        self.rejected_tools: list[tuple[str, str]] = []  # (tool name, why) dropped from tools/list
         self.timeout = timeout
         self.probe_timeout = probe_timeout
         self.traffic = traffic
@@ -98,10 +104,17 @@ class Client:
         self._tokens = itertools.count(1)
         self._wall0 = time.time() - time.monotonic()
         self._closed_event = asyncio.Event()
+        self._attach(transport)
+
+    def _attach(self, transport: Transport) -> None:
+        self.transport = transport
         transport.on_frame = self._on_frame
         transport.on_log = self._on_log
         transport.on_close = self._on_close
         transport.on_sent = self._on_sent
+        transport.on_request_error = self._on_request_error
+        transport.on_stream_lost = self._on_stream_lost
+        transport.on_exchange = self._on_exchange
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -114,6 +127,28 @@ class Client:
 
     async def connect(self) -> ServerHello:
         """Start the transport and complete the handshake of the chosen era."""
+        try:
+            return await self._connect_once()
+        except E.HttpStatusError as exc:
+            if self.fallback is None or not exc.means_no_endpoint:
+                raise
+            log.info("no Streamable HTTP endpoint (%s); trying HTTP+SSE", exc.message)
+        first = exc
+        self._attach(self.fallback())
+        self.fallback = None
+        self.session = ClientSession(**self._session_kwargs)
+        self.closed = None
+        self._closed_event = asyncio.Event()
+        try:
+            return await self._connect_once()
+        except E.HttpStatusError as second:
+            if not second.means_no_endpoint:
+                raise
+            raise E.ConnectError(f"no MCP endpoint at {self.transport.describe()}: Streamable HTTP answered "
+                                 f"HTTP {first.status}, HTTP+SSE answered HTTP {second.status}",
+                                 status=first.status) from None
+
+    async def _connect_once(self) -> ServerHello:
         loop = asyncio.get_running_loop()
         self._handshake = loop.create_future()
         await self.transport.open()
@@ -177,9 +212,7 @@ class Client:
             self._calls.pop(rid, None)
             if not call.future.done() or call.future.cancelled():
                 # The awaiting task was cancelled: tell the server.
-                cancel = self.session.cancel(rid, "cancelled by the user")
-                if cancel is not None and self.closed is None:
-                    self._spawn(self._write(cancel))
+                self._cancel_on_wire(rid, "cancelled by the user")
 
     def _arm(self, rid: rpc.RequestId, call: _Call) -> None:
         if call.timer:
@@ -191,12 +224,24 @@ class Client:
         call = self._calls.get(rid)
         if call is None or call.future.done():
             return
-        cancel = self.session.cancel(rid, f"timed out after {call.timeout:g} s")
-        if cancel is not None:
-            self._spawn(self._write(cancel))
+        how = self._cancel_on_wire(rid, f"timed out after {call.timeout:g} s")
         call.future.set_exception(E.RequestTimeout(
-            f"{call.method}: no answer within {call.timeout:g} s (sent notifications/cancelled)",
+            f"{call.method}: no answer within {call.timeout:g} s ({how})",
             method=call.method, seconds=call.timeout))
+
+    def _cancel_on_wire(self, rid: rpc.RequestId, reason: str) -> str:
+        """Tell the server a request is abandoned, the way its transport wants."""
+        if self.transport.cancels_by_closing:
+            wire_id = self.session.wire_id_of(rid)
+            self.session.forget(rid)
+            if wire_id is not None and self.transport.abort(wire_id):
+                return "closed its stream"
+            return "abandoned"
+        cancel = self.session.cancel(rid, reason)
+        if cancel is not None and self.closed is None:
+            self._spawn(self._write(cancel))
+            return "sent notifications/cancelled"
+        return "abandoned"
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         self._check_open()
@@ -223,7 +268,24 @@ class Client:
         return merged
 
     async def list_tools(self) -> dict[str, Any]:
-        return await self.list_all("tools/list", "tools")
+        """Every tool. Over modern HTTP, tools whose `x-mcp-header` annotations
+        break the spec's rules are dropped and listed in `rejected_tools`."""
+        result = await self.list_all("tools/list", "tools")
+        if getattr(self.transport, "mirrors_tool_headers", False):
+            kept, headers, self.rejected_tools = [], {}, []
+            for tool in result["tools"]:
+                try:
+                    params = header_params(tool.get("inputSchema"))
+                except HeaderAnnotationError as exc:
+                    self.rejected_tools.append((str(tool.get("name")), str(exc)))
+                    log.warning("tool %r dropped: %s", tool.get("name"), exc)
+                    continue
+                kept.append(tool)
+                if params:
+                    headers[tool["name"]] = params
+            self.transport.set_tool_headers(headers)
+            result["tools"] = kept
+        return result
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
                         on_progress: ProgressCallback | None = None, timeout: float | None = ...) -> dict[str, Any]:
@@ -299,15 +361,45 @@ class Client:
             except Exception:
                 log.exception("traffic hook failed")
 
-    def _on_frame(self, raw: Any, mono: float) -> None:
+    def _on_frame(self, raw: Any, mono: float, meta: dict[str, Any] | None = None) -> None:
         msg = rpc.parse(raw)
         events = self.session.receive_parsed(msg, raw)
         data = raw if isinstance(raw, bytes) else raw.head
         malformed = next((e.reason for e in events if isinstance(e, ev.MalformedFrame)), None)
         if malformed:
             self.malformed_count += 1
-        self._record(Frame("in", data, mono, self._wall0 + mono, malformed, msg))
+        self._record(Frame("in", data, mono, self._wall0 + mono, malformed, msg, meta))
         self._handle_events(events)
+
+    def _on_exchange(self, record: dict[str, Any], mono: float) -> None:
+        data = json.dumps(record, ensure_ascii=False).encode("utf-8")
+        self._record(Frame("http", data, mono, self._wall0 + mono, meta=record))
+
+    def _on_request_error(self, wire_id: Any, error: Exception) -> None:
+        info = self.session.fail_locally(wire_id)
+        if info is None:
+            return
+        logical, method, internal = info
+        if not isinstance(error, E.SpyglassError):
+            error = E.TransportClosed(f"{method}: {error}")
+        if internal:
+            if (method == "server/discover" and self.session.state is State.PROBING
+                    and self.session.mode.kind == "auto" and isinstance(error, E.HttpStatusError)):
+                # Not a modern endpoint: fall back to the legacy handshake.
+                self._spawn(self._dispatch(self.session.probe_timed_out()))
+                return
+            self.session.handshake_failed(error.message)
+            if self._handshake and not self._handshake.done():
+                self._handshake.set_exception(error)
+            return
+        self._settle(logical, error=error)
+
+    def _on_stream_lost(self, wire_id: Any) -> None:
+        logical = self.session.logical_of(wire_id)
+        send = self.session.reissue(logical) if logical is not None else None
+        if send is not None:
+            log.info("answer stream of request %s broke; re-issued it with a new id", logical)
+            self._spawn(self._write(send))
 
     def _on_log(self, line: bytes, mono: float) -> None:
         text = line.decode("utf-8", errors="replace")
@@ -389,6 +481,7 @@ class Client:
         elif isinstance(event, ev.HandshakeComplete):
             self.hello = ServerHello(event.era, event.protocol_version, event.server_info, event.capabilities,
                                      event.instructions, event.result, event.warnings)
+            self.transport.negotiated(event.era, event.protocol_version)
             if self._handshake and not self._handshake.done():
                 self._handshake.set_result(self.hello)
         elif isinstance(event, ev.HandshakeFailed):

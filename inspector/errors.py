@@ -100,3 +100,25 @@ class InvalidResponse(SpyglassError):
 class Cancelled(SpyglassError):
     exit_code = EXIT_TIMEOUT
     kind = "cancelled"
+
+
+class HttpStatusError(InvalidResponse):
+    """An HTTP answer that carries no JSON-RPC message (e.g. 500 with an HTML page)."""
+
+    kind = "http_status"
+
+    def __init__(self, message: str, *, status: int, excerpt: str | None = None, **details: Any) -> None:
+        super().__init__(message, status=status, excerpt=excerpt, **details)
+        self.status = status
+        self.excerpt = excerpt
+
+    @property
+    def means_no_endpoint(self) -> bool:
+        """400/404/405: what a server without this transport's endpoint answers."""
+        return self.status in (400, 404, 405)
+
+
+class SessionExpired(ConnectError):
+    """HTTP 404 on a known Mcp-Session-Id: the server ended the session."""
+
+    kind = "session_expired"

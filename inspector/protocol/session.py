@@ -305,6 +305,43 @@ class ClientSession:
         if wire_id is not None and wire_id in self._pending:
             self._abandon(wire_id)
 
+    def wire_id_of(self, request_id: rpc.RequestId) -> rpc.RequestId | None:
+        """The id on the wire of a request in flight (MRTR retries get new ones)."""
+        wire_id = self._by_logical.get(request_id)
+        return wire_id if wire_id in self._pending else None
+
+    def logical_of(self, wire_id: rpc.RequestId) -> rpc.RequestId | None:
+        pending = self._pending.get(wire_id)
+        return pending.logical_id if pending else None
+
+    def fail_locally(self, wire_id: rpc.RequestId) -> tuple[rpc.RequestId, str, bool] | None:
+        """The transport lost a request (HTTP error, refused connection): forget
+        it. Returns (request id, method, is the handshake's own request)."""
+        pending = self._pending.get(wire_id)
+        if pending is None:
+            return None
+        if not (pending.internal and wire_id == self._probe_id):  # the probe: probe_timed_out() follows
+            del self._pending[wire_id]
+            self._drop_logical(pending)
+        return pending.logical_id, pending.method, pending.internal
+
+    def reissue(self, request_id: rpc.RequestId) -> ev.Send | None:
+        """Send a request in flight again under a new id (its stream broke
+        before the answer came, modern era). None if it is not in flight."""
+        wire_id = self._by_logical.get(request_id)
+        pending = self._pending.pop(wire_id, None) if wire_id is not None else None
+        if pending is None:
+            return None
+        self._late[wire_id] = pending.method
+        return self._request(pending.method, pending.params, internal=pending.internal,
+                             modern=self.era is Era.MODERN or pending.method == "server/discover",
+                             progress_token=pending.progress_token, logical_id=pending.logical_id,
+                             rounds=pending.rounds)
+
+    def handshake_failed(self, reason: str) -> list[ev.Event]:
+        """The handshake cannot complete for a reason outside the protocol."""
+        return self._fail("transport", reason)
+
     def pending_methods(self) -> dict[rpc.RequestId, str]:
         return {p.logical_id: p.method for p in self._pending.values()}
 

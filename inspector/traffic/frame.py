@@ -8,8 +8,10 @@ from typing import Any
 
 @dataclass(slots=True)
 class Frame:
-    """`direction` is "out" (we sent it), "in" (the server sent it) or "err"
-    (a stderr line or transport log). `data` is exactly what went over the wire."""
+    """`direction` is "out" (we sent it), "in" (the server sent it), "err" (a
+    stderr line or transport log) or "http" (one HTTP exchange: `data` is a JSON
+    summary of method, URL, status and headers with secrets masked). For the
+    others `data` is exactly what went over the wire."""
 
     direction: str
     data: bytes
@@ -20,6 +22,8 @@ class Frame:
     # (a Request, Notification, Response, ErrorResponse or Malformed). None for
     # "out" and "err" frames; parse `data` when you need it.
     message: Any = None
+    # Transport details: HTTP stream, SSE event id, status… (None on stdio).
+    meta: dict[str, Any] | None = None
 
     def text(self) -> str:
         return self.data.decode("utf-8", errors="replace")

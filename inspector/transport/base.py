@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from ..protocol import Oversize
 
-FrameCallback = Callable[[bytes | Oversize, float], None]
-"""A frame exactly as received (or an oversize marker), with its monotonic time."""
+FrameCallback = Callable[..., None]
+"""`on_frame(frame, mono, meta=None)`: a frame exactly as received (or an oversize
+marker), its monotonic time, and transport details (e.g. SSE event id, stream)."""
 LogCallback = Callable[[bytes, float], None]
 """One stderr line (without newline) or other transport-level log text."""
 
@@ -33,6 +34,16 @@ class Transport(abc.ABC):
     on_log: LogCallback
     on_close: CloseCallback
     on_sent: Callable[[bytes, float], None] | None = None
+    # A request that will get no JSON-RPC answer because of the transport
+    # (HTTP status, wrong content type, connection refused): (wire id, error).
+    on_request_error: Callable[[Any, Exception], None] | None = None
+    # The answer stream of a request broke and cannot be resumed (wire id).
+    on_stream_lost: Callable[[Any], None] | None = None
+    # One HTTP exchange for the traffic record (method, url, status, headers…).
+    on_exchange: Callable[[dict[str, Any], float], None] | None = None
+
+    #: True when closing a request's stream is how it is cancelled (modern HTTP).
+    cancels_by_closing = False
 
     @abc.abstractmethod
     async def open(self) -> None:
@@ -53,3 +64,13 @@ class Transport(abc.ABC):
     @property
     def pid(self) -> int | None:
         return None
+
+    def negotiated(self, era: Any, version: str) -> None:
+        """The handshake settled on `version` (HTTP transports add headers from it)."""
+
+    def set_tool_headers(self, tools: dict[str, Any]) -> None:
+        """Tool name → its `x-mcp-header` parameters (modern HTTP only)."""
+
+    def abort(self, wire_id: Any) -> bool:
+        """Cancel one request by closing its stream; False if not applicable."""
+        return False

@@ -1,0 +1,28 @@
+"""Recognising and masking secrets (DESIGN §8). No Qt."""
+
+from __future__ import annotations
+
+import re
+from typing import Mapping
+
+MASK = "••••••"
+_SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE", re.IGNORECASE)
+_SECRET_HEADERS = {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"}
+
+
+def is_secret_name(name: str) -> bool:
+    """Env var or header names whose values must never be shown."""
+    return name.lower() in _SECRET_HEADERS or bool(_SECRET_NAME.search(name))
+
+
+def mask_value(name: str, value: str) -> str:
+    if not is_secret_name(name):
+        return value
+    if name.lower() in ("authorization", "proxy-authorization") and " " in value:
+        scheme = value.split(" ", 1)[0]
+        return f"{scheme} {MASK}"
+    return MASK
+
+
+def mask_mapping(items: Mapping[str, str]) -> dict[str, str]:
+    return {k: mask_value(k, v) for k, v in items.items()}

@@ -1,0 +1,183 @@
+"""The HTTP+SSE transport of protocol 2024-11-05 (asyncio + httpx + httpx-sse, no Qt).
+
+GET the SSE URL, wait for the `endpoint` event, POST every message there, and
+read every server message (answers included) from `message` events on the GET
+stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import time
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+from httpx_sse import EventSource
+
+from ..errors import AuthRequired, ConnectError, HttpStatusError, InvalidResponse, TransportClosed
+from .base import Closed, Transport
+from .http import HttpSettings, _auth_required, _excerpt, _read_capped, _reason
+from ..secrets import mask_mapping
+
+log = logging.getLogger("spyglass.sse")
+
+
+class SseTransport(Transport):
+    def __init__(self, url: str, settings: HttpSettings | None = None) -> None:
+        self.url = url
+        self.settings = settings or HttpSettings()
+        self.endpoint: str | None = None
+        self._client: httpx.AsyncClient | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closing = False
+        self._posts = itertools.count(1)
+
+    def describe(self) -> str:
+        return self.url
+
+    async def open(self) -> None:
+        self._client = self.settings.client()
+        endpoint_ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._reader = asyncio.ensure_future(self._read(endpoint_ready))
+        try:
+            self.endpoint = await asyncio.wait_for(asyncio.shield(endpoint_ready),
+                                                   self.settings.connect_timeout)
+        except asyncio.TimeoutError:
+            await self._abort()
+            raise ConnectError(f"{self.url} sent no `endpoint` event within {self.settings.connect_timeout:g} s; "
+                               "it may not be an HTTP+SSE MCP server", url=self.url) from None
+        except BaseException:
+            await self._abort()
+            raise
+
+    async def _abort(self) -> None:
+        self._closing = True
+        if self._reader:
+            self._reader.cancel()
+        if self._client:
+            await self._client.aclose()
+
+    async def _read(self, endpoint_ready: asyncio.Future[str]) -> None:
+        assert self._client is not None
+        headers = dict(self.settings.headers)
+        headers["Accept"] = "text/event-stream"
+        reason = "the server closed the SSE stream"
+        try:
+            async with self._client.stream("GET", self.url, headers=headers) as resp:
+                self._exchange("GET", headers, resp, "GET#sse")
+                ctype = resp.headers.get("content-type", "").split(";")[0].strip().lower()
+                if resp.status_code == 401:
+                    raise _auth_required(resp, self.url)
+                if resp.status_code != 200 or ctype != "text/event-stream":
+                    body = await _read_capped(resp)
+                    raise HttpStatusError(f"GET {self.url} answered HTTP {resp.status_code} "
+                                          f"({ctype or 'no content type'}), not an SSE stream"
+                                          + (f": {_excerpt(body)}" if body else ""),
+                                          status=resp.status_code, url=self.url)
+                async for event in EventSource(resp).aiter_sse():
+                    if event.event == "endpoint":
+                        target = urljoin(self.url, event.data.strip())
+                        if urlsplit(target).netloc != urlsplit(self.url).netloc:
+                            raise ConnectError(f"the server's endpoint {target} is on another host than {self.url}; "
+                                               "refusing to post there")
+                        if not endpoint_ready.done():
+                            endpoint_ready.set_result(target)
+                        continue
+                    if event.data:
+                        self._frame(event.data.encode("utf-8"), {"stream": "GET#sse", "event_id": event.id or None,
+                                                                 "event": event.event})
+        except asyncio.CancelledError:
+            raise
+        except (AuthRequired, HttpStatusError, ConnectError) as exc:
+            if not endpoint_ready.done():
+                endpoint_ready.set_exception(exc)
+                return
+            reason = exc.message
+        except httpx.ConnectError as exc:
+            error = ConnectError(f"cannot connect to {self.url}: {_reason(exc)}", url=self.url)
+            if not endpoint_ready.done():
+                endpoint_ready.set_exception(error)
+                return
+            reason = error.message
+        except (httpx.TransportError, httpx.StreamError) as exc:
+            reason = f"the SSE stream broke: {_reason(exc)}"
+        if not endpoint_ready.done():
+            endpoint_ready.set_exception(ConnectError(f"{self.url}: {reason} before sending its endpoint"))
+            return
+        if not self._closing:
+            self.on_close(Closed(reason))
+
+    async def send(self, data: bytes) -> None:
+        if self._client is None or self.endpoint is None or self._closing:
+            raise TransportClosed("the SSE connection is closed")
+        if self.on_sent is not None:
+            self.on_sent(data, time.monotonic())
+        try:
+            msg = json.loads(data)
+        except ValueError:
+            msg = {}
+        wire_id = msg.get("id") if isinstance(msg, dict) and "method" in msg else None
+        task = asyncio.ensure_future(self._post(data, wire_id))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _post(self, data: bytes, wire_id: Any) -> None:
+        assert self._client is not None and self.endpoint is not None
+        headers = dict(self.settings.headers)
+        headers["Content-Type"] = "application/json"
+        stream = f"POST#{next(self._posts)}"
+        try:
+            resp = await self._client.post(self.endpoint, content=data, headers=headers)
+            self._exchange("POST", headers, resp, stream)
+            if resp.status_code == 401:
+                self._fail(wire_id, _auth_required(resp, self.url))
+            elif resp.status_code >= 400:
+                self._fail(wire_id, HttpStatusError(f"HTTP {resp.status_code} from {self.endpoint}: "
+                                                    f"{_excerpt(resp.content)}", status=resp.status_code))
+        except asyncio.CancelledError:
+            raise
+        except httpx.HTTPError as exc:
+            self._fail(wire_id, ConnectError(f"cannot post to {self.endpoint}: {_reason(exc)}"))
+
+    def _fail(self, wire_id: Any, error: Exception) -> None:
+        if wire_id is not None and self.on_request_error is not None:
+            self.on_request_error(wire_id, error)
+        else:
+            self.on_log(f"[sse] {error}".encode(), time.monotonic())
+
+    def _frame(self, raw: bytes, meta: dict[str, Any]) -> None:
+        try:
+            self.on_frame(raw, time.monotonic(), meta)
+        except Exception:
+            log.exception("frame consumer failed")
+
+    def _exchange(self, method: str, headers: dict[str, str], resp: httpx.Response, stream: str) -> None:
+        if self.on_exchange is None:
+            return
+        try:
+            self.on_exchange({"method": method, "url": str(resp.request.url), "status": resp.status_code,
+                              "reason": resp.reason_phrase, "stream": stream,
+                              "request_headers": mask_mapping(headers),
+                              "response_headers": mask_mapping(dict(resp.headers))}, time.monotonic())
+        except Exception:
+            log.exception("exchange consumer failed")
+
+    async def close(self) -> None:
+        if self._closing:
+            return
+        self._closing = True
+        for task in list(self._tasks):
+            task.cancel()
+        if self._reader:
+            self._reader.cancel()
+        if self._client:
+            await self._client.aclose()
+        pending = [t for t in [*self._tasks, self._reader] if t is not None and not t.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=3.0)
+        self.on_close(Closed("connection closed", expected=True))
