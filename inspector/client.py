@@ -158,7 +158,9 @@ class Client:
             if self.session.state is State.PROBING:
                 probe = min(self.probe_timeout, self.timeout or self.probe_timeout)
                 probe_timer = loop.call_later(probe, self._probe_expired)
-            return await self._await(self._handshake, self.timeout, "the handshake")
+            hello = await self._await(self._handshake, self.timeout, "the handshake")
+            await self.transport.settle()
+            return hello
         except BaseException:
             await self._shutdown_after_failure()
             raise

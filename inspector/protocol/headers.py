@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 _TCHAR = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
-_SAFE = re.compile(r"^[\x20-\x7e\t]*$")
+_SAFE = re.compile(r"^[\x20-\x7e]*$")  # a tab anywhere is sent encoded too
 MAX_SAFE_INT = 2**53 - 1
 NAME_HEADER_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
@@ -31,7 +31,7 @@ class HeaderParam:
 
 def encode_value(text: str) -> str:
     """A header value, base64-wrapped when it is not plain visible ASCII."""
-    if (not _SAFE.match(text) or text != text.strip(" \t")
+    if (not _SAFE.match(text) or text != text.strip(" ")
             or (text.startswith("=?base64?") and text.endswith("?="))):
         return "=?base64?" + base64.b64encode(text.encode("utf-8")).decode("ascii") + "?="
     return text

@@ -113,6 +113,7 @@ class ClientSession:
         self._late: OrderedDict[rpc.RequestId, str] = OrderedDict()
         self._probe_id: rpc.RequestId | None = None
         self._by_logical_last: rpc.RequestId | None = None
+        self._discover_retried = False
         # MRTR: logical id -> (the request as first sent, rounds so far, requestState)
         self._awaiting_input: dict[rpc.RequestId, tuple[_Pending, int, str | None]] = {}
 
@@ -166,6 +167,11 @@ class ClientSession:
                         return self._fail("version", f"the server does not speak {MODERN_VERSION} (it offers "
                                           f"{_list(data.get('supported'))}); use --protocol legacy", err)
                     return [self._send_initialize(best)]
+                if not self._discover_retried:  # it supports our revision after all: ask once more
+                    self._discover_retried = True
+                    send = self._request("server/discover", {}, internal=True, modern=True)
+                    self._probe_id = self._by_logical_last
+                    return [send]
                 return self._ready_modern(None, (f"server/discover failed: {err.message}",))
             if err.code in rpc.MODERN_ERROR_CODES:
                 return self._ready_modern(None, (f"server/discover failed: {err.code} {err.message}",))

@@ -68,6 +68,10 @@ class Transport(abc.ABC):
     def negotiated(self, era: Any, version: str) -> None:
         """The handshake settled on `version` (HTTP transports add headers from it)."""
 
+    async def settle(self) -> None:
+        """After the handshake: wait (briefly) until side channels such as the
+        legacy HTTP GET stream are open, so no server message is missed."""
+
     def set_tool_headers(self, tools: dict[str, Any]) -> None:
         """Tool name → its `x-mcp-header` parameters (modern HTTP only)."""
 

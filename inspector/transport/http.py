@@ -88,6 +88,7 @@ class HttpTransport(Transport):
         self._streams = itertools.count(1)
         self._closing = False
         self._get_task: asyncio.Task[None] | None = None
+        self._get_open: asyncio.Future[None] | None = None  # settled once the GET stream is up (or refused)
 
     def describe(self) -> str:
         return self.url
@@ -100,7 +101,19 @@ class HttpTransport(Transport):
         self.era, self.version = era, version
         self.cancels_by_closing = era is Era.MODERN
         if era is Era.LEGACY and self._get_task is None and not self._closing:
+            self._get_open = asyncio.get_running_loop().create_future()
             self._get_task = self._spawn(self._standalone_stream())
+
+    async def settle(self) -> None:
+        if self._get_open is not None and not self._get_open.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(self._get_open), self.settings.connect_timeout)
+            except asyncio.TimeoutError:
+                pass
+
+    def _mark_get_open(self) -> None:
+        if self._get_open is not None and not self._get_open.done():
+            self._get_open.set_result(None)
 
     def set_tool_headers(self, tools: dict[str, Any]) -> None:
         self._tool_headers = dict(tools)
@@ -342,6 +355,7 @@ class HttpTransport(Transport):
             try:
                 async with self._client.stream("GET", self.url, headers=headers) as resp:
                     self._exchange("GET", headers, resp, stream)
+                    self._mark_get_open()
                     ctype = resp.headers.get("content-type", "").split(";")[0].strip().lower()
                     if resp.status_code != 200 or ctype != "text/event-stream":
                         await _read_capped(resp)
@@ -359,6 +373,8 @@ class HttpTransport(Transport):
                 raise
             except (httpx.TransportError, httpx.StreamError) as exc:
                 log.info("GET stream broke: %s", _reason(exc))
+            finally:
+                self._mark_get_open()
             failures += 1
             await asyncio.sleep(retry_ms / 1000)
 

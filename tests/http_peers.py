@@ -1,0 +1,83 @@
+"""Start HTTP peer servers on loopback, each on its own free port, and stop them."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from typing import Iterator
+
+from conftest import EVERYTHING, PY, ROOT
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_port(port: int, proc: subprocess.Popen, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}: {proc.stderr.read().decode()[-500:]}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"nothing listened on port {port} within {timeout} s")
+
+
+def _wait_ready(proc: subprocess.Popen, timeout: float = 20) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline().decode()
+        if line.startswith("READY "):
+            return line.split()[1]
+        if not line and proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+    raise RuntimeError("server never printed READY")
+
+
+@contextlib.contextmanager
+def _running(cmd: list[str], env: dict | None = None) -> Iterator[subprocess.Popen]:
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env={**os.environ, **(env or {})}, cwd=str(ROOT), start_new_session=True)
+    try:
+        yield proc
+    finally:
+        for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                proc.wait(wait)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        proc.stderr.close()
+
+
+@contextlib.contextmanager
+def everything(mode: str) -> Iterator[str]:
+    """server-everything in `streamableHttp` or `sse` mode; yields its URL."""
+    port = free_port()
+    with _running(["node", str(EVERYTHING), mode], {"PORT": str(port)}) as proc:
+        _wait_port(port, proc)
+        yield f"http://127.0.0.1:{port}/{'sse' if mode == 'sse' else 'mcp'}"
+
+
+@contextlib.contextmanager
+def sdk(*flags: str) -> Iterator[str]:
+    with _running([PY, str(ROOT / "tests/peers/sdk_server.py"), "--transport", "http", "--port", "0", *flags]) as p:
+        yield _wait_ready(p)
+
+
+@contextlib.contextmanager
+def hostile(case: str) -> Iterator[str]:
+    with _running([PY, str(ROOT / "tests/hostile/http_server.py"), case]) as p:
+        yield _wait_ready(p)
