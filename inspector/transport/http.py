@@ -25,12 +25,13 @@ import logging
 import socket
 import ssl
 import time
-from typing import Any, Mapping
+from typing import Any, Mapping, Protocol
 
 import httpx
 from httpx_sse import EventSource
 
-from ..errors import AuthRequired, ConnectError, HttpStatusError, InvalidResponse, SessionExpired, TransportClosed
+from ..errors import (AuthRequired, ConnectError, HttpStatusError, InvalidResponse, SessionExpired, SpyglassError,
+                      TransportClosed)
 from ..protocol.headers import HeaderParam, param_headers, standard_headers
 from ..protocol.jsonrpc import MODERN_ERROR_CODES
 from ..protocol.versions import Era
@@ -58,11 +59,29 @@ def ssl_context(insecure: bool) -> ssl.SSLContext | bool:
         return ssl.create_default_context()
 
 
+class AuthProvider(Protocol):
+    """Authorization for HTTP transports (implemented by inspector.auth)."""
+
+    async def request_headers(self, method: str, url: str) -> dict[str, str]:
+        """Headers for one request: Authorization (and a DPoP proof where used)."""
+
+    async def on_unauthorized(self, client: httpx.AsyncClient, url: str, response: httpx.Response) -> bool:
+        """A 401: run or refresh the authorization flow. True: retry the request.
+        Raises AuthRequired naming the failing step when it cannot complete."""
+
+    async def on_forbidden(self, client: httpx.AsyncClient, url: str, response: httpx.Response) -> bool:
+        """A 403 (e.g. insufficient_scope): step up. True: retry the request."""
+
+
+MAX_AUTH_ROUNDS = 3
+
+
 class HttpSettings:
     """What the user configures per HTTP server."""
 
     def __init__(self, *, headers: Mapping[str, str] | None = None, auth_token: str | None = None,
-                 insecure: bool = False, connect_timeout: float = 10.0) -> None:
+                 insecure: bool = False, connect_timeout: float = 10.0, auth: AuthProvider | None = None) -> None:
+        self.auth = auth
         self.headers = dict(headers or {})
         if auth_token:
             self.headers["Authorization"] = f"Bearer {auth_token}"
@@ -145,8 +164,9 @@ class HttpTransport(Transport):
         if self._client is not None:
             if self.session_id and self.era is Era.LEGACY:
                 try:
-                    resp = await asyncio.wait_for(self._client.delete(self.url, headers=self._base_headers()), 3.0)
-                    self._exchange("DELETE", self._base_headers(), resp, "session end")
+                    headers = {**self._base_headers(), **await self._auth_headers("DELETE")}
+                    resp = await asyncio.wait_for(self._client.delete(self.url, headers=headers), 3.0)
+                    self._exchange("DELETE", headers, resp, "session end")
                 except Exception as exc:
                     log.debug("DELETE of the session failed: %s", exc)
             await self._client.aclose()
@@ -171,6 +191,10 @@ class HttpTransport(Transport):
         task = self._spawn(self._post(data, msg, headers, wire_id))
         if is_request:
             self._inflight[wire_id] = task
+
+    async def _auth_headers(self, method: str) -> dict[str, str]:
+        auth = self.settings.auth
+        return await auth.request_headers(method, self.url) if auth else {}
 
     def _base_headers(self) -> dict[str, str]:
         headers = dict(self.settings.headers)
@@ -211,16 +235,29 @@ class HttpTransport(Transport):
     async def _post(self, data: bytes, msg: Any, headers: dict[str, str], wire_id: Any) -> None:
         assert self._client is not None
         stream = f"POST#{next(self._streams)}"
+        auth = self.settings.auth
         try:
-            async with self._client.stream("POST", self.url, content=data, headers=headers) as resp:
-                self._exchange("POST", headers, resp, stream)
-                if isinstance(msg, dict) and msg.get("method") == "initialize":
-                    sid = resp.headers.get("mcp-session-id")
-                    if sid:
-                        self.session_id = sid
-                await self._answer(resp, wire_id, stream, had_session="Mcp-Session-Id" in headers)
+            for attempt in range(MAX_AUTH_ROUNDS + 1):
+                sent = {**headers, **(await auth.request_headers("POST", self.url) if auth else {})}
+                async with self._client.stream("POST", self.url, content=data, headers=sent) as resp:
+                    self._exchange("POST", sent, resp, stream)
+                    if auth and resp.status_code in (401, 403) and attempt < MAX_AUTH_ROUNDS:
+                        await resp.aread()
+                        handler = auth.on_unauthorized if resp.status_code == 401 else auth.on_forbidden
+                        if await handler(self._client, self.url, resp):
+                            continue  # authorized now: the same message again
+                        await self._answer(resp, wire_id, stream, had_session="Mcp-Session-Id" in sent)
+                        break
+                    if isinstance(msg, dict) and msg.get("method") == "initialize":
+                        sid = resp.headers.get("mcp-session-id")
+                        if sid:
+                            self.session_id = sid
+                    await self._answer(resp, wire_id, stream, had_session="Mcp-Session-Id" in sent)
+                    break
         except asyncio.CancelledError:
             raise
+        except SpyglassError as exc:  # the authorization flow failed, naming its step
+            self._fail(wire_id, exc)
         except httpx.ConnectError as exc:
             self._fail(wire_id, ConnectError(f"cannot connect to {self.url}: {_reason(exc)}", url=self.url))
         except httpx.TimeoutException:
@@ -334,6 +371,7 @@ class HttpTransport(Transport):
     async def _resume(self, wire_id: Any, last_id: str, attempt: int) -> None:
         assert self._client is not None
         headers = self._base_headers()
+        headers.update(await self._auth_headers("GET"))
         headers["Accept"] = "text/event-stream"
         headers["Last-Event-ID"] = last_id
         stream = f"GET#{next(self._streams)} (resume after {last_id})"
@@ -354,6 +392,7 @@ class HttpTransport(Transport):
         failures = 0
         while not self._closing and failures < RESUME_ATTEMPTS:
             headers = self._base_headers()
+            headers.update(await self._auth_headers("GET"))
             headers["Accept"] = "text/event-stream"
             if last_id:
                 headers["Last-Event-ID"] = last_id

@@ -65,6 +65,8 @@ class SseTransport(Transport):
     async def _read(self, endpoint_ready: asyncio.Future[str]) -> None:
         assert self._client is not None
         headers = dict(self.settings.headers)
+        if self.settings.auth:
+            headers.update(await self.settings.auth.request_headers("GET", self.url))
         headers["Accept"] = "text/event-stream"
         reason = "the server closed the SSE stream"
         try:
@@ -130,6 +132,8 @@ class SseTransport(Transport):
         assert self._client is not None and self.endpoint is not None
         headers = dict(self.settings.headers)
         headers["Content-Type"] = "application/json"
+        if self.settings.auth:
+            headers.update(await self.settings.auth.request_headers("POST", self.endpoint))
         stream = f"POST#{next(self._posts)}"
         try:
             resp = await self._client.post(self.endpoint, content=data, headers=headers)
