@@ -133,7 +133,7 @@ class Client:
             if self.fallback is None or not exc.means_no_endpoint:
                 raise
             log.info("no Streamable HTTP endpoint (%s); trying HTTP+SSE", exc.message)
-        first = exc
+            first = exc
         self._attach(self.fallback())
         self.fallback = None
         self.session = ClientSession(**self._session_kwargs)

@@ -198,3 +198,21 @@ def test_cli_never_imports_qt():
             "assert 'PySide6' not in sys.modules and 'qasync' not in sys.modules, 'Qt imported'; sys.exit(rc)")
     proc = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=60, cwd=str(ROOT))
     assert proc.returncode == 0, proc.stderr
+
+
+def test_closing_ends_the_servers_whole_process_group(tmp_path):
+    pidfile = tmp_path / "child.pid"
+    script = f"sleep 300 & echo $! > {pidfile}; exec {PY} {HOSTILE}"
+    proc = spyglass("--", "sh", "-c", script)
+    assert proc.returncode == 0, proc.stderr
+    child = int(pidfile.read_text())
+    import time
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{child}").exists() and time.monotonic() < deadline:
+        state = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] if Path(
+            f"/proc/{child}/stat").exists() else "Z"
+        if state == "Z":
+            break
+        time.sleep(0.05)
+    alive = Path(f"/proc/{child}/stat").exists() and Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    assert not alive, "the server's child process outlived the CLI"

@@ -197,3 +197,40 @@ def test_secrets_are_masked_in_the_trace(tmp_path):
     text = trace.read_text()
     assert "sekrit-token-123" not in text and "k-999" not in text
     assert "Bearer ••••••" in text and "blue" in text
+
+
+async def test_modern_cancel_closes_the_stream_instead_of_notifying():
+    frames = []
+    with http_peers.sdk() as url:
+        async with http_client(url, frames) as c:
+            assert c.era is Era.MODERN
+            progress = []
+            task = asyncio.create_task(c.call_tool("slow", {"seconds": 20}, on_progress=lambda *a: progress.append(a)))
+            while not progress:
+                await asyncio.sleep(0.02)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            # the connection is still good for the next call
+            assert (await c.call_tool("add", {"a": 1, "b": 2}))["structuredContent"] == {"result": 3}
+    assert not any(b"notifications/cancelled" in f.data for f in frames if f.direction == "out")
+    assert not any(b'"slept' in f.data for f in frames if f.direction == "in")
+
+
+def test_cli_falls_back_to_http_sse_when_there_is_no_streamable_endpoint(tmp_path):
+    trace = tmp_path / "t.jsonl"
+    with http_peers.everything("sse") as url:
+        proc = spyglass("--trace", str(trace), "--tool-name", "echo", "--tool-arg", "message=via fallback",
+                        url + "?client=spyglass")  # does not end in /sse: Streamable HTTP is tried first
+    assert proc.returncode == 0, proc.stderr
+    assert "via fallback" in proc.stdout
+    methods = [json.loads(r["text"])["method"] for r in map(json.loads, trace.read_text().splitlines())
+               if r["dir"] == "http"]
+    assert methods[0] == "POST" and "GET" in methods
+
+
+def test_cli_names_both_failures_when_no_transport_answers():
+    with http_peers.everything("sse") as url:
+        proc = spyglass(url.rsplit("/", 1)[0] + "/nothing-here")
+    assert proc.returncode == 4
+    assert "no MCP endpoint" in proc.stderr and "HTTP+SSE answered HTTP 404" in proc.stderr

@@ -320,3 +320,17 @@ def test_request_ids_are_unique():
     s = legacy_ready()
     ids = {json.loads(s.send_request("ping").data)["id"] for _ in range(1000)}
     assert len(ids) == 1000
+
+
+def test_pagination_stops_on_a_repeated_cursor():
+    from inspector.protocol.pagination import PaginationError, Paginator
+
+    pager = Paginator("tools")
+    pager.add({"tools": [{"name": "a"}], "nextCursor": "c1"})
+    assert pager.params() == {"cursor": "c1"}
+    pager.add({"tools": [{"name": "b"}], "nextCursor": "c2"})
+    with pytest.raises(PaginationError, match="repeated cursor"):
+        pager.add({"tools": [{"name": "c"}], "nextCursor": "c1"})
+    done = Paginator("tools")
+    done.add({"tools": [], "nextCursor": ""})
+    assert done.done and done.params() is None
