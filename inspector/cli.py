@@ -13,14 +13,15 @@ import json
 import os
 import sys
 import time
-from typing import Any, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, Sequence, TextIO
 
-from . import __version__
 from . import errors as E
 from .config import ServerSpec, pick_server
-from .protocol.session import Mode
+from .protocol.mode import Mode
 from .protocol.versions import LOG_LEVELS
-from .traffic.frame import Frame
+
+if TYPE_CHECKING:
+    from .traffic.frame import Frame
 
 METHODS = ("tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read",
            "prompts/list", "prompts/get", "completion/complete", "logging/setLevel", "ping", "server/discover")
@@ -191,13 +192,17 @@ class TraceWriter:
 
 
 async def run(args: argparse.Namespace, out: TextIO) -> int:
-    from .client import Client
-
     spec = server_spec(args)
     transport, fallback = make_transport(spec, args)
-    if args.method == "tools/call" and not args.no_validate:
-        _preload("jsonschema")  # overlaps the import with the server's start-up
     trace = TraceWriter(args.trace) if args.trace else None
+    # Start the server first, so that it boots while the rest of Spyglass
+    # imports: its readers first run at the next await, when the client below
+    # has attached to it.
+    await transport.open()
+    if args.method == "tools/call" and not args.no_validate:
+        _preload("jsonschema")
+    from .client import Client
+
     client = Client(transport, mode=args.mode, timeout=args.timeout,
                     log_level=args.log_level if args.method != "logging/setLevel" else None,
                     traffic=trace, fallback=fallback)

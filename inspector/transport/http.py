@@ -121,7 +121,8 @@ class HttpTransport(Transport):
 
     # ------------------------------------------------------------------ lifecycle
     async def open(self) -> None:
-        self._client = self.settings.client()
+        if self._client is None:
+            self._client = self.settings.client()
 
     def negotiated(self, era: Any, version: str) -> None:
         self.era, self.version = era, version

@@ -41,6 +41,8 @@ class SseTransport(Transport):
         return self.url
 
     async def open(self) -> None:
+        if self._client is not None:
+            return
         self._client = self.settings.client()
         endpoint_ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._reader = asyncio.ensure_future(self._read(endpoint_ready))

@@ -18,7 +18,7 @@ import time
 from typing import Mapping, Sequence
 
 from ..errors import ConnectError, TransportClosed
-from ..protocol import DEFAULT_MAX_MESSAGE, LineFramer, Oversize
+from ..protocol.framing import DEFAULT_MAX_MESSAGE, LineFramer, Oversize
 from .base import Closed, Transport
 
 log = logging.getLogger("spyglass.stdio")
@@ -56,6 +56,8 @@ class StdioTransport(Transport):
         return self._proc.returncode if self._proc else None
 
     async def open(self) -> None:
+        if self._proc is not None:
+            return  # already started (the command line starts it early)
         env = dict(os.environ) if self.inherit_env else {}
         env.update(self.env)
         program = self.command[0]
