@@ -340,7 +340,23 @@ def _print_result(result: Any, args: argparse.Namespace, out: TextIO) -> None:
         out.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
 
 
+_CONTROL = {c: f"\\x{c:02x}" for c in range(32) if c not in (9, 10)}
+_CONTROL[0x7F] = "\\x7f"
+_CONTROL.update({c: f"<U+{c:04X}>" for c in (0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E,
+                                            0x2066, 0x2067, 0x2068, 0x2069)})
+
+
+def _visible(text: str) -> str:
+    """Server text for a terminal: escapes and bidirectional controls made visible,
+    so nothing a server sends can drive the terminal or disguise a name."""
+    return text.translate(_CONTROL)
+
+
 def _as_text(method: str, result: Any) -> str:
+    return _visible(_as_text_raw(method, result))
+
+
+def _as_text_raw(method: str, result: Any) -> str:
     lines: list[str] = []
     if method == "tools/call" and isinstance(result, dict):
         for block in result.get("content") or []:
@@ -362,6 +378,9 @@ def _as_text(method: str, result: Any) -> str:
         key = next((k for k in ("tools", "resources", "resourceTemplates", "prompts") if k in result), None)
         for item in result.get(key, []) if key else []:
             name = item.get("name") or item.get("uri")
+            title = item.get("title") or (item.get("annotations") or {}).get("title")
+            if isinstance(title, str) and title and title != name:
+                name = f"{name} ({title})"
             desc = (item.get("description") or "").strip().splitlines()
             lines.append(f"{name}\t{desc[0] if desc else ''}")
     elif method == "resources/read" and isinstance(result, dict):
@@ -385,7 +404,7 @@ def main(argv: Sequence[str], out: TextIO | None = None) -> int:
         return asyncio.run(run(args, out))
     except E.SpyglassError as exc:
         out.write(json.dumps({"error": exc.as_json()}, ensure_ascii=False) + "\n")
-        print(f"spyglass: {exc.message}", file=sys.stderr)
+        print(f"spyglass: {_visible(exc.message)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("spyglass: interrupted", file=sys.stderr)

@@ -370,6 +370,8 @@ class Client:
         malformed = next((e.reason for e in events if isinstance(e, ev.MalformedFrame)), None)
         if malformed:
             self.malformed_count += 1
+            if meta and meta.get("eof"):
+                malformed = f"the stream ended in the middle of this message ({malformed})"
         self._record(Frame("in", data, mono, self._wall0 + mono, malformed, msg, meta))
         self._handle_events(events)
 

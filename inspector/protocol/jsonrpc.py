@@ -74,6 +74,9 @@ class Malformed:
     raw: bytes
     reason: str
     obj: Any = field(default=None, compare=False)
+    # A whole message we refused to parse (too big, too deep): its id may still
+    # be read from its first bytes.
+    refused: bool = False
 
 
 Message = Union[Request, Notification, Response, ErrorResponse]
@@ -106,10 +109,10 @@ def decode(raw: bytes) -> tuple[Any, str | None]:
 
 def parse(raw: bytes | Oversize) -> Message | Malformed:
     if isinstance(raw, Oversize):
-        return Malformed(raw.head, f"message of {raw.size} bytes exceeds the size limit")
+        return Malformed(raw.head, f"message of {raw.size} bytes exceeds the size limit", refused=True)
     obj, problem = decode(raw)
     if problem:
-        return Malformed(raw, problem)
+        return Malformed(raw, problem, refused=problem.startswith("JSON nested too deeply"))
     return from_obj(obj, raw)
 
 

@@ -16,6 +16,7 @@ Handshake (DESIGN §3):
 from __future__ import annotations
 
 import copy
+import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from enum import Enum
@@ -364,12 +365,17 @@ class ClientSession:
         requests (its id matches), fail that request now instead of timing out."""
         out: list[ev.Event] = [ev.MalformedFrame(msg.raw, msg.reason, msg.obj)]
         obj = msg.obj
+        rid: Any = None
         if isinstance(obj, dict) and ("result" in obj or "error" in obj) and "method" not in obj:
             rid = obj.get("id")
+        elif msg.refused:  # too deep or too big to parse: the id may still lead the frame
+            rid = _sniff_id(msg.raw)
+        if rid is not None:
             if isinstance(rid, (int, str)) and not isinstance(rid, bool) and rid in self._pending:
                 pending = self._pending.pop(rid)
                 self._drop_logical(pending)
-                out.extend(self._internal_failure(pending, f"the server's answer is malformed: {msg.reason}"))
+                out.extend(self._internal_failure(pending, f"the server's answer to request {rid} is malformed: "
+                                                           f"{msg.reason}"))
         return out
 
     def _internal_failure(self, pending: _Pending, reason: str) -> list[ev.Event]:
@@ -416,7 +422,8 @@ class ClientSession:
                 pending = self._pending.pop(int(rid))
                 self._drop_logical(pending)
                 return [ev.MalformedFrame(raw, reason),
-                        *self._internal_failure(pending, f"the server's answer is malformed: {reason}")]
+                        *self._internal_failure(pending, f"the server's answer to request {rid} is malformed: "
+                                                         f"{reason}")]
             return [ev.MalformedFrame(raw, f"response to id {rid!r}, an id of a type we never sent (ours are numbers)")]
         if isinstance(rid, int) and 1 <= rid < self._next_id:
             return [ev.MalformedFrame(raw, f"duplicate response: request {rid} was already answered")]
@@ -493,6 +500,15 @@ class ClientSession:
             return [ev.ProgressReceived(logical, token, params.get("progress"), params.get("total"),
                                         message if isinstance(message, str) else None)]
         return [ev.NotificationReceived(msg.method, params)]
+
+
+_LEADING_ID = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(\d{1,15})\s*,\s*"(?:result|error)"')
+
+
+def _sniff_id(raw: bytes) -> int | None:
+    """The id of a response whose body could not be parsed, when it leads the frame."""
+    m = _LEADING_ID.match(raw[:256])
+    return int(m.group(1)) if m else None
 
 
 def _kind(value: Any) -> str:

@@ -111,11 +111,22 @@ class StdioTransport(Transport):
         except (ConnectionResetError, BrokenPipeError):
             pass
         for frame in framer.eof():
-            self._deliver(frame, time.monotonic())
+            self._deliver(frame, time.monotonic(), {"eof": True})
+        # stdout is closed. If the process lives on, no answer can ever arrive.
+        proc = self._proc
+        if not self._closing and proc.returncode is None:
+            try:
+                await asyncio.wait_for(proc.wait(), 1.0)
+            except asyncio.TimeoutError:
+                self._report_closed(None, "the server closed its standard output but is still running; "
+                                          "no answer can arrive")
 
-    def _deliver(self, frame: bytes | Oversize, now: float) -> None:
+    def _deliver(self, frame: bytes | Oversize, now: float, meta: dict | None = None) -> None:
         try:
-            self.on_frame(frame, now)
+            if meta is None:
+                self.on_frame(frame, now)
+            else:
+                self.on_frame(frame, now, meta)
         except Exception:  # a bug in a consumer must not stop the reader
             log.exception("frame consumer failed")
 
@@ -153,11 +164,13 @@ class StdioTransport(Transport):
             await asyncio.wait(readers, timeout=2.0)
         self._report_closed(code)
 
-    def _report_closed(self, code: int | None) -> None:
+    def _report_closed(self, code: int | None, reason: str | None = None) -> None:
         if self._closed_reported:
             return
         self._closed_reported = True
-        if self._closing:
+        if reason is not None:
+            pass
+        elif self._closing:
             reason = "stopped by Spyglass"
         elif code is not None and code < 0:
             reason = f"the server was killed by signal {_signame(-code)}"

@@ -46,6 +46,21 @@ tools-nope          ``tools/list`` result is ``{"tools": "nope"}``
 is-error            ``tools/call`` returns an ``isError: true`` result
 close-stdout        after answering ``initialize`` close stdout, then keep
                     running (reading stdin) until stdin closes
+stderr-flood [N]    before answering tools/call write N stderr lines (default 100000)
+no-jsonrpc          replies lack the "jsonrpc" member
+result-and-error    replies carry both "result" and "error"
+null-id-error       before each reply, an error response with a null id
+deep-nesting [N]    tools/call's reply nests N arrays deep (default 200000)
+half-line-exit      on tools/call write half a reply line, then exit 1
+odd-content         tools/call returns an unknown content type, invalid base64
+                    and a PNG whose header claims 60000x60000 pixels
+big-schema          tools/list adds a tool with 3,000 properties and one with a
+                    cyclic $ref
+sampling-uninvited  before answering tools/call send sampling/createMessage
+                    (which the client never declared)
+untrusted-text      a tool whose description holds HTML, a file:// link, a
+                    script and ANSI escapes, and whose title hides a
+                    right-to-left override
 modern              answer ``server/discover`` (2026-07-28 era probe) with a
                     result; without this case it is -32601 Method not found
 
@@ -400,6 +415,143 @@ class Modern(Case):
                 }
             )
         return call_next(req)
+
+
+@case("stderr-flood", default=100000)
+class StderrFlood(Case):
+    """Before answering tools/call write N lines to stderr."""
+
+    def on_request(self, srv: Server, req: Message, call_next: Handler) -> Body:
+        if method_is(req, "tools/call"):
+            total = self.arg or 0
+            sys.stderr.write("".join(f"debug: stderr line {i}/{total}\n" for i in range(1, total + 1)))
+            sys.stderr.flush()
+        return call_next(req)
+
+
+@case("no-jsonrpc")
+class NoJsonrpc(Case):
+    """Replies lack the "jsonrpc" member."""
+
+    def rewrite_reply(self, reply: Message) -> list[Message]:
+        return [{k: v for k, v in reply.items() if k != "jsonrpc"}]
+
+
+@case("result-and-error")
+class ResultAndError(Case):
+    """Replies carry both "result" and "error"."""
+
+    def rewrite_reply(self, reply: Message) -> list[Message]:
+        if "result" in reply:
+            return [{**reply, "error": {"code": -32603, "message": "also an error"}}]
+        return [reply]
+
+
+@case("null-id-error")
+class NullIdError(Case):
+    """Before each reply, an error response with a null id."""
+
+    def before_reply(self, srv: Server, reply: Message) -> None:
+        srv.write_message({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
+
+
+@case("deep-nesting", default=200000)
+class DeepNesting(Case):
+    """tools/call's reply nests N arrays deep."""
+
+    def write_reply(self, srv: Server, data: bytes) -> bool:
+        msg = json.loads(data)
+        if "result" not in msg or not isinstance(msg["result"], dict) or "content" not in msg["result"]:
+            return False
+        depth = self.arg or 0
+        srv.write_raw(b'{"jsonrpc":"2.0","id":' + json.dumps(msg["id"]).encode() + b',"result":'
+                      + b"[" * depth + b"]" * depth + b"}\n")
+        return True
+
+
+@case("half-line-exit")
+class HalfLineExit(Case):
+    """On tools/call write half a reply line, then exit 1."""
+
+    def on_request(self, srv: Server, req: Message, call_next: Handler) -> Body:
+        if method_is(req, "tools/call"):
+            srv.write_raw(b'{"jsonrpc":"2.0","id":' + json.dumps(req["id"]).encode() + b',"result":{"cont')
+            sys.stderr.write("crashed while writing the reply\n")
+            sys.stderr.flush()
+            os._exit(1)
+        return call_next(req)
+
+
+@case("odd-content")
+class OddContent(Case):
+    """tools/call returns an unknown content type, invalid base64, and a PNG whose
+    header claims 60000x60000 pixels."""
+
+    @staticmethod
+    def bomb_png() -> str:
+        import base64
+        import struct
+        import zlib
+
+        def chunk(kind: bytes, data: bytes) -> bytes:
+            return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+        header = struct.pack(">IIBBBBB", 60000, 60000, 8, 2, 0, 0, 0)
+        png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b"")
+        return base64.b64encode(png).decode()
+
+    def on_request(self, srv: Server, req: Message, call_next: Handler) -> Body:
+        if not method_is(req, "tools/call"):
+            return call_next(req)
+        return result({"content": [
+            {"type": "hologram", "data": "3d"},
+            {"type": "image", "mimeType": "image/png", "data": "not base64 at all!!"},
+            {"type": "image", "mimeType": "image/png", "data": self.bomb_png()},
+        ]})
+
+
+@case("big-schema")
+class BigSchema(Case):
+    """tools/list adds a tool with 3,000 properties and one whose schema has a cyclic $ref."""
+
+    def on_request(self, srv: Server, req: Message, call_next: Handler) -> Body:
+        if not method_is(req, "tools/list"):
+            return call_next(req)
+        wide = {"type": "object", "properties": {f"field_{i}": {"type": "string"} for i in range(3000)}}
+        cyclic = {"type": "object", "properties": {"node": {"$ref": "#/$defs/a"}},
+                  "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}}
+        return result({"tools": [*TOOLS, {"name": "wide", "inputSchema": wide},
+                                 {"name": "cyclic", "inputSchema": cyclic}]})
+
+
+@case("sampling-uninvited")
+class SamplingUninvited(Case):
+    """Before answering tools/call send sampling/createMessage (no capability declared)."""
+
+    def on_request(self, srv: Server, req: Message, call_next: Handler) -> Body:
+        if not method_is(req, "tools/call"):
+            return call_next(req)
+        srv.write_message({"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage",
+                           "params": {"messages": [], "maxTokens": 10}})
+        answers = srv.await_responses({"s1"}, 10)
+        answer = answers.get("s1", {})
+        code = (answer.get("error") or {}).get("code")
+        return text_result(f"sampling answered: {'error ' + str(code) if code else answer.get('result')}")
+
+
+@case("untrusted-text")
+class UntrustedText(Case):
+    """tools/list names and describes a tool with HTML, ANSI escapes and a
+    right-to-left override that makes "evil_tool" read like another name."""
+
+    def on_request(self, srv: Server, req: Message, call_next: Handler) -> Body:
+        if not method_is(req, "tools/list"):
+            return call_next(req)
+        tool = {"name": "tricky", "title": "safe\u202eloot_live",
+                "description": ('<img src="http://127.0.0.1:9/track.png"> <a href="file:///etc/passwd">open me</a> '
+                                '<script>alert(1)</script> \x1b[31mRED\x1b[0m \x1b]0;pwned\x07'),
+                "inputSchema": {"type": "object", "properties": {}}}
+        return result({"tools": [*TOOLS, tool]})
 
 
 # --- the server ---------------------------------------------------------------
