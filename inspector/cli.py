@@ -54,6 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--argument", metavar="NAME=VALUE", help="the argument being completed")
     p.add_argument("--context", action="append", default=[], metavar="KEY=VALUE",
                    help="already-filled arguments sent as completion context (repeatable)")
+    p.add_argument("--elicit-accept", metavar="JSON",
+                   help="answer every elicitation by accepting with this content (a JSON object)")
+    p.add_argument("--elicit-decline", action="store_true", help="answer every elicitation by declining")
+    p.add_argument("--sampling-reply", metavar="TEXT", help="answer every sampling request with this text")
+    p.add_argument("--root", action="append", default=[], metavar="PATH",
+                   help="a root folder offered to the server (repeatable)")
     p.add_argument("--log-level", choices=LOG_LEVELS, help="log level (logging/setLevel, or _meta in 2026-07-28)")
     p.add_argument("-e", dest="env", action="append", default=[], metavar="KEY=VALUE",
                    help="environment variable for the server (repeatable)")
@@ -64,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--header", action="append", default=[], metavar='"NAME: VALUE"',
                    help="an HTTP header sent with every request (repeatable)")
     p.add_argument("--auth-token", metavar="TOKEN", help="sent as Authorization: Bearer TOKEN")
+    _auth_arguments(p)
     p.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS",
                    help="HTTP connect timeout (default 10)")
     p.add_argument("--insecure", action="store_true",
@@ -79,6 +86,82 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trace", metavar="FILE", help="write every frame to FILE as JSON Lines")
     p.add_argument("target", nargs="*", help=argparse.SUPPRESS)
     return p
+
+
+def _auth_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("authorization (OAuth 2.1, when the server answers 401)",
+                             "Secrets may be given as @FILE to read them from a file. Exit code 3 names the "
+                             "step that failed.")
+    g.add_argument("--client-id", metavar="ID", help="a client ID registered for this server (else a Client ID "
+                   "Metadata Document or dynamic registration is used)")
+    g.add_argument("--client-secret", metavar="SECRET|@FILE", help="the client secret of --client-id "
+                   "(also read from SPYGLASS_CLIENT_SECRET)")
+    g.add_argument("--scope", metavar="SCOPES", help="space-separated scopes to ask for (default: the server's "
+                   "challenge, else its scopes_supported, else none)")
+    g.add_argument("--auth-headless", action="store_true",
+                   help="automation: fetch the authorization URL directly and follow its redirect instead of "
+                        "opening a browser (for test authorization servers that approve at once)")
+    g.add_argument("--auth-timeout", type=float, default=300.0, metavar="SECONDS",
+                   help="how long to wait for the browser sign-in (default 300)")
+    g.add_argument("--client-metadata-url", metavar="URL",
+                   help="Spyglass's Client ID Metadata Document URL, used where the server supports them")
+    g.add_argument("--grant", choices=("auto", "authorization_code", "client_credentials", "jwt-bearer",
+                                       "enterprise"), default="auto",
+                   help="how to get a token (default auto: from the credentials given and the server's metadata)")
+    g.add_argument("--private-key", metavar="PEM|@FILE", help="private key for private_key_jwt client "
+                   "authentication (client credentials)")
+    g.add_argument("--signing-alg", default="ES256", metavar="ALG", help="algorithm of --private-key (ES256)")
+    g.add_argument("--assertion", metavar="JWT|@FILE", help="a workload identity JWT for the JWT bearer grant")
+    g.add_argument("--idp-id-token", metavar="JWT|@FILE", help="enterprise-managed authorization: your "
+                   "identity provider's ID token")
+    g.add_argument("--idp-token-endpoint", metavar="URL", help="the identity provider's token endpoint")
+    g.add_argument("--idp-issuer", metavar="URL", help="the identity provider's issuer (discovers its endpoint)")
+    g.add_argument("--idp-client-id", metavar="ID", help="Spyglass's client ID at the identity provider")
+    g.add_argument("--idp-client-secret", metavar="SECRET|@FILE", help="its secret, if it has one")
+    g.add_argument("--no-dpop", action="store_true", help="never bind tokens with DPoP")
+    g.add_argument("--token-store", choices=("keyring", "memory"), default="keyring",
+                   help="keep tokens in the OS keyring (default) or only for this run")
+
+
+def _secret(value: str | None, flag: str) -> str | None:
+    if value is None or not value.startswith("@"):
+        return value
+    try:
+        with open(value[1:], encoding="utf-8") as fh:
+            return fh.read().strip()
+    except OSError as exc:
+        raise E.UsageError(f"{flag}: cannot read {value[1:]}: {exc.strerror or exc}") from None
+
+
+def make_auth(url: str, args: argparse.Namespace) -> Any:
+    """The OAuth provider for an HTTP server, from the authorization flags."""
+    from .auth import AuthSettings, HeadlessAuthorizer, KeyringStore, LoopbackAuthorizer, MemoryStore, OAuthProvider
+
+    get = lambda name, default=None: getattr(args, name, default)  # noqa: E731 - args from tests may lack flags
+    settings = AuthSettings(
+        client_id=get("client_id"),
+        client_secret=_secret(get("client_secret"), "--client-secret") or os.environ.get("SPYGLASS_CLIENT_SECRET")
+        if get("client_id") else None,
+        scope=get("scope"), grant=get("grant") or "auto", client_metadata_url=get("client_metadata_url"),
+        private_key_pem=_secret(get("private_key"), "--private-key"), signing_alg=get("signing_alg") or "ES256",
+        assertion=_secret(get("assertion"), "--assertion"), idp_id_token=_secret(get("idp_id_token"),
+                                                                                 "--idp-id-token"),
+        idp_token_endpoint=get("idp_token_endpoint"), idp_issuer=get("idp_issuer"),
+        idp_client_id=get("idp_client_id"), idp_client_secret=_secret(get("idp_client_secret"),
+                                                                      "--idp-client-secret"),
+        dpop=not get("no_dpop", False))
+    authorizer = HeadlessAuthorizer() if get("auth_headless", False) else LoopbackAuthorizer(
+        timeout=get("auth_timeout", 300.0) or 300.0, open_url=_open_browser)
+    warn = lambda text: print(f"spyglass: warning: {text}", file=sys.stderr)  # noqa: E731
+    store = MemoryStore() if get("token_store") == "memory" else KeyringStore(on_warning=warn)
+    return OAuthProvider(url, settings, authorizer=authorizer, store=store)
+
+
+async def _open_browser(url: str) -> bool:
+    import webbrowser
+
+    print(f"spyglass: opening the browser to authorize; if it does not open, visit:\n  {url}", file=sys.stderr)
+    return await asyncio.to_thread(webbrowser.open, url)
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -154,9 +237,12 @@ def make_transport(spec: ServerSpec, args: argparse.Namespace):
     from .transport.http import HttpSettings, HttpTransport
     from .transport.sse import SseTransport
 
-    settings = HttpSettings(headers=spec.headers, auth_token=getattr(args, "auth_token", None),
+    auth_token = getattr(args, "auth_token", None)
+    has_auth_header = any(k.lower() == "authorization" for k in spec.headers)
+    settings = HttpSettings(headers=spec.headers, auth_token=auth_token,
                             insecure=getattr(args, "insecure", False),
-                            connect_timeout=getattr(args, "connect_timeout", 10.0))
+                            connect_timeout=getattr(args, "connect_timeout", 10.0),
+                            auth=None if auth_token or has_auth_header else make_auth(spec.url, args))
     if settings.insecure:
         print("spyglass: WARNING: --insecure: TLS certificates are NOT verified; anyone on the network path "
               "can read and change this traffic", file=sys.stderr)
@@ -203,9 +289,14 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
         _preload("jsonschema")
     from .client import Client
 
-    client = Client(transport, mode=args.mode, timeout=args.timeout,
+    extra: dict[str, Any] = {}
+    if getattr(getattr(transport, "settings", None), "auth", None) is not None:
+        # The discover probe's timer keeps running while the user signs in: give it the request timeout.
+        extra["probe_timeout"] = max(args.timeout, 5.0)
+    client = Client(transport, mode=args.mode, timeout=args.timeout, handlers=_answers(args),
+                    roots=[_root(path) for path in args.root],
                     log_level=args.log_level if args.method != "logging/setLevel" else None,
-                    traffic=trace, fallback=fallback)
+                    traffic=trace, fallback=fallback, **extra)
     try:
         await client.connect()
         result = await _perform(client, args)
@@ -217,6 +308,9 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
         return exit_code
     finally:
         await client.close()
+        auth = getattr(getattr(transport, "settings", None), "auth", None)
+        if auth is not None and hasattr(auth, "aclose"):
+            await auth.aclose()
         if trace:
             trace.close()
 
@@ -248,7 +342,12 @@ async def _perform(client: Any, args: argparse.Namespace) -> Any:
             raise E.UsageError("prompts/get needs --prompt-name")
         return await client.get_prompt(args.prompt_name, dict(_pairs(args.prompt_args, "--prompt-args")))
     if m == "completion/complete":
-        return await client.complete(*_completion(args))
+        result = await client.complete(*_completion(args))
+        values = result["completion"]["values"]
+        if len(values) > 100:
+            print(f"spyglass: warning: the server sent {len(values)} completion values; "
+                  "the protocol allows at most 100", file=sys.stderr)
+        return result
     if m == "logging/setLevel":
         if not args.log_level:
             raise E.UsageError("logging/setLevel needs --log-level")
@@ -305,6 +404,46 @@ async def _tool_arguments(client: Any, args: argparse.Namespace) -> dict[str, An
                                  "(--no-validate sends them anyway)",
                                  errors=[{"path": p, "message": m} for p, m in problems])
     return arguments
+
+
+def _answers(args: argparse.Namespace) -> dict[str, Any]:
+    """How the CLI answers what the server asks during a call (no one to ask)."""
+    accept = None
+    if args.elicit_accept is not None:
+        try:
+            accept = json.loads(args.elicit_accept)
+        except ValueError as exc:
+            raise E.UsageError(f"--elicit-accept is not valid JSON: {exc}") from None
+        if not isinstance(accept, dict):
+            raise E.UsageError("--elicit-accept must be a JSON object")
+
+    async def elicit(params: dict[str, Any] | None) -> dict[str, Any]:
+        message = str((params or {}).get("message", ""))[:200]
+        if accept is not None:
+            print(f"spyglass: elicitation {message!r}: accepted with --elicit-accept", file=sys.stderr)
+            return {"action": "accept", "content": accept}
+        if not args.elicit_decline:
+            print(f"spyglass: elicitation {_visible(message)!r} declined (answer with --elicit-accept JSON)",
+                  file=sys.stderr)
+        return {"action": "decline"}
+
+    async def sample(params: dict[str, Any] | None) -> dict[str, Any]:
+        if args.sampling_reply is None:
+            print("spyglass: sampling request declined (answer with --sampling-reply TEXT)", file=sys.stderr)
+            raise E.RemoteError("sampling/createMessage", -1, "User rejected sampling request")
+        return {"role": "assistant", "content": {"type": "text", "text": args.sampling_reply},
+                "model": "spyglass-cli", "stopReason": "endTurn"}
+
+    return {"elicitation/create": elicit, "sampling/createMessage": sample}
+
+
+def _root(path: str) -> dict[str, str]:
+    from pathlib import Path
+
+    folder = Path(path).expanduser().resolve()
+    if not folder.is_dir():
+        raise E.UsageError(f"--root {path}: not a folder")
+    return {"uri": folder.as_uri(), "name": folder.name or str(folder)}
 
 
 def _preload(module: str) -> None:

@@ -70,10 +70,14 @@ class Client:
                  on_notification: Callable[[str, dict[str, Any] | None], None] | None = None,
                  on_stderr: Callable[[str], None] | None = None,
                  on_closed: Callable[[Closed], None] | None = None,
-                 fallback: Callable[[], Transport] | None = None) -> None:
+                 fallback: Callable[[], Transport] | None = None,
+                 roots: list[dict[str, Any]] | None = None) -> None:
         self.transport = transport
         self.fallback = fallback  # auto transport choice: HTTP+SSE when Streamable HTTP is not there
         self.handlers: dict[str, Handler] = dict(handlers or {})
+        self.roots: list[dict[str, Any]] | None = list(roots) if roots is not None else None
+        if self.roots is not None and "roots/list" not in self.handlers:
+            self.handlers["roots/list"] = self._answer_roots
         capabilities: dict[str, Any] = {}
         if "roots/list" in self.handlers:
             capabilities["roots"] = {"listChanged": True}
@@ -88,6 +92,8 @@ class Client:
         self._session_kwargs = kwargs
         self.session = ClientSession(**kwargs)
         self.rejected_tools: list[tuple[str, str]] = []  # (tool name, why) dropped from tools/list
+        self._cache: dict[str, tuple[float, dict[str, Any]]] = {}  # list method -> (expiry, result)
+        self._subscriptions: dict[Any, Subscription] = {}
         self.timeout = timeout
         self.probe_timeout = probe_timeout
         self.traffic = traffic
@@ -255,8 +261,14 @@ class Client:
         if self.session.state is not State.READY:
             raise E.ConnectError(f"not connected (state: {self.session.state.value})")
 
-    async def list_all(self, method: str, key: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Every page of a list method, merged into one result."""
+    async def list_all(self, method: str, key: str, params: dict[str, Any] | None = None, *,
+                       refresh: bool = False) -> dict[str, Any]:
+        """Every page of a list method, merged into one result. A result the
+        server marked cacheable (`ttlMs`, 2026-07-28) is reused until it expires,
+        unless `refresh`; a list_changed notification drops it."""
+        cached = self._cache.get(method)
+        if cached and not refresh and not params and cached[0] > time.monotonic():
+            return {**cached[1], key: list(cached[1][key])}
         pager = Paginator(key)
         while (page := pager.params()) is not None:
             result = await self.request(method, {**(params or {}), **page})
@@ -267,12 +279,19 @@ class Client:
         merged = dict(pager.last_result or {})
         merged.pop("nextCursor", None)
         merged[key] = pager.items
-        return merged
+        ttl = merged.get("ttlMs")
+        if not params and isinstance(ttl, (int, float)) and not isinstance(ttl, bool) and ttl > 0:
+            self._cache[method] = (time.monotonic() + ttl / 1000, merged)
+        return {**merged, key: list(pager.items)}
 
-    async def list_tools(self) -> dict[str, Any]:
+    _LIST_CHANGED = {"notifications/tools/list_changed": "tools/list",
+                     "notifications/prompts/list_changed": "prompts/list",
+                     "notifications/resources/list_changed": "resources/list"}
+
+    async def list_tools(self, *, refresh: bool = False) -> dict[str, Any]:
         """Every tool. Over modern HTTP, tools whose `x-mcp-header` annotations
         break the spec's rules are dropped and listed in `rejected_tools`."""
-        result = await self.list_all("tools/list", "tools")
+        result = await self.list_all("tools/list", "tools", refresh=refresh)
         if getattr(self.transport, "mirrors_tool_headers", False):
             kept, headers, self.rejected_tools = [], {}, []
             for tool in result["tools"]:
@@ -296,17 +315,17 @@ class Client:
             params["arguments"] = arguments
         return await self.request("tools/call", params, on_progress=on_progress, timeout=timeout)
 
-    async def list_resources(self) -> dict[str, Any]:
-        return await self.list_all("resources/list", "resources")
+    async def list_resources(self, *, refresh: bool = False) -> dict[str, Any]:
+        return await self.list_all("resources/list", "resources", refresh=refresh)
 
-    async def list_resource_templates(self) -> dict[str, Any]:
-        return await self.list_all("resources/templates/list", "resourceTemplates")
+    async def list_resource_templates(self, *, refresh: bool = False) -> dict[str, Any]:
+        return await self.list_all("resources/templates/list", "resourceTemplates", refresh=refresh)
 
     async def read_resource(self, uri: str) -> dict[str, Any]:
         return await self.request("resources/read", {"uri": uri})
 
-    async def list_prompts(self) -> dict[str, Any]:
-        return await self.list_all("prompts/list", "prompts")
+    async def list_prompts(self, *, refresh: bool = False) -> dict[str, Any]:
+        return await self.list_all("prompts/list", "prompts", refresh=refresh)
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> dict[str, Any]:
         params: dict[str, Any] = {"name": name}
@@ -327,6 +346,45 @@ class Client:
             self.session.log_level = level
             return {}
         return await self.request("logging/setLevel", {"level": level})
+
+    async def subscribe(self, uri: str) -> dict[str, Any]:
+        """Legacy era: notifications/resources/updated for one resource."""
+        return await self.request("resources/subscribe", {"uri": uri})
+
+    async def unsubscribe(self, uri: str) -> dict[str, Any]:
+        return await self.request("resources/unsubscribe", {"uri": uri})
+
+    async def listen(self, notifications: dict[str, Any], *, ack_timeout: float | None = 10.0) -> "Subscription":
+        """2026-07-28: open a `subscriptions/listen` stream with this filter
+        (toolsListChanged, promptsListChanged, resourcesListChanged,
+        resourceSubscriptions). Returns once the server acknowledged it; its
+        notifications reach `on_notification`. `Subscription.close()` ends it."""
+        self._check_open()
+        sub = Subscription(self, notifications)
+        sub.task = asyncio.ensure_future(self.request("subscriptions/listen", {"notifications": notifications},
+                                                      timeout=None))
+        await asyncio.sleep(0)  # let the request go out and get its id
+        sub.id = self.session.last_request_id
+        self._subscriptions[sub.id] = sub
+        sub.task.add_done_callback(lambda _t: self._subscriptions.pop(sub.id, None))
+        done, _ = await asyncio.wait({sub.task, sub.acknowledged}, timeout=ack_timeout,
+                                     return_when=asyncio.FIRST_COMPLETED)
+        if sub.task in done and not sub.acknowledged.done():
+            sub.task.result()  # raises the server's error, if that is what ended it
+            raise E.InvalidResponse("subscriptions/listen ended before the server acknowledged it")
+        if not done:
+            await sub.close()
+            raise E.RequestTimeout(f"the server did not acknowledge subscriptions/listen within {ack_timeout:g} s")
+        return sub
+
+    async def set_roots(self, roots: list[dict[str, Any]]) -> None:
+        """Change the roots answered to roots/list; tells a legacy server they changed."""
+        self.roots = list(roots)
+        if self.era is Era.LEGACY and "roots" in self.session.capabilities and self.closed is None:
+            await self.notify("notifications/roots/list_changed")
+
+    async def _answer_roots(self, params: dict[str, Any] | None) -> dict[str, Any]:
+        return {"roots": list(self.roots or [])}
 
     async def discover(self) -> dict[str, Any]:
         return await self.request("server/discover", {})
@@ -480,6 +538,14 @@ class Client:
         elif isinstance(event, ev.ServerRequest):
             self._spawn(self._answer_request(event))
         elif isinstance(event, ev.NotificationReceived):
+            listing = self._LIST_CHANGED.get(event.method)
+            if listing:
+                self._cache.pop(listing, None)
+            if event.method == "notifications/subscriptions/acknowledged":
+                meta = (event.params or {}).get("_meta") if isinstance(event.params, dict) else None
+                sub = self._subscriptions.get((meta or {}).get("io.modelcontextprotocol/subscriptionId"))
+                if sub is not None and not sub.acknowledged.done():
+                    sub.acknowledged.set_result((event.params or {}).get("notifications") or {})
             if self.on_notification:
                 self.on_notification(event.method, event.params)
         elif isinstance(event, ev.HandshakeComplete):
@@ -578,3 +644,37 @@ class Client:
             return await asyncio.wait_for(asyncio.shield(fut), timeout)
         except asyncio.TimeoutError:
             raise E.RequestTimeout(f"no answer to {what} within {timeout:g} s", seconds=timeout) from None
+
+
+class Subscription:
+    """One `subscriptions/listen` stream (2026-07-28)."""
+
+    def __init__(self, client: Client, requested: dict[str, Any]) -> None:
+        self.client = client
+        self.requested = requested
+        self.id: Any = None
+        self.task: asyncio.Future[Any] | None = None
+        self.acknowledged: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+
+    @property
+    def granted(self) -> dict[str, Any] | None:
+        """The filter the server agreed to honour (None until acknowledged)."""
+        return self.acknowledged.result() if self.acknowledged.done() else None
+
+    @property
+    def refused(self) -> list[str]:
+        """Requested notification types the server left out of its acknowledgement."""
+        granted = self.granted or {}
+        out = [k for k, v in self.requested.items() if v and k != "resourceSubscriptions" and not granted.get(k)]
+        uris = set(granted.get("resourceSubscriptions") or [])
+        out += [u for u in self.requested.get("resourceSubscriptions") or [] if u not in uris]
+        return out
+
+    async def close(self) -> None:
+        """End the stream (cancel the request: notifications/cancelled or closing it)."""
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+            try:
+                await self.task
+            except (asyncio.CancelledError, E.SpyglassError):
+                pass

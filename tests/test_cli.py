@@ -216,3 +216,25 @@ def test_closing_ends_the_servers_whole_process_group(tmp_path):
         time.sleep(0.05)
     alive = Path(f"/proc/{child}/stat").exists() and Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     assert not alive, "the server's child process outlived the CLI"
+
+
+def test_elicitation_is_declined_unless_answered():
+    declined = spyglass("--tool-name", "ask_user", "--", *demo_cmd())
+    assert declined.returncode == 0 and "declined" in declined.stderr and "--elicit-accept" in declined.stderr
+    accepted = spyglass("--protocol", "legacy", "--elicit-accept", '{"name": "Ada", "colour": "blue"}',
+                        "--format", "text", "--tool-name", "ask_user", "--", *demo_cmd())
+    assert accepted.returncode == 0 and "Ada" in accepted.stdout
+    bad = spyglass("--elicit-accept", "[1]", "--tool-name", "ask_user", "--", *demo_cmd())
+    assert bad.returncode == 1 and "JSON object" in bad.stderr
+
+
+def test_sampling_reply_and_roots(tmp_path):
+    sampled = spyglass("--sampling-reply", "hi from the cli", "--tool-name", "trigger-sampling-request",
+                       "--tool-arg", "prompt=x", "--", *everything_cmd())
+    assert sampled.returncode == 0 and "hi from the cli" in sampled.stdout
+    refused = spyglass("--tool-name", "trigger-sampling-request", "--tool-arg", "prompt=x", "--", *everything_cmd())
+    assert "sampling request declined" in refused.stderr
+    rooted = spyglass("--root", str(tmp_path), "--tool-name", "get-roots-list", "--", *everything_cmd())
+    assert rooted.returncode == 0 and tmp_path.as_uri() in rooted.stdout
+    missing = spyglass("--root", str(tmp_path / "nope"), "--", *everything_cmd())
+    assert missing.returncode == 1 and "not a folder" in missing.stderr
