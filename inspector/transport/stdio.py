@@ -23,7 +23,7 @@ from .base import Closed, Transport
 
 log = logging.getLogger("spyglass.stdio")
 
-READ_CHUNK = 256 * 1024
+READ_CHUNK = 64 * 1024  # frames of one read are handled in one go: this bounds that turn of the loop
 STDERR_LINE_MAX = 64 * 1024
 
 

@@ -56,7 +56,9 @@ EXPECTATIONS: dict[str, Expect] = {
     "close-stdout": Expect(("close-stdout",), exit_code=4, says=("closed its standard output",)),
     "init-error": Expect(("init-error",), exit_code=4, says=("database locked",)),
     "bad-version": Expect(("bad-version",), exit_code=4, says=("1999-01-01",)),
-    "sampling-uninvited": Expect(("sampling-uninvited",), says=("sampling answered: error -32601",)),
+    # The CLI declares sampling (and refuses each request unless --sampling-reply is given).
+    "sampling-uninvited": Expect(("sampling-uninvited",), says=("sampling answered: error -1",
+                                                                "sampling request declined")),
     "is-error": Expect(("is-error",), exit_code=5, says=("it broke",)),
     # untrusted text: escapes made visible in text output
     "untrusted-text": Expect(("untrusted-text",), args=("--format", "text"),
