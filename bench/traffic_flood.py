@@ -1,0 +1,365 @@
+"""Benchmark: a notification flood through the traffic store, model and pane.
+
+The hostile test server sends N `notifications/message` during one tools/call
+(`tests/hostile/server.py flood N`). Spyglass's `Client` feeds a `TrafficStore`
+(a real SQLite session file, flushed by the pane's timer), shown by a
+`TrafficPane` offscreen under a qasync loop. In the same run a raw client reads
+and parses the same stream (asyncio pipes, split lines, json.loads) as the floor.
+
+Measured: every frame reached the store and the model; the longest event-loop
+stall (a 10 ms heartbeat QTimer: the longest gap minus 10 ms); peak RSS;
+call-to-result time against the raw client. Then 1,000,000 synthetic rows:
+time to add them, for the view to take them in, to filter them, and to scroll.
+
+Goals: stall <= 50 ms, peak RSS <= 400 MB, ratio <= 2x.
+
+    QT_QPA_PLATFORM=offscreen python bench/traffic_flood.py [N] [--rows 1000000] [--rounds 2]
+
+The pieces are reusable: `flood_through(widget_or_none, store, n)` runs one
+flood against any widget showing `store` (e.g. the main window later).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+HOSTILE = ROOT / "tests" / "hostile" / "server.py"
+GOALS = {"stall_ms": 50.0, "peak_mb": 400.0, "ratio": 2.0}
+
+
+def flood_cmd(n: int) -> list[str]:
+    return [sys.executable, str(HOSTILE), "flood", str(n)]
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def sink_peak_mb(store: Any) -> float:
+    """Peak RSS of the store's session-writer process (0 when it writes from a thread)."""
+    proc = getattr(getattr(store, "_writer", None), "proc", None)
+    try:
+        for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except (AttributeError, OSError, ValueError):
+        pass
+    return 0.0
+
+
+# ---------------------------------------------------------------------- heartbeat
+class Heartbeat:
+    """A 10 ms QTimer; `max_stall` is the longest gap between ticks minus 10 ms."""
+
+    def __init__(self, interval_ms: int = 10) -> None:
+        from PySide6.QtCore import Qt, QTimer
+
+        self.interval = interval_ms / 1000
+        self.timer = QTimer()
+        self.timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self.timer.setInterval(interval_ms)
+        self.timer.timeout.connect(self._tick)
+        self.last = 0.0
+        self.gaps: list[float] = []
+
+    def start(self) -> None:
+        self.gaps.clear()
+        self.last = time.perf_counter()
+        self.timer.start()
+
+    def stop(self) -> None:
+        self.timer.stop()
+        self._tick()
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.gaps.append(now - self.last)
+        self.last = now
+
+    @property
+    def max_stall_ms(self) -> float:
+        return max(0.0, (max(self.gaps, default=0.0) - self.interval) * 1000)
+
+    def p99_stall_ms(self) -> float:
+        if not self.gaps:
+            return 0.0
+        gaps = sorted(self.gaps)
+        return max(0.0, (gaps[int(len(gaps) * 0.99) - 1 if len(gaps) > 1 else 0] - self.interval) * 1000)
+
+
+# ---------------------------------------------------------------------- the raw floor
+async def raw_flood(n: int) -> tuple[float, int]:
+    """Handshake, then time one tools/call while reading and parsing every line."""
+    proc = await asyncio.create_subprocess_exec(*flood_cmd(n), stdin=asyncio.subprocess.PIPE,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    assert proc.stdin and proc.stdout
+    buffer = b""
+    notes = 0
+
+    async def until(rid: int) -> dict[str, Any]:
+        nonlocal buffer, notes
+        while True:
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                msg = json.loads(line)
+                if msg.get("id") == rid:
+                    return msg
+                notes += 1
+            chunk = await proc.stdout.read(256 * 1024)
+            if not chunk:
+                raise RuntimeError("the raw flood server closed its stdout")
+            buffer += chunk
+
+    def send(obj: dict[str, Any]) -> None:
+        proc.stdin.write(json.dumps(obj).encode() + b"\n")
+
+    send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+          "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                     "clientInfo": {"name": "raw", "version": "0"}}})
+    await until(1)
+    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    start = time.perf_counter()
+    send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "x"}}})
+    await proc.stdin.drain()
+    await until(2)
+    elapsed = time.perf_counter() - start
+    proc.stdin.close()
+    await proc.wait()
+    return elapsed, notes
+
+
+# ---------------------------------------------------------------------- through Spyglass
+@dataclass
+class FloodResult:
+    call_s: float
+    settle_s: float  # until the model shows every frame
+    frames: int
+    notifications: int
+    model_rows: int
+    stall_ms: float
+    p99_stall_ms: float
+    inserts: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+async def flood_through(model: Any, store: Any, n: int, heartbeat: Heartbeat, server_id: str = "flood") -> FloodResult:
+    """One flood of `n` notifications into `store`; `model` (a TrafficModel or None)
+    must end up showing every frame."""
+    from inspector.client import Client
+    from inspector.transport import StdioTransport
+
+    first = len(store)
+    inserts = model.inserts if model is not None else 0
+    client = Client(StdioTransport(flood_cmd(n)), mode="legacy", timeout=300, traffic=store.hook(server_id))
+    await client.connect()
+    heartbeat.start()
+    start = time.perf_counter()
+    result = await client.call_tool("echo", {"message": "x"})
+    call_s = time.perf_counter() - start
+    assert result["content"][0]["text"].endswith("x"), result
+    while model is not None and not (model.complete and model.rowCount() == len(store)):
+        await asyncio.sleep(0.01)
+    settle_s = time.perf_counter() - start
+    heartbeat.stop()
+    await client.close()
+    notes = sum(1 for k in range(first, len(store)) if store.method(k) == "notifications/message")
+    return FloodResult(call_s, settle_s, len(store) - first, notes, model.rowCount() if model is not None else -1,
+                       heartbeat.max_stall_ms, heartbeat.p99_stall_ms(),
+                       (model.inserts - inserts) if model is not None else 0)
+
+
+# ---------------------------------------------------------------------- a million rows
+def synthetic_frames(count: int, start: float = 0.0) -> Callable[[], Any]:
+    """Frames like a real session: mostly notifications, some calls and answers, a little junk."""
+    from inspector.protocol import jsonrpc as rpc
+    from inspector.traffic import Frame
+
+    def gen():
+        for i in range(count):
+            mono = start + i * 1e-5
+            r = i % 50
+            if r == 0:
+                data = ('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":'
+                        '{"message":"m%d"}}}' % (i, i)).encode()
+                yield Frame("out", data, mono, 1.7e9 + mono)
+            elif r == 1:
+                data = ('{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"m%d"}]}}'
+                        % (i - 1, i)).encode()
+                yield Frame("in", data, mono, 1.7e9 + mono, None, rpc.Response(i - 1, None))
+            elif r == 2:
+                yield Frame("err", b"WARN something odd %d" % i, mono, 1.7e9 + mono)
+            else:
+                data = ('{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info",'
+                        '"logger":"synthetic","data":"row %d of the big session"}}' % i).encode()
+                yield Frame("in", data, mono, 1.7e9 + mono, None,
+                            rpc.Notification("notifications/message", None))
+    return gen
+
+
+def million_rows(app: Any, pane: Any, count: int) -> dict[str, float]:
+    from PySide6.QtWidgets import QAbstractItemView
+
+    from inspector.traffic import TrafficFilter
+
+    store = pane.store
+    model = pane.model
+    frames = synthetic_frames(count, start=(store.mono(len(store) - 1) + 1) if len(store) else 0.0)()
+    figures: dict[str, float] = {}
+    before = len(store)
+    add_s = 0.0
+    while True:  # made 100,000 at a time so that the bench itself does not weigh on the RSS
+        chunk = [f for _, f in zip(range(100_000), frames)]
+        if not chunk:
+            break
+        t = time.perf_counter()
+        for f in chunk:
+            store.add("big", f)
+        add_s += time.perf_counter() - t
+    figures["add_s"] = add_s
+    figures["add_us_per_row"] = add_s / count * 1e6
+    del chunk
+    t = time.perf_counter()
+    while not (model.complete and model.rowCount() == len(store)):
+        app.processEvents()
+    figures["view_catch_up_s"] = time.perf_counter() - t
+    assert model.rowCount() == len(store) == before + count
+    t = time.perf_counter()
+    store.flush(wait=True)
+    figures["flush_wait_s"] = time.perf_counter() - t
+
+    def timed_filter(flt: TrafficFilter) -> tuple[float, float, float, int]:
+        """(first rows on screen, longest event-loop turn, complete, rows) in seconds,
+        the filter spreading itself over event-loop turns as in the app."""
+        t0 = time.perf_counter()
+        model.set_filter(flt)
+        view.viewport().repaint()
+        first = time.perf_counter() - t0
+        longest = first
+        while not model.complete:
+            t1 = time.perf_counter()
+            app.processEvents()
+            longest = max(longest, time.perf_counter() - t1)
+        return first, longest, time.perf_counter() - t0, model.rowCount()
+
+    view = pane.view
+
+    for label, flt in [("text 'row 99999'", TrafficFilter.make(text="row 99999")),
+                       ("text 'echo' (dense)", TrafficFilter.make(text="echo")),
+                       ("kind=response", TrafficFilter.make(kinds={"response"})),
+                       ("server+dir+text", TrafficFilter.make(servers={"big"}, directions={"in"}, text="synthetic")),
+                       ("none", TrafficFilter())]:
+        first, longest, total, rows = timed_filter(flt)
+        figures[f"filter {label}: first tick ms"] = first * 1000
+        figures[f"filter {label}: longest tick ms"] = longest * 1000
+        figures[f"filter {label}: complete s"] = total
+        figures[f"filter {label}: rows"] = rows
+    rng = random.Random(1)
+    times = []
+    for _ in range(50):
+        row = rng.randrange(model.rowCount())
+        t = time.perf_counter()
+        view.scrollTo(model.index(row, 0), QAbstractItemView.ScrollHint.PositionAtCenter)
+        view.viewport().repaint()
+        times.append(time.perf_counter() - t)
+    figures["scroll+repaint median ms"] = statistics.median(times) * 1000
+    figures["scroll+repaint max ms"] = max(times) * 1000
+    t = time.perf_counter()
+    pane.select_record(len(store) - 1)
+    figures["select last row ms"] = (time.perf_counter() - t) * 1000
+    return figures
+
+
+# ---------------------------------------------------------------------- main
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("n", nargs="?", type=int, default=100_000, help="notifications in the flood")
+    parser.add_argument("--rows", type=int, default=1_000_000, help="synthetic rows for the size test (0: skip)")
+    parser.add_argument("--rounds", type=int, default=3, help="flood rounds (raw and Spyglass alternate)")
+    args = parser.parse_args(argv)
+
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    from inspector.traffic import TrafficStore
+    from inspector.ui.traffic_pane import TrafficPane
+
+    app = QApplication.instance() or QApplication([])
+    app.setQuitOnLastWindowClosed(False)
+    tmp = tempfile.TemporaryDirectory(prefix="spyglass-bench-")
+    store = TrafficStore(Path(tmp.name) / "flood.sqlite")
+    pane = TrafficPane(store)
+    pane.resize(1400, 900)
+    pane.show()
+    heartbeat = Heartbeat()
+    raw_times: list[float] = []
+    runs: list[FloodResult] = []
+
+    async def floods() -> None:
+        for _ in range(args.rounds):
+            elapsed, notes = await raw_flood(args.n)
+            assert notes == args.n, notes
+            raw_times.append(elapsed)
+            runs.append(await flood_through(pane.model, store, args.n, heartbeat))
+
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    with loop:
+        loop.run_until_complete(floods())
+    store.flush(wait=True)
+    flood_peak = peak_rss_mb()
+
+    print(f"flood of {args.n:,} notifications during one tools/call, {args.rounds} round(s)")
+    for k, (raw, run) in enumerate(zip(raw_times, runs), 1):
+        print(f"  round {k}: raw client {raw * 1000:.0f} ms | spyglass call {run.call_s * 1000:.0f} ms "
+              f"(ratio {run.call_s / raw:.2f}x), model settled {run.settle_s * 1000:.0f} ms | "
+              f"frames {run.frames:,} (notifications {run.notifications:,}) | "
+              f"max stall {run.stall_ms:.1f} ms, p99 {run.p99_stall_ms:.1f} ms | "
+              f"{run.inserts} beginInsertRows")
+    ok_frames = all(r.notifications == args.n for r in runs) and runs[-1].model_rows == len(store)
+    ratios = [run.call_s / raw for raw, run in zip(raw_times, runs)]
+    ratio = statistics.median(ratios)
+    worst_stall = max(r.stall_ms for r in runs)
+    sink = sink_peak_mb(store)
+    print(f"  every frame in the store and the model: {'yes' if ok_frames else 'NO'} "
+          f"({len(store):,} records, {pane.model.rowCount():,} rows)")
+    print(f"  call/raw ratio: median of rounds {ratio:.2f}x, best of each "
+          f"{min(r.call_s for r in runs) / min(raw_times):.2f}x (goal <= {GOALS['ratio']}x)")
+    print(f"  max event-loop stall: {worst_stall:.1f} ms (goal <= {GOALS['stall_ms']:.0f} ms)")
+    print(f"  peak RSS after the floods: app {flood_peak:.0f} MB + session writer {sink:.0f} MB "
+          f"(goal <= {GOALS['peak_mb']:.0f} MB)")
+    flood_peak += sink
+
+    if args.rows:
+        print(f"{args.rows:,} synthetic rows into the same store and pane")
+        figures = million_rows(app, pane, args.rows)
+        for key, value in figures.items():
+            print(f"  {key}: {value:,.3f}" if isinstance(value, float) else f"  {key}: {value:,}")
+        print(f"  peak RSS with {len(store):,} records: app {peak_rss_mb():.0f} MB, "
+              f"session writer {sink_peak_mb(store):.0f} MB")
+    pane.close()
+    store.close()
+    tmp.cleanup()
+    failed = (worst_stall > GOALS["stall_ms"] or flood_peak > GOALS["peak_mb"] or ratio > GOALS["ratio"]
+              or not ok_frames)
+    print("goals:", "met" if not failed else "NOT met")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

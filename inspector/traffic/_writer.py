@@ -1,0 +1,209 @@
+"""Writers of a traffic session: a sink process (default) or a thread (fallback).
+
+The store calls `submit(store, first, last)` with a range of new records;
+the writer slices the store's columns for that range (cheap C-level copies),
+marshals them and hands them to a thread that writes them to the sink
+process's stdin. The sink (`_sink.py`) inserts them in one transaction per
+batch and acknowledges; `committed` is the number of rows known to be in the
+file; `sync()` waits for it to reach everything submitted.
+
+When no child process can be started (a frozen app, a locked-down system) the
+`ThreadWriter` does the same work in a thread of this process.
+"""
+
+from __future__ import annotations
+
+import logging
+import marshal
+import queue
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import _sink
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .store import TrafficStore
+
+log = logging.getLogger("spyglass.traffic")
+
+connect = _sink.connect
+
+
+def encode(store: "TrafficStore", first: int, last: int, sent: dict[str, int]) -> tuple[Any, ...]:
+    """Records [first, last) as one batch of column slices (see `_sink.rows`)."""
+    servers = store._servers[sent["servers"]:]
+    methods = store._methods[sent["methods"]:]
+    sent["servers"] += len(servers)
+    sent["methods"] += len(methods)
+    off = store._off
+    sparse = store._take_sparse(last)
+    big = [(n, store._big[n]) for n in range(first, last) if n in store._big] if store._big else []
+    overflow = [(n, c) for n, c in store._server_overflow.items() if first <= n < last] \
+        if store._server_overflow else []
+    return ("rows", first, last - first, servers, methods, bytes(store._srv[first:last]),
+            bytes(store._dir[first:last]), bytes(store._kind[first:last]), store._method[first:last].tobytes(),
+            store._pair[first:last].tobytes(), store._mono[first:last].tobytes(), store._wall[first:last].tobytes(),
+            store._size[first:last].tobytes(), off[first:last + 1].tobytes(), bytes(store._buf[off[first]:off[last]]),
+            sparse, big, overflow)
+
+
+class _Base:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.error: str | None = None
+        self.committed = 0  # rows known to be in the file
+        self.submitted = 0
+        self._sent = {"servers": 0, "methods": 1}  # method 0 is "none" on both sides
+        self._cond = threading.Condition()
+        self._closed = False
+
+    def submit(self, store: "TrafficStore", first: int, last: int) -> None:
+        if last <= first or self._closed:
+            return
+        self._put(marshal.dumps(encode(store, first, last, self._sent)))
+        self.submitted = last
+
+    def sync(self, timeout: float | None = 30.0) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: self.committed >= self.submitted or self.error is not None, timeout)
+
+    def _committed(self, upto: int) -> None:
+        with self._cond:
+            self.committed = max(self.committed, upto)
+            self._cond.notify_all()
+
+    def _failed(self, message: str) -> None:
+        if self.error is None:
+            self.error = message
+            log.error("%s", message)
+        with self._cond:
+            self._cond.notify_all()
+
+    def _put(self, payload: bytes) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def close(self, expand: bool = True) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def _grow_pipe(stream: Any, size: int = 1 << 20) -> None:
+    """A 1 MiB pipe (Linux): a batch goes over in a few writes, not dozens."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(stream.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
+    except (ImportError, OSError):
+        pass
+
+
+class SinkWriter(_Base):
+    """Batches go to a child process that owns the SQLite connection."""
+
+    def __init__(self, path: Path, meta: dict[str, str]) -> None:
+        super().__init__(path)
+        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self.proc = subprocess.Popen([sys.executable, "-I", "-S", _sink.__file__, str(path)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True)
+        assert self.proc.stdin and self.proc.stdout
+        _grow_pipe(self.proc.stdin)
+        ready = self.proc.stdout.read(_sink.HEADER.size)
+        if len(ready) != _sink.HEADER.size:
+            self.proc.wait(5)
+            raise OSError(f"the session writer did not start (exit code {self.proc.returncode})")
+        self._pump = threading.Thread(target=self._send, name="spyglass-traffic-pump", daemon=True)
+        self._acks = threading.Thread(target=self._read_acks, name="spyglass-traffic-acks", daemon=True)
+        self._pump.start()
+        self._acks.start()
+        self._put(marshal.dumps(("meta", sorted(meta.items()))))
+
+    def _put(self, payload: bytes) -> None:
+        self._queue.put(_sink.HEADER.pack(len(payload)) + payload)
+
+    def _send(self) -> None:
+        stdin = self.proc.stdin
+        assert stdin is not None
+        try:
+            while (item := self._queue.get()) is not None:
+                stdin.write(item)
+                stdin.flush()
+        except (BrokenPipeError, OSError, ValueError) as exc:
+            self._failed(f"the session writer for {self.path} stopped ({type(exc).__name__})")
+        finally:
+            try:
+                stdin.close()
+            except OSError:
+                pass
+
+    def _read_acks(self) -> None:
+        stdout = self.proc.stdout
+        assert stdout is not None
+        size = _sink.HEADER.size
+        while True:
+            head = stdout.read(size)
+            if len(head) < size:
+                break
+            self._committed(_sink.HEADER.unpack(head)[0])
+        code = self.proc.wait()
+        if self.committed < self.submitted or not self._closed:
+            self._failed(f"the session writer for {self.path} exited with code {code} "
+                         f"({self.submitted - self.committed} rows not written)")
+
+    def close(self, expand: bool = True) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if not expand:
+            self._put(marshal.dumps(("quit",)))
+        self._queue.put(None)
+        self._pump.join(60)
+        self._acks.join(60)
+        if self.proc.poll() is None:  # pragma: no cover - the sink exits at end of input
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+
+
+class ThreadWriter(_Base):
+    """The same batches, written by a thread of this process."""
+
+    def __init__(self, path: Path, meta: dict[str, str]) -> None:
+        super().__init__(path)
+        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        conn = connect(str(path))
+        _sink.write_meta(conn, sorted(meta.items()))
+        self._thread = threading.Thread(target=self._run, args=(conn,), name="spyglass-traffic-writer", daemon=True)
+        self._thread.start()
+
+    def _put(self, payload: bytes) -> None:
+        self._queue.put(payload)
+
+    def _run(self, conn: Any) -> None:
+        tables = _sink.Tables()
+        try:
+            while (item := self._queue.get()) is not None:
+                try:
+                    self._committed(_sink.write_batch(conn, marshal.loads(item), tables))
+                except Exception as exc:
+                    self._failed(f"cannot write the traffic session {self.path}: {exc}")
+        finally:
+            conn.close()
+
+    def close(self, expand: bool = True) -> None:
+        if not self._closed:
+            self._closed = True
+            self._queue.put(None)
+            self._thread.join(60)
+
+
+def make_writer(path: Path, meta: dict[str, str]) -> _Base:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not getattr(sys, "frozen", False):
+        try:
+            return SinkWriter(path, meta)
+        except OSError as exc:
+            log.warning("no session writer process (%s): writing from a thread", exc)
+    return ThreadWriter(path, meta)

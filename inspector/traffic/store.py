@@ -1,0 +1,501 @@
+"""The traffic store: an append-only record of every frame of every server.
+
+One store per app session. Every frame the client reports (and every stderr
+line) becomes a numbered record (0, 1, 2, ... dense), classified on arrival:
+kind, method, JSON-RPC id, request/response pairing, latency.
+
+Memory. The live index is columnar (`array`/`bytearray`, a few dozen bytes a
+row, no Python object per row). The raw bytes of each frame are kept in one
+contiguous buffer, up to `HEAD_MAX` bytes per frame (the whole frame for all but
+huge ones), so free-text search runs at C speed over it. Larger frames keep
+their full bytes in SQLite only (and in memory until committed), with a small
+LRU cache for `raw(n)`.
+
+Persistence. The store writes to SQLite in WAL mode from the first frame.
+Flush policy:
+
+* `add()` only appends to the in-memory index; it never touches the disk.
+* `flush()` hands the rows added since the last flush, as one batch of column
+  slices, to the session writer: a small child process (`_sink.py`, stdlib
+  only) that owns the SQLite connection and commits each batch in ONE
+  transaction (as one `chunks` row at once, expanded into one `frames` row
+  per frame when the writer is idle; see `_sink.py`). The app pays about
+  3 ms per 10,000 rows to hand a batch over and shares no GIL with SQLite.
+  (A frozen app, or one that cannot start a process, writes from a thread.)
+* The UI calls `flush()` on a 100 ms timer (`TrafficPane` does); `add()` also
+  flushes by itself when the oldest unflushed row is 100 ms old, so a store
+  without a UI is written too while frames keep coming. Rows therefore reach
+  the writer at most ~100 ms after they arrive.
+* `flush(wait=True)` returns once everything added so far is committed;
+  `close()` does that and stops the writer.
+* WAL with `synchronous=NORMAL`: a committed transaction survives a crash or
+  SIGKILL of the app. When the app dies, the writer still commits every batch
+  it was handed, then exits (end of input), so a crash loses at most the rows
+  added since the last flush. (Only an OS crash or power cut can lose recent
+  commits.)
+
+The store is not thread-safe: call it from one thread (the UI/asyncio thread).
+No Qt here (DESIGN §1).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+import weakref
+from array import array
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from ..protocol import jsonrpc as rpc
+from . import sessions
+from ._sink import frame_data, pending_rows
+from ._writer import connect, make_writer
+from .filter import FilteredView, TrafficFilter
+from .frame import Frame
+from .summary import summarise
+
+KINDS = ("request", "response", "notification", "error", "malformed", "stderr", "http")
+DIRECTIONS = ("out", "in", "err", "http")
+K_REQUEST, K_RESPONSE, K_NOTIFICATION, K_ERROR, K_MALFORMED, K_STDERR, K_HTTP = range(7)
+D_OUT, D_IN, D_ERR, D_HTTP = range(4)
+_DIR_CODE = {"out": D_OUT, "in": D_IN, "err": D_ERR, "http": D_HTTP}
+
+TRACE_META_KEYS = ("stream", "event_id", "status")  # Frame.meta keys `--trace` writes
+HEAD_MAX = 64 * 1024  # bytes of each frame kept in memory (and searched)
+FLUSH_INTERVAL = 0.1  # seconds
+SUMMARY_CACHE = 4096
+RAW_CACHE = 16
+
+Listener = Callable[[int], None]
+
+
+def _shutdown(ref: "weakref.ref[TrafficStore]", writer: Any) -> None:
+    """At interpreter exit (or when a store is dropped unclosed): write what is left."""
+    store = ref()
+    if store is not None:
+        store.close()
+    else:
+        writer.close()
+
+
+def _meta_json(meta: dict[str, Any] | None) -> str | None:
+    if not meta:
+        return None
+    try:
+        return json.dumps(meta, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):  # pragma: no cover
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One traffic record, built on demand by `TrafficStore.record(n)`."""
+
+    n: int
+    server_id: str
+    direction: str  # out | in | err | http (an HTTP exchange summary)
+    kind: str  # request | response | notification | error | malformed | stderr | http
+    method: str | None
+    id: rpc.RequestId | None
+    mono: float
+    wall: float
+    size: int
+    malformed: str | None
+    latency: float | None  # responses and errors: seconds since the matching request
+    pair: int | None  # record number of the matching request / response
+    meta: dict[str, Any] | None = None  # transport details (HTTP stream, SSE event id...)
+
+
+class ReadOnlyError(RuntimeError):
+    pass
+
+
+class TrafficStore:
+    def __init__(self, path: str | Path | None = None, *, meta: dict[str, str] | None = None) -> None:
+        """`path=None`: a new session file in the user data dir; ":memory:": no file.
+        `meta`: extra key/values for the session's `meta` table."""
+        self.readonly = False
+        self.memory = path == ":memory:"
+        self.path: Path | None = None
+        if not self.memory:
+            self.path = Path(path) if path is not None else sessions.new_session_path()
+        # --- the columnar index
+        self._srv = bytearray()
+        self._dir = bytearray()
+        self._kind = bytearray()
+        self._method = array("I")  # index into _methods; 0 = none
+        self._mono = array("d")
+        self._wall = array("d")
+        self._size = array("I")
+        self._pair = array("i")
+        self._off = array("Q", [0])  # frame n's head is _buf[_off[n]:_off[n+1]]
+        self._buf = bytearray()
+        self._ids: dict[int, rpc.RequestId] = {}  # sparse: rows that carry an id
+        self._reasons: dict[int, str] = {}  # sparse: malformed reasons
+        self._meta: dict[int, dict[str, Any]] = {}  # sparse: Frame.meta
+        self._servers: list[str] = []
+        self._server_code: dict[str, int] = {}
+        self._server_overflow: dict[int, int] = {}  # rows of server number >= 255
+        self._methods: list[str] = [""]
+        self._method_code: dict[str, int] = {"": 0}
+        self._open: dict[tuple[int, int, Any], int] = {}  # (server, requester dir, id) -> request row
+        self._summaries: OrderedDict[int, str] = OrderedDict()
+        self._raw_cache: OrderedDict[int, bytes] = OrderedDict()
+        self._big: dict[int, bytes] = {}  # in-memory stores: full bytes of frames over HEAD_MAX
+        self._listeners: list[Listener] = []
+        self._once: list[Listener] = []
+        self._reader: sqlite3.Connection | None = None
+        self.t0: float | None = None  # monotonic time of the first record
+        self.started = time.time()
+        self._flushed = 0  # records handed to the writer
+        self._pending_since = 0.0
+        self._sparse: list[tuple[int, Any, str | None, str | None]] = []  # unflushed ids/reasons/meta
+        self._writer = None
+        if self.path is not None:
+            self._writer = make_writer(self.path, {"started": repr(self.started), **(meta or {})})
+            self._finalizer = weakref.finalize(self, _shutdown, weakref.ref(self), self._writer)
+
+    # ------------------------------------------------------------------ appending
+    def add(self, server_id: str, frame: Frame) -> int:
+        """Record one frame; returns its record number."""
+        if self.readonly:
+            raise ReadOnlyError("this session was reopened read-only")
+        return self._append(server_id, frame, True)
+
+    def hook(self, server_id: str) -> Callable[[Frame], None]:
+        """A traffic hook for `Client(traffic=store.hook(server_id))`."""
+        def traffic(frame: Frame) -> None:
+            self.add(server_id, frame)
+        return traffic
+
+    def _append(self, server_id: str, frame: Frame, persist: bool) -> int:
+        n = len(self._dir)
+        data = frame.data
+        direction = frame.direction
+        d = _DIR_CODE.get(direction, D_ERR)
+        reason = frame.malformed
+        method = None
+        rid: Any = None
+        pair = -1
+        # --- classify: "in" frames come parsed; "out" frames are ours (few); "err" are stderr
+        if d == D_ERR or d == D_HTTP:
+            kind = K_STDERR if d == D_ERR else K_HTTP
+        else:
+            msg = frame.message if d == D_IN and frame.message is not None else rpc.parse(data)
+            if isinstance(msg, rpc.Malformed):
+                kind = K_MALFORMED
+                reason = reason or msg.reason
+            elif isinstance(msg, rpc.Notification):
+                kind = K_NOTIFICATION
+                method = msg.method
+            elif isinstance(msg, rpc.Request):
+                kind = K_REQUEST
+                method = msg.method
+                rid = msg.id
+            else:  # Response or ErrorResponse
+                kind = K_RESPONSE if isinstance(msg, rpc.Response) else K_ERROR
+                rid = msg.id
+        code = self._server_code.get(server_id)
+        if code is None:
+            code = self._server_code[server_id] = len(self._servers)
+            self._servers.append(server_id)
+        if kind == K_REQUEST and reason is None:
+            self._open[(code, d, rid)] = n
+        elif (kind == K_RESPONSE or kind == K_ERROR) and rid is not None and reason is None:
+            # the request came the other way: an "in" response answers one of ours
+            req = self._open.pop((code, D_OUT if d == D_IN else D_IN, rid), -1)
+            if req >= 0:
+                pair = req
+                self._pair[req] = n
+                method = self._methods[self._method[req]]
+        if reason is not None:
+            kind = K_MALFORMED
+            self._reasons[n] = reason
+        if rid is not None:
+            self._ids[n] = rid
+        meta = frame.meta
+        if meta:
+            self._meta[n] = meta
+        mcode = 0
+        if method:
+            mcode = self._method_code.get(method, -1)
+            if mcode < 0:
+                mcode = self._method_code[method] = len(self._methods)
+                self._methods.append(method)
+        size = len(data)
+        self._srv.append(code if code < 255 else 255)
+        if code >= 255:
+            self._server_overflow[n] = code
+        self._dir.append(d)
+        self._kind.append(kind)
+        self._method.append(mcode)
+        self._mono.append(frame.mono)
+        self._wall.append(frame.wall)
+        self._size.append(size)
+        self._pair.append(pair)
+        if size > HEAD_MAX:
+            self._buf += data[:HEAD_MAX]
+            self._big[n] = data
+        else:
+            self._buf += data
+        self._off.append(len(self._buf))
+        if self.t0 is None:
+            self.t0 = frame.mono
+        if persist and self._writer is not None:
+            if rid is not None or reason is not None or meta:
+                self._sparse.append((n, rid, reason, _meta_json(meta)))
+            if n == self._flushed:
+                self._pending_since = time.monotonic()
+            elif time.monotonic() - self._pending_since >= FLUSH_INTERVAL:
+                self.flush()
+        if self._once:
+            once, self._once = self._once, []
+            for fn in once:
+                fn(n)
+        for fn in self._listeners:
+            fn(n)
+        return n
+
+    # ------------------------------------------------------------------ listeners
+    def add_listener(self, fn: Listener) -> None:
+        """Call `fn(n)` after every appended record (keep it cheap)."""
+        self._listeners.append(fn)
+
+    def remove_listener(self, fn: Listener) -> None:
+        if fn in self._listeners:
+            self._listeners.remove(fn)
+
+    def notify_next(self, fn: Listener) -> None:
+        """Call `fn(n)` once, when the next record is appended: lets a view
+        sleep while nothing happens and batch what arrives (DESIGN §5)."""
+        self._once.append(fn)
+
+    # ------------------------------------------------------------------ reading
+    def __len__(self) -> int:
+        return len(self._dir)
+
+    def servers(self) -> list[str]:
+        """Server ids in order of first appearance."""
+        return list(self._servers)
+
+    def methods(self) -> list[str]:
+        return self._methods[1:]
+
+    def server_id(self, n: int) -> str:
+        code = self._srv[n]
+        return self._servers[self._server_overflow.get(n, code) if code == 255 else code]
+
+    def direction(self, n: int) -> str:
+        return DIRECTIONS[self._dir[n]]
+
+    def kind(self, n: int) -> str:
+        return KINDS[self._kind[n]]
+
+    def kind_code(self, n: int) -> int:
+        """`KINDS.index(kind(n))`, without the string."""
+        return self._kind[n]
+
+    def method(self, n: int) -> str | None:
+        return self._methods[self._method[n]] or None
+
+    def request_id(self, n: int) -> rpc.RequestId | None:
+        return self._ids.get(n)
+
+    def mono(self, n: int) -> float:
+        return self._mono[n]
+
+    def wall(self, n: int) -> float:
+        return self._wall[n]
+
+    def size(self, n: int) -> int:
+        return self._size[n]
+
+    def malformed(self, n: int) -> str | None:
+        return self._reasons.get(n)
+
+    def meta(self, n: int) -> dict[str, Any] | None:
+        return self._meta.get(n)
+
+    def pair(self, n: int) -> int | None:
+        p = self._pair[n]
+        return p if p >= 0 else None
+
+    def latency(self, n: int) -> float | None:
+        """Seconds from the request to this response (responses and errors only)."""
+        p = self._pair[n]
+        if p < 0 or p > n:
+            return None
+        return self._mono[n] - self._mono[p]
+
+    def record(self, n: int) -> Record:
+        if not 0 <= n < len(self._dir):
+            raise IndexError(n)
+        return Record(n, self.server_id(n), self.direction(n), self.kind(n), self.method(n), self._ids.get(n),
+                      self._mono[n], self._wall[n], self._size[n], self._reasons.get(n), self.latency(n), self.pair(n),
+                      self._meta.get(n))
+
+    def head(self, n: int) -> bytes:
+        """The in-memory bytes of frame n: all of it unless it is over HEAD_MAX."""
+        return bytes(self._buf[self._off[n]:self._off[n + 1]])
+
+    def raw(self, n: int) -> bytes:
+        """Frame n exactly as on the wire."""
+        if not 0 <= n < len(self._dir):
+            raise IndexError(n)
+        if self._size[n] <= HEAD_MAX:
+            return self.head(n)
+        data = self._big.get(n) or self._raw_cache.get(n)
+        if data is not None:
+            return data
+        data = self._read_blob(n)
+        self._raw_cache[n] = data
+        while len(self._raw_cache) > RAW_CACHE:
+            self._raw_cache.popitem(last=False)
+        return data
+
+    def text(self, n: int) -> str:
+        return self.raw(n).decode("utf-8", errors="replace")
+
+    def _read_blob(self, n: int) -> bytes:
+        if self._reader is None:
+            assert self.path is not None
+            self._reader = connect(self.path, readonly=True)
+        data = frame_data(self._reader, n)
+        return self.head(n) if data is None else data  # None: cannot happen (in _big until committed)
+
+    def summary(self, n: int) -> str:
+        """A one-line summary of record n (built on first use, then cached)."""
+        s = self._summaries.get(n)
+        if s is None:
+            kind = self._kind[n]
+            raw = self.head(n) if kind in (K_STDERR, K_MALFORMED) or self._size[n] > HEAD_MAX else self.raw(n)
+            s = summarise(KINDS[kind], self._methods[self._method[n]], raw, self._size[n], self._reasons.get(n))
+            self._summaries[n] = s
+            if len(self._summaries) > SUMMARY_CACHE:
+                self._summaries.popitem(last=False)
+        return s
+
+    # ------------------------------------------------------------------ filtering
+    def filter(self, flt: TrafficFilter | None = None, **criteria: Any) -> FilteredView:
+        """A filtered index over this store, e.g. `store.filter(text="tools", kinds={"request"})`.
+        Call `view.update()` to take in rows appended since (it is incremental)."""
+        view = FilteredView(self, flt if flt is not None else TrafficFilter.make(**criteria))
+        view.update()
+        return view
+
+    # ------------------------------------------------------------------ persistence
+    def flush(self, wait: bool = False) -> None:
+        """Hand the rows added since the last flush to the writer (one
+        transaction); `wait=True` returns only once they are committed."""
+        writer = self._writer
+        if writer is None:
+            return
+        total = len(self._dir)
+        if total > self._flushed:
+            writer.submit(self, self._flushed, total)
+            self._flushed = total
+        if wait:
+            writer.sync()
+        if self._big:  # huge frames: once in the file, read them from there
+            for n in [k for k in self._big if k < writer.committed]:
+                del self._big[n]
+
+    def _take_sparse(self, last: int) -> list[tuple[int, Any, str | None, str | None]]:
+        taken, self._sparse = self._sparse, []
+        return taken
+
+    @property
+    def write_error(self) -> str | None:
+        return self._writer.error if self._writer else None
+
+    @property
+    def unflushed(self) -> int:
+        """Records not yet handed to the writer."""
+        return len(self._dir) - self._flushed if self._writer else 0
+
+    @property
+    def committed(self) -> int:
+        """Records known to be in the session file."""
+        return self._writer.committed if self._writer else 0
+
+    def close(self, expand: bool = True) -> None:
+        """Write everything, then stop the writer. The writer first commits
+        batches as chunks and turns them into one row per frame when idle;
+        `expand=False` skips what is left of that (a fast exit after a flood;
+        `open_session` reads chunks just as well)."""
+        if self._writer is not None:
+            self.flush(wait=True)
+            self._writer.close(expand)
+            self._finalizer.detach()
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+
+    def __enter__(self) -> "TrafficStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @classmethod
+    def open_session(cls, path: str | Path) -> "TrafficStore":
+        """Reopen a saved session file, read-only (no connection needed)."""
+        path = Path(path)
+        if not path.exists():
+            raise FileNotFoundError(path)
+        store = cls(":memory:")
+        store.memory = False
+        store.path = path
+        store.readonly = True
+        conn = connect(path, readonly=True)
+        conn.execute("BEGIN")  # one snapshot of frames and chunks: the writer may be expanding right now
+        try:
+            started = conn.execute("SELECT value FROM meta WHERE key = 'started'").fetchone()
+            if started:
+                store.started = float(started[0])
+            rows = conn.execute("SELECT server, dir, mono, wall, malformed, meta, data FROM frames ORDER BY n")
+            for server, direction, mono, wall, reason, meta, data in rows:
+                frame = Frame(direction, bytes(data), mono, wall, reason, None, json.loads(meta) if meta else None)
+                n = store._append(server, frame, False)
+                store._big.pop(n, None)  # a huge frame: its head stays in memory, the reader fetches the rest
+            # batches the writer had committed but not yet expanded into frames
+            for row in pending_rows(conn):
+                _n, server, direction, _kind, _method, _rid, _pair, mono, wall, _size, reason, data, meta = row
+                frame = Frame(direction, bytes(data), mono, wall, reason, None, json.loads(meta) if meta else None)
+                n = store._append(server, frame, False)
+                if n != _n:
+                    raise ValueError(f"{path}: record {_n} found where {n} was expected")
+                # a huge frame stays whole in memory here: `frames` does not have it
+        finally:
+            conn.execute("COMMIT")
+            conn.close()
+        return store
+
+    list_sessions = staticmethod(sessions.list_sessions)
+
+    # ------------------------------------------------------------------ export
+    def export_jsonl(self, path: str | Path, rows: Iterable[int] | None = None) -> int:
+        """Write records as JSON Lines, one object per frame in the format of
+        `spyglass --cli --trace` ({"ts", "dir", "text", "stream"?, "event_id"?,
+        "status"?, "malformed"?}) plus "server". Returns the number of lines."""
+        count = 0
+        with open(path, "w", encoding="utf-8") as fh:
+            for n in (range(len(self)) if rows is None else rows):
+                direction = DIRECTIONS[self._dir[n]]
+                record: dict[str, Any] = {"ts": round(self._wall[n], 6), "dir": direction, "text": self.text(n)}
+                meta = self._meta.get(n)
+                if meta and direction != "http":
+                    for key in TRACE_META_KEYS:
+                        if meta.get(key) is not None:
+                            record[key] = meta[key]
+                reason = self._reasons.get(n)
+                if reason:
+                    record["malformed"] = reason
+                record["server"] = self.server_id(n)
+                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+                count += 1
+        return count
