@@ -31,28 +31,113 @@ class ServerSpec:
 
 
 class ConfigError(UsageError):
+    """A config, catalog or import file that cannot be used; details may name file, line, column, entry."""
+
     kind = "config"
 
 
 def load_servers(path: str) -> dict[str, ServerSpec]:
     """All servers in an `mcpServers`/`servers` file; ConfigError names what is wrong."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except FileNotFoundError:
-        raise ConfigError(f"config file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    data = read_json(path)
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a JSON object at the top level")
+        raise ConfigError(f"{path}: expected a JSON object at the top level", file=path)
+    if "mcpServers" not in data and "servers" not in data and isinstance(data.get("mcp"), dict):
+        data = data["mcp"]  # VS Code's settings.json keeps them under "mcp"
     servers = data.get("mcpServers", data.get("servers"))
     if not isinstance(servers, dict):
-        raise ConfigError(f'{path}: no "mcpServers" (or "servers") object')
+        raise ConfigError(f'{path}: no "mcpServers" (or "servers") object', file=path)
     return {name: _spec(path, name, entry) for name, entry in servers.items()}
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """The parsed contents of a JSON (or JSON with comments) file.
+
+    ConfigError names the file and, for a syntax error, the line and column where
+    the parser stopped (also in `.details["line"]` / `["column"]`).
+    """
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8-sig") as fh:  # -sig: Notepad's byte order mark
+            text = fh.read()
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}", file=path) from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path} is a folder, not a config file", file=path) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 text (byte {exc.start}): not a JSON config file",
+                          file=path) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}", file=path) from None
+    return parse_json(text, path)
+
+
+def parse_json(text: str, source: str = "<text>") -> Any:
+    """Strict JSON first; then JSONC (// and /* */ comments, trailing commas, as VS Code writes).
+
+    Comments are blanked out in place, so a syntax error still points at the
+    right line and column of the original text.
+    """
+    text = text.lstrip("\ufeff")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    try:
+        return json.loads(strip_jsonc(text))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{source}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+                          file=source, line=exc.lineno, column=exc.colno) from None
+    except RecursionError:
+        raise ConfigError(f"{source}: invalid JSON: nested too deeply", file=source) from None
+
+
+def strip_jsonc(text: str) -> str:
+    """`text` with comments and trailing commas replaced by spaces (newlines kept)."""
+    out = list(text)
+    i, n = 0, len(text)
+    in_string = False
+    last_comma = -1  # index of a comma that may turn out to be trailing
+    prev = ""  # the last significant character outside strings and comments
+    while i < n:
+        c = text[i]
+        if in_string:
+            if c == "\\":
+                i += 2
+                continue
+            if c == '"':
+                in_string = False
+                prev = '"'
+            i += 1
+            continue
+        if c == '"':
+            in_string = True
+            last_comma = -1
+        elif c == "/" and text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out[i:end] = " " * (end - i)
+            i = end
+            continue
+        elif c == "/" and text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            out[i:end] = ["\n" if ch == "\n" else " " for ch in text[i:end]]
+            i = end
+            continue
+        elif c == ",":
+            # only a comma after a value can be trailing: "{,}" and "[1,,]" stay errors
+            last_comma = i if prev not in ("", "{", "[", ",", ":") else -1
+            prev = c
+        elif c in "}]":
+            if last_comma >= 0:
+                out[last_comma] = " "
+            last_comma = -1
+            prev = c
+        elif not c.isspace():
+            last_comma = -1
+            prev = c
+        i += 1
+    return "".join(out)
 
 
 def pick_server(path: str, name: str | None) -> ServerSpec:
@@ -70,7 +155,7 @@ def pick_server(path: str, name: str | None) -> ServerSpec:
 def _spec(path: str, name: str, entry: Any) -> ServerSpec:
     where = f"{path}: server {name!r}"
     if not isinstance(entry, dict):
-        raise ConfigError(f"{where} is not an object")
+        raise ConfigError(f"{where} is not an object", file=path, entry=name)
     url = entry.get("url") or entry.get("serverUrl")
     command = entry.get("command")
     if url is None and not command:

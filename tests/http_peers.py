@@ -10,7 +10,7 @@ import subprocess
 import time
 from typing import Iterator
 
-from conftest import EVERYTHING, PY, ROOT
+from support import EVERYTHING, PY, ROOT
 
 
 def free_port() -> int:

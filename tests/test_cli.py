@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HOSTILE, PY, ROOT, demo_cmd, everything_cmd, hostile_cmd
+from support import HOSTILE, PY, ROOT, demo_cmd, everything_cmd, hostile_cmd
 
 
 def spyglass(*args: str, timeout: float = 60, cwd: str | None = None) -> subprocess.CompletedProcess:

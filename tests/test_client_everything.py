@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from conftest import everything_cmd
+from support import everything_cmd
 from inspector import errors as E
 from inspector.client import Client
 from inspector.protocol.versions import Era

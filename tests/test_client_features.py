@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from conftest import demo_cmd, everything_cmd
+from support import demo_cmd, everything_cmd
 from inspector.client import Client
 from inspector.protocol.versions import Era
 from inspector.transport import StdioTransport

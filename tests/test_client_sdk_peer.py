@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import PY, SDK_SERVER, spec_validator
+from support import PY, SDK_SERVER, spec_validator
 from inspector import errors as E
 from inspector.client import Client
 from inspector.protocol.versions import Era

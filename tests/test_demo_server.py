@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from conftest import demo_cmd, spec_validator
+from support import demo_cmd, spec_validator
 from inspector import errors as E
 from inspector.client import Client
 from inspector.protocol.versions import Era

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HOSTILE, PY, ROOT
+from support import HOSTILE, PY, ROOT
 
 sys.path.insert(0, str(HOSTILE.parent))
 from expectations import EXPECTATIONS  # noqa: E402

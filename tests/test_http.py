@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 import http_peers
-from conftest import PY, ROOT
+from support import PY, ROOT
 from inspector import errors as E
 from inspector.client import Client
 from inspector.protocol.versions import Era

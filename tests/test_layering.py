@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from support import ROOT
 
 PKG = ROOT / "inspector"
 QT = {"PySide6", "qasync", "shiboken6"}
@@ -49,8 +49,10 @@ def test_protocol_is_stdlib_only_and_sans_io(path):
     assert not third_party, f"{path.name} imports non-stdlib modules: {third_party}"
 
 
-QT_FREE = [*files("transport"), *files("traffic"), PKG / "client.py", PKG / "config.py", PKG / "cli.py",
-           PKG / "errors.py", PKG / "forms" / "validation.py", *files("demo")]
+QT_FREE = [*files("transport"), *files("traffic"), *files("importers"), PKG / "client.py", PKG / "config.py",
+           PKG / "cli.py", PKG / "errors.py", PKG / "forms" / "validation.py", *files("demo"), PKG / "catalog.py",
+           PKG / "exporters.py", PKG / "keystore.py", PKG / "media.py", PKG / "replay.py", PKG / "templates.py",
+           PKG / "secrets.py", *files("auth")]
 
 
 @pytest.mark.parametrize("path", [p for p in QT_FREE if p.exists()], ids=str)

@@ -2,7 +2,7 @@ import json
 import shlex
 import subprocess
 
-from conftest import PY, ROOT, demo_cmd
+from support import PY, ROOT, demo_cmd
 from inspector.config import ServerSpec
 from inspector.replay import cli_command, curl_command, jsonrpc_request
 

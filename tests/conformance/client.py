@@ -23,7 +23,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from inspector import errors as E  # noqa: E402
 from inspector.client import Client  # noqa: E402
-from inspector.transport.http import HttpTransport  # noqa: E402
+from inspector.auth import AuthSettings, HeadlessAuthorizer, MemoryStore, OAuthProvider  # noqa: E402
+from inspector.transport.http import HttpSettings, HttpTransport  # noqa: E402
+
+# Spyglass's Client ID Metadata Document URL, as a user would set it in the settings.
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 
 
 def log(*parts: Any) -> None:
@@ -122,12 +126,27 @@ async def call(client: Client, name: str, arguments: dict) -> None:
         log(f"{name}: {exc.message}")
 
 
+def auth_settings(context: dict) -> AuthSettings:
+    """What the user typed into the authorization settings for this server: the
+    credentials the scenario hands out (client ID/secret, private key, workload
+    JWT, identity-provider token). How they are used is Spyglass's business."""
+    return AuthSettings(
+        client_id=context.get("client_id"), client_secret=context.get("client_secret"),
+        client_issuer=context.get("issuer"), client_metadata_url=CLIENT_METADATA_URL,
+        private_key_pem=context.get("private_key_pem"), signing_alg=context.get("signing_algorithm") or "ES256",
+        assertion=context.get("valid_jwt"), idp_id_token=context.get("idp_id_token"),
+        idp_token_endpoint=context.get("idp_token_endpoint"), idp_issuer=context.get("idp_issuer"),
+        idp_client_id=context.get("idp_client_id"), timeout=10)
+
+
 async def main(url: str) -> int:
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or "auto"
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     log("scenario", scenario, "version", version, "url", url)
-    client = Client(HttpTransport(url), mode=version, timeout=20,
+    auth = OAuthProvider(url, auth_settings(context), authorizer=HeadlessAuthorizer(), store=MemoryStore())
+    # The discover probe's timer runs while the authorization flow does; give it the request timeout.
+    client = Client(HttpTransport(url, HttpSettings(auth=auth)), mode=version, timeout=20, probe_timeout=20,
                     client_info={"name": "spyglass-conformance", "version": "0.1.0"},
                     handlers={"elicitation/create": accept_defaults, "sampling/createMessage": sampling_reply,
                               "roots/list": roots_reply})
@@ -139,7 +158,12 @@ async def main(url: str) -> int:
         log("failed:", exc.message)
         return exc.exit_code
     finally:
+        for step in auth.steps:
+            log(f"auth step {step.title}: {step.status}: {step.verdict}")
+            for x in step.exchanges:
+                log("   ", x.summary())
         await client.close()
+        await auth.aclose()
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import PEERS, PY, ROOT
+from support import PEERS, PY, ROOT
 
 NODE22 = PEERS / "node_modules" / ".bin" / "node"
 SUITE = PEERS / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"

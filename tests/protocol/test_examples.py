@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from conftest import SPEC
+from support import SPEC
 from inspector.protocol import ClientSession, Malformed, ResponseReceived, parse
 from inspector.protocol.session import Mode
 

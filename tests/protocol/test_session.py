@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from conftest import spec_validator
+from support import spec_validator
 from inspector.protocol import (
     ClientSession,
     ErrorReceived,
