@@ -2,11 +2,15 @@
 
 2020-12 unless `$schema` names another draft. Errors come back as
 `(json_pointer, message)` pairs. No Qt here.
+
+`validate()`, `coerce()` and `SchemaProblem` serve the command line; `Checker` compiles a schema
+once for the live form (formats jsonschema checks only with optional packages included).
 """
 
 from __future__ import annotations
 
 import json
+import re as _re
 from typing import Any
 
 _DIALECTS = {
@@ -115,3 +119,188 @@ def _json_type(value: Any) -> str:
     if isinstance(value, list):
         return "array"
     return "object"
+
+
+# ---------------------------------------------------------------------------------------------
+# Compiled checking for live forms: the schema is checked and compiled once, then instances
+# many times. `validate()` above keeps its behaviour for the command line.
+
+_DATE_TIME = _re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+_TIME = _re.compile(r"^\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})?$")
+_URI = _re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s]*$")
+_HOSTNAME = _re.compile(r"^(?=.{1,253}\.?$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$")
+_DURATION = _re.compile(r"^P(?!$)(\d+(\.\d+)?Y)?(\d+(\.\d+)?M)?(\d+(\.\d+)?W)?(\d+(\.\d+)?D)?"
+                        r"(T(?=\d)(\d+(\.\d+)?H)?(\d+(\.\d+)?M)?(\d+(\.\d+)?S)?)?$")
+
+
+_CHECKERS: dict = {}
+
+
+def _format_checker(cls):
+    """The dialect's format checker, plus the formats jsonschema checks only with optional packages."""
+    if cls not in _CHECKERS:
+        _CHECKERS[cls] = _make_format_checker(cls)
+    return _CHECKERS[cls]
+
+
+def _make_format_checker(cls):
+    import copy
+    import datetime
+
+    checker = copy.deepcopy(cls.FORMAT_CHECKER)
+
+    def _date_time(value):
+        if not isinstance(value, str):
+            return True
+        if not _DATE_TIME.match(value):
+            return False
+        try:
+            datetime.datetime.fromisoformat(value.replace("z", "Z").replace("t", "T").replace("Z", "+00:00"))
+        except ValueError:
+            return False
+        return True
+
+    def _time(value):
+        if not isinstance(value, str):
+            return True
+        if not _TIME.match(value):
+            return False
+        h, m, s = int(value[0:2]), int(value[3:5]), int(value[6:8])
+        return h < 24 and m < 60 and s < 61
+
+    extra = {
+        "date-time": _date_time, "time": _time,
+        "uri": lambda v: not isinstance(v, str) or bool(_URI.match(v)),
+        "hostname": lambda v: not isinstance(v, str) or bool(_HOSTNAME.match(v)),
+        "duration": lambda v: not isinstance(v, str) or bool(_DURATION.match(v)),
+    }
+    for name, func in extra.items():
+        if name not in checker.checkers:
+            checker.checks(name)(func)
+    return checker
+
+
+class Problem(tuple):
+    """`(json_pointer, message)`, with the failing keyword and (for `required`) the missing key."""
+
+    keyword: str = ""
+    missing: str | None = None
+
+    def __new__(cls, where: str, message: str, keyword: str = "", missing: str | None = None):
+        self = super().__new__(cls, (where, message))
+        self.keyword, self.missing = keyword, missing
+        return self
+
+
+CHECK_SCHEMA_MAX_NODES = 500    # larger schemas skip the (slow) meta-schema check
+DEEP_RECURSION = 12000          # recursion limit while checking (schemas nested hundreds deep)
+
+
+class _deep:
+    """Raise the recursion limit for a while: jsonschema recurses a few frames per level."""
+
+    def __enter__(self):
+        import sys
+
+        self.old = sys.getrecursionlimit()
+        if self.old < DEEP_RECURSION:
+            sys.setrecursionlimit(DEEP_RECURSION)
+
+    def __exit__(self, *exc):
+        import sys
+
+        sys.setrecursionlimit(self.old)
+
+
+def _count_nodes(schema: Any, limit: int) -> int:
+    n, stack = 0, [schema]
+    while stack and n <= limit:
+        node = stack.pop()
+        if isinstance(node, dict):
+            n += 1
+            stack.extend(v for k, v in node.items() if isinstance(v, (dict, list)) and k not in ("enum", "const"))
+        elif isinstance(node, list):
+            stack.extend(v for v in node if isinstance(v, (dict, list)))
+    return n
+
+
+class Checker:
+    """A schema compiled once, in its own dialect, for checking many instances.
+
+    Never raises: an unusable schema shows up as one problem at the root. Schemas with more than
+    `CHECK_SCHEMA_MAX_NODES` subschemas are not checked against the meta-schema (it takes seconds);
+    their mistakes surface when an instance reaches them."""
+
+    def __init__(self, schema: Any):
+        import jsonschema
+
+        self.schema = schema
+        self.problem: str | None = None
+        self._validator = None
+        if schema is True or schema == {}:
+            return
+        if not isinstance(schema, (dict, bool)):
+            self.problem = f"the schema is {type(schema).__name__}, not an object"
+            return
+        cls = validator_class(schema)
+        try:
+            with _deep():
+                if _count_nodes(schema, CHECK_SCHEMA_MAX_NODES) <= CHECK_SCHEMA_MAX_NODES:
+                    cls.check_schema(schema)
+            self._validator = cls(schema, format_checker=_format_checker(cls))
+        except jsonschema.SchemaError as exc:
+            self.problem = f"the schema is invalid: {exc.message}"
+        except RecursionError:
+            self.problem = "the schema nests too deeply to check"
+        except Exception as exc:
+            self.problem = f"the schema cannot be used: {type(exc).__name__}: {exc}"
+
+    def problems(self, instance: Any, limit: int = 500) -> list[Problem]:
+        """Problems of `instance`, sorted by location; [] when valid."""
+        if self.problem:
+            return [Problem("", self.problem, "schema")]
+        if self._validator is None:
+            return []
+        out: list[Problem] = []
+        try:
+            with _deep():
+                errors = self._iter(instance, limit)
+        except RecursionError:
+            return [Problem("", "the schema's references form a cycle that never ends", "schema")]
+        except Exception as exc:
+            return [Problem("", f"the schema cannot be used: {type(exc).__name__}: {exc}", "schema")]
+        for e in errors:
+            missing = None
+            if e.validator == "required" and isinstance(e.message, str):
+                m = _re.match(r"^'(.*)' is a required property$", e.message, _re.S)
+                missing = m.group(1) if m else None
+            out.append(Problem(pointer(e.absolute_path), _clip(e.message), str(e.validator), missing))
+        return sorted(out)
+
+    def _iter(self, instance: Any, limit: int) -> list:
+        out = []
+        for e in self._validator.iter_errors(instance):
+            out.append(e)
+            if len(out) >= limit:
+                break
+        return out
+
+    def errors(self, instance: Any) -> list[tuple[str, str]]:
+        return [(p[0], p[1]) for p in self.problems(instance)]
+
+    def matches(self, subschema: Any, instance: Any) -> bool:
+        """Whether `instance` is valid against `subschema`, resolving references in the root schema."""
+        if self._validator is None:
+            if self.problem:
+                return False
+            return True
+        try:
+            with _deep():
+                return self._validator.evolve(schema=subschema).is_valid(instance)
+        except (RecursionError, Exception):
+            return False
+
+
+def _clip(message: str, limit: int = 1000) -> str:
+    """jsonschema quotes whole enums in its messages: keep them readable."""
+    return message if len(message) <= limit else message[: limit - 1] + "…"
