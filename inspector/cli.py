@@ -133,9 +133,11 @@ def _secret(value: str | None, flag: str) -> str | None:
         raise E.UsageError(f"{flag}: cannot read {value[1:]}: {exc.strerror or exc}") from None
 
 
-def make_auth(url: str, args: argparse.Namespace) -> Any:
-    """The OAuth provider for an HTTP server, from the authorization flags."""
-    from .auth import AuthSettings, HeadlessAuthorizer, KeyringStore, LoopbackAuthorizer, MemoryStore, OAuthProvider
+def make_auth(url: str, args: argparse.Namespace, traffic: Any = None) -> Any:
+    """The OAuth provider for an HTTP server, from the authorization flags. Its
+    HTTP exchanges (secrets masked) go to `traffic` as "http" frames."""
+    from .auth import (AuthSettings, CallbackObserver, HeadlessAuthorizer, KeyringStore, LoopbackAuthorizer,
+                       MemoryStore, OAuthProvider)
 
     get = lambda name, default=None: getattr(args, name, default)  # noqa: E731 - args from tests may lack flags
     settings = AuthSettings(
@@ -154,7 +156,30 @@ def make_auth(url: str, args: argparse.Namespace) -> Any:
         timeout=get("auth_timeout", 300.0) or 300.0, open_url=_open_browser)
     warn = lambda text: print(f"spyglass: warning: {text}", file=sys.stderr)  # noqa: E731
     store = MemoryStore() if get("token_store") == "memory" else KeyringStore(on_warning=warn)
-    return OAuthProvider(url, settings, authorizer=authorizer, store=store)
+    observer = CallbackObserver(changed=_auth_exchanges_to(traffic)) if traffic is not None else None
+    return OAuthProvider(url, settings, authorizer=authorizer, store=store, observer=observer)
+
+
+def _auth_exchanges_to(traffic: Any) -> Any:
+    """A step observer that records each new exchange of the flow once."""
+    import time as _time
+
+    from .traffic.frame import Frame
+
+    written: dict[int, int] = {}
+
+    def changed(step: Any) -> None:
+        done = written.get(id(step), 0)
+        for exchange in step.exchanges[done:]:
+            record = {"auth_step": step.kind, "method": exchange.method, "url": exchange.url,
+                      "status": exchange.status, "request_headers": exchange.request_headers,
+                      "response_headers": exchange.response_headers, "error": exchange.error}
+            mono = _time.monotonic()
+            traffic(Frame("http", json.dumps(record, ensure_ascii=False).encode(), mono, _time.time(),
+                          meta=record))
+        written[id(step)] = len(step.exchanges)
+
+    return changed
 
 
 async def _open_browser(url: str) -> bool:
@@ -228,7 +253,7 @@ def server_spec(args: argparse.Namespace) -> ServerSpec:
     return spec
 
 
-def make_transport(spec: ServerSpec, args: argparse.Namespace):
+def make_transport(spec: ServerSpec, args: argparse.Namespace, traffic: Any = None):
     """The transport for a server, and the fallback to try when it has no endpoint."""
     if spec.url is None:
         from .transport.stdio import StdioTransport
@@ -242,7 +267,7 @@ def make_transport(spec: ServerSpec, args: argparse.Namespace):
     settings = HttpSettings(headers=spec.headers, auth_token=auth_token,
                             insecure=getattr(args, "insecure", False),
                             connect_timeout=getattr(args, "connect_timeout", 10.0),
-                            auth=None if auth_token or has_auth_header else make_auth(spec.url, args))
+                            auth=None if auth_token or has_auth_header else make_auth(spec.url, args, traffic))
     if settings.insecure:
         print("spyglass: WARNING: --insecure: TLS certificates are NOT verified; anyone on the network path "
               "can read and change this traffic", file=sys.stderr)
@@ -279,8 +304,8 @@ class TraceWriter:
 
 async def run(args: argparse.Namespace, out: TextIO) -> int:
     spec = server_spec(args)
-    transport, fallback = make_transport(spec, args)
     trace = TraceWriter(args.trace) if args.trace else None
+    transport, fallback = make_transport(spec, args, trace)
     # Start the server first, so that it boots while the rest of Spyglass
     # imports: its readers first run at the next await, when the client below
     # has attached to it.
@@ -289,14 +314,10 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
         _preload("jsonschema")
     from .client import Client
 
-    extra: dict[str, Any] = {}
-    if getattr(getattr(transport, "settings", None), "auth", None) is not None:
-        # The discover probe's timer keeps running while the user signs in: give it the request timeout.
-        extra["probe_timeout"] = max(args.timeout, 5.0)
     client = Client(transport, mode=args.mode, timeout=args.timeout, handlers=_answers(args),
                     roots=[_root(path) for path in args.root],
                     log_level=args.log_level if args.method != "logging/setLevel" else None,
-                    traffic=trace, fallback=fallback, **extra)
+                    traffic=trace, fallback=fallback)
     try:
         await client.connect()
         result = await _perform(client, args)

@@ -175,6 +175,10 @@ class Client:
                 probe_timer.cancel()
 
     def _probe_expired(self) -> None:
+        if getattr(self.transport, "authorizing", False):
+            # The user is signing in to answer the probe: wait for them.
+            asyncio.get_running_loop().call_later(0.25, self._probe_expired)
+            return
         self._spawn(self._dispatch(self.session.probe_timed_out()))
 
     async def _shutdown_after_failure(self) -> None:

@@ -7,7 +7,8 @@ from typing import Mapping
 
 MASK = "••••••"
 _SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE", re.IGNORECASE)
-_SECRET_HEADERS = {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"}
+# DPoP proofs are short-lived but replayable within their lifetime: masked too.
+_SECRET_HEADERS = {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key", "dpop"}
 
 
 def is_secret_name(name: str) -> bool:

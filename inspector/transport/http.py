@@ -115,6 +115,7 @@ class HttpTransport(Transport):
         self._closing = False
         self._get_task: asyncio.Task[None] | None = None
         self._get_open: asyncio.Future[None] | None = None  # settled once the GET stream is up (or refused)
+        self._authorizing = 0  # authorization flows under way (the user may be signing in)
 
     def describe(self) -> str:
         return self.url
@@ -144,6 +145,10 @@ class HttpTransport(Transport):
 
     def set_tool_headers(self, tools: dict[str, Any]) -> None:
         self._tool_headers = dict(tools)
+
+    @property
+    def authorizing(self) -> bool:
+        return self._authorizing > 0
 
     @property
     def mirrors_tool_headers(self) -> bool:
@@ -245,7 +250,12 @@ class HttpTransport(Transport):
                     if auth and resp.status_code in (401, 403) and attempt < MAX_AUTH_ROUNDS:
                         await resp.aread()
                         handler = auth.on_unauthorized if resp.status_code == 401 else auth.on_forbidden
-                        if await handler(self._client, self.url, resp):
+                        self._authorizing += 1
+                        try:
+                            retry = await handler(self._client, self.url, resp)
+                        finally:
+                            self._authorizing -= 1
+                        if retry:
                             continue  # authorized now: the same message again
                         await self._answer(resp, wire_id, stream, had_session="Mcp-Session-Id" in sent)
                         break

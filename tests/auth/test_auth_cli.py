@@ -58,3 +58,17 @@ def test_a_sign_in_page_in_headless_mode_says_a_person_is_needed():
     assert proc.returncode == 3
     error = json.loads(proc.stdout)["error"]
     assert error["step"] == "authorization" and "wants a person" in error["cause"]
+
+
+def test_the_flow_is_in_the_trace_with_secrets_masked(tmp_path):
+    trace = tmp_path / "t.jsonl"
+    with fake_as.running(scopes_supported=["mcp:read"]) as server:
+        proc = spyglass("--auth-headless", "--token-store", "memory", "--trace", str(trace), "--transport", "http",
+                        server.mcp_url)
+        tokens = list(server.tokens)
+    assert proc.returncode == 0, proc.stderr
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    steps = [json.loads(r["text"]).get("auth_step") for r in records if r["dir"] == "http"]
+    assert {"discovery", "token"} <= {s.split(":")[0] for s in steps if s}
+    text = trace.read_text()
+    assert tokens and not any(token in text for token in tokens)

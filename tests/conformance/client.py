@@ -146,7 +146,7 @@ async def main(url: str) -> int:
     log("scenario", scenario, "version", version, "url", url)
     auth = OAuthProvider(url, auth_settings(context), authorizer=HeadlessAuthorizer(), store=MemoryStore())
     # The discover probe's timer runs while the authorization flow does; give it the request timeout.
-    client = Client(HttpTransport(url, HttpSettings(auth=auth)), mode=version, timeout=20, probe_timeout=20,
+    client = Client(HttpTransport(url, HttpSettings(auth=auth)), mode=version, timeout=20,
                     client_info={"name": "spyglass-conformance", "version": "0.1.0"},
                     handlers={"elicitation/create": accept_defaults, "sampling/createMessage": sampling_reply,
                               "roots/list": roots_reply})
