@@ -33,7 +33,7 @@ def test_keyring_without_a_backend_falls_back_with_a_message(monkeypatch):
     store.save("k", {"a": 1})
     assert store.load("k") == {"a": 1}
     assert not store.persistent
-    assert len(warnings) == 1 and "in memory for this run only" in warnings[0]
+    assert len(warnings) == 1 and "in memory for this session only" in warnings[0]
 
 
 def test_keyring_backend_is_used_when_present(monkeypatch):
