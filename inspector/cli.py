@@ -315,7 +315,7 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
     from .client import Client
 
     client = Client(transport, mode=args.mode, timeout=args.timeout, handlers=_answers(args),
-                    roots=[_root(path) for path in args.root],
+                    roots=[_root(path) for path in args.root] or None,  # declared only when given
                     log_level=args.log_level if args.method != "logging/setLevel" else None,
                     traffic=trace, fallback=fallback)
     try:

@@ -238,3 +238,14 @@ def test_sampling_reply_and_roots(tmp_path):
     assert rooted.returncode == 0 and tmp_path.as_uri() in rooted.stdout
     missing = spyglass("--root", str(tmp_path / "nope"), "--", *everything_cmd())
     assert missing.returncode == 1 and "not a folder" in missing.stderr
+
+
+def test_capabilities_declared_by_the_cli(tmp_path):
+    trace = tmp_path / "t.jsonl"
+    proc = spyglass("--protocol", "legacy", "--trace", str(trace), "--", *demo_cmd())
+    assert proc.returncode == 0
+    init = next(json.loads(json.loads(line)["text"]) for line in trace.read_text().splitlines()
+                if '\\"initialize\\"' in line)
+    caps = init["params"]["capabilities"]
+    # it can answer (by declining) elicitation and sampling; roots only when --root gives some
+    assert "elicitation" in caps and "sampling" in caps and "roots" not in caps
