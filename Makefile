@@ -22,7 +22,7 @@ $(PEERS)/node_modules/.installed: $(PEERS)/package.json $(PEERS)/package-lock.js
 peers: $(PEERS)/node_modules/.installed
 
 run: venv
-	$(VENV)/bin/spyglass --cli --format text -- $(PY) -m inspector.demo
+	$(VENV)/bin/spyglass
 
 test: venv peers
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest

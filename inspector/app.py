@@ -1,0 +1,252 @@
+"""`spyglass` (the window): one QApplication, a qasync loop, an excepthook that never crashes.
+
+Launch forms:
+  spyglass                               the built-in demo server (and last session's servers, not connected)
+  spyglass -- COMMAND [ARGS...]          a server over stdio
+  spyglass URL                           a server over HTTP (when this build has the HTTP transport)
+  spyglass --config FILE --server NAME   a server from an mcpServers file
+  -e KEY=VALUE, --cwd DIR, --protocol auto|legacy|modern|VERSION, --timeout S as in --cli;
+  --theme light|dark|system; --screenshot FILE saves a PNG once the first connection settled, and exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+import traceback
+from typing import Any, Sequence
+
+from . import errors as E
+from .config import ServerSpec
+
+log = logging.getLogger("spyglass.app")
+
+SCREENSHOT_TIMEOUT = 60.0
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:
+        raise E.UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="spyglass", description="Inspect MCP servers: their tools, and every message on the wire.",
+                epilog="Server: -- COMMAND [ARGS...] (stdio), URL, or --config FILE --server NAME; with none, "
+                       "the built-in demo server. `spyglass --cli ...` runs one request headless.")
+    p.add_argument("-e", dest="env", action="append", default=[], metavar="KEY=VALUE",
+                   help="environment variable for the server (repeatable)")
+    p.add_argument("--cwd", help="working directory for the server")
+    p.add_argument("--config", help="an mcpServers JSON file (Claude Desktop, Cursor, the official inspector)")
+    p.add_argument("--server", help="the server's name in --config")
+    p.add_argument("--protocol", default="auto", metavar="auto|legacy|modern|VERSION",
+                   help="protocol era, or an exact revision to ask for (default: auto)")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="per-request timeout")
+    p.add_argument("--theme", choices=("system", "light", "dark"), default=None,
+                   help="colour theme (default: as last time, else follow the system)")
+    p.add_argument("--screenshot", metavar="FILE",
+                   help="save a PNG of the window once the first connection has settled, then exit")
+    p.add_argument("target", nargs="*", help=argparse.SUPPRESS)
+    return p
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    from .cli import _pairs  # the same KEY=VALUE rules as --cli (no Qt there)
+    from .protocol.session import Mode
+
+    argv = list(argv)
+    command: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, command = argv[:cut], argv[cut + 1:]
+    args = build_parser().parse_intermixed_args(argv)
+    if command and args.target:
+        raise E.UsageError(f"unexpected arguments before --: {' '.join(args.target)}")
+    args.command = command or args.target
+    if args.timeout <= 0:
+        raise E.UsageError("--timeout must be positive")
+    try:
+        Mode.parse(args.protocol)
+    except ValueError as exc:
+        raise E.UsageError(str(exc)) from None
+    args.env_pairs = dict(_pairs(args.env, "-e"))
+    if args.server and not args.config:
+        raise E.UsageError("--server needs --config FILE")
+    if args.config and args.command:
+        raise E.UsageError("give either --config or a server command, not both")
+    return args
+
+
+def initial_spec(args: argparse.Namespace) -> ServerSpec | None:
+    """The server named on the command line, or None for the default (demo) launch."""
+    from .config import pick_server
+
+    if args.config:
+        spec = pick_server(args.config, args.server)
+    elif args.command:
+        target = list(args.command)
+        if len(target) == 1 and target[0].startswith(("http://", "https://")):
+            spec = ServerSpec(name=target[0], url=target[0], transport="http")
+        else:
+            from .ui.add_server_dialog import guess_name
+
+            spec = ServerSpec(name=guess_name(target), command=target, transport="stdio")
+    else:
+        return None
+    spec.env.update(args.env_pairs)
+    if args.cwd:
+        spec.cwd = args.cwd
+    return spec
+
+
+class ErrorReporter:
+    """sys.excepthook and the loop's exception handler: log, then a banner in the window."""
+
+    def __init__(self) -> None:
+        self.window: Any = None
+        self.previous = sys.excepthook
+        self.count = 0
+
+    def install(self, loop: asyncio.AbstractEventLoop) -> None:
+        sys.excepthook = self.excepthook
+        loop.set_exception_handler(self.loop_handler)
+
+    def uninstall(self) -> None:
+        if sys.excepthook is self.excepthook:
+            sys.excepthook = self.previous
+
+    def excepthook(self, exc_type: type[BaseException], exc: BaseException, tb: Any) -> None:
+        if issubclass(exc_type, KeyboardInterrupt):
+            if self.window is not None:
+                self.window.close()
+            return
+        self.report(f"Internal error: {exc_type.__name__}: {exc}",
+                    "".join(traceback.format_exception(exc_type, exc, tb)), (exc_type, exc, tb))
+
+    def loop_handler(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        exc = context.get("exception")
+        message = context.get("message") or "error in the event loop"
+        if exc is not None:
+            details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+            self.report(f"Internal error: {type(exc).__name__}: {exc}", details,
+                        (type(exc), exc, exc.__traceback__))
+        else:
+            self.report(f"Internal error: {message}", message, None)
+
+    def report(self, text: str, details: str, exc_info: Any) -> None:
+        self.count += 1
+        try:
+            log.error("%s", text, exc_info=exc_info)
+        except Exception:
+            pass
+        window = self.window
+        if window is not None:
+            try:
+                window.show_banner(text, details)
+            except Exception:  # the banner itself must never raise out of a hook
+                pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = parse_args(argv)
+    except E.SpyglassError as exc:
+        print(f"spyglass: {exc.message}", file=sys.stderr)
+        return exc.exit_code
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    logging.basicConfig(level=os.environ.get("SPYGLASS_LOG", "WARNING").upper(),
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "spyglass"])
+    app.setApplicationName("Spyglass")
+    app.setOrganizationName("Spyglass")
+    app.setApplicationDisplayName("Spyglass")
+    quit_on_close = app.quitOnLastWindowClosed()
+    app.setQuitOnLastWindowClosed(False)  # we stop the loop ourselves, after the servers are closed
+    loop = qasync.QEventLoop(app)
+    reporter = ErrorReporter()
+    asyncio.set_event_loop(loop)
+    try:
+        reporter.install(loop)
+        return loop.run_until_complete(_run(args, app, reporter))
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        reporter.uninstall()
+        try:
+            loop.close()
+        finally:
+            asyncio.set_event_loop(None)
+            app.setQuitOnLastWindowClosed(quit_on_close)
+
+
+async def _run(args: argparse.Namespace, app: Any, reporter: ErrorReporter) -> int:
+    from PySide6.QtCore import QSettings
+
+    from .ui import theme
+    from .ui.main_window import DEMO_NAME, MainWindow, demo_spec
+
+    settings = QSettings("Spyglass", "Spyglass")
+    mode = args.theme or str(settings.value("theme") or "system")
+    theme.apply_theme(app, mode if mode in theme.THEMES else "system")
+    window = MainWindow(settings=settings)
+    reporter.window = window
+    for a in window._theme_group.actions():
+        a.setChecked(a.objectName() == f"actionTheme_{mode}")
+    loop = asyncio.get_running_loop()
+    closed = loop.create_future()
+    window.closed.connect(lambda: closed.done() or closed.set_result(None))
+    _close_on_signals(loop, window)
+    window.show()
+    first = None
+    try:
+        spec = initial_spec(args)
+    except E.SpyglassError as exc:
+        spec = None
+        window.show_banner(f"Could not load the server: {exc.message}")
+        first = False
+    if spec is not None:
+        first = window.add_server(spec, mode=args.protocol, timeout=args.timeout)
+    elif first is None:
+        if not args.screenshot:
+            window.restore_servers(skip={DEMO_NAME})
+        first = window.add_server(demo_spec(), mode=args.protocol, timeout=args.timeout)
+    if args.screenshot:
+        window.persist = False  # a screenshot run leaves the user's settings alone
+        return await _screenshot(window, first or None, args.screenshot)
+    await closed
+    return 0
+
+
+def _close_on_signals(loop: asyncio.AbstractEventLoop, window: Any) -> None:
+    """Ctrl+C and SIGTERM close the window the normal way: every server is disconnected first."""
+    import signal
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, window.close)
+        except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - e.g. Windows
+            pass
+
+
+async def _screenshot(window: Any, conn: Any, path: str) -> int:
+    if conn is not None:
+        if not await conn.wait_settled(SCREENSHOT_TIMEOUT):
+            print(f"spyglass: the connection did not settle within {SCREENSHOT_TIMEOUT:g} s; "
+                  "saving the window as it is", file=sys.stderr)
+    await asyncio.sleep(0.4)  # let layouts, the log pane and the traffic pane catch up
+    if conn is not None and conn.tools:
+        window.tool_panel.view.setCurrentIndex(window.tool_panel.proxy.index(0, 0))
+        await asyncio.sleep(0.1)
+    ok, message = window.save_screenshot(path)
+    await window.shutdown()
+    window.close()
+    if not ok:
+        print(f"spyglass: screenshot failed: {message}", file=sys.stderr)
+        return 2
+    print(f"spyglass: saved {path}", file=sys.stderr)
+    return 0

@@ -1,0 +1,83 @@
+"""UI tests: pytest-qt offscreen, async tests on a qasync loop (this folder only).
+
+pytest-asyncio >= 1.4 asks `pytest_asyncio_loop_factories` for the loops to run
+an async test on. Implemented here, not in the root conftest, so only the UI
+tests run on a `qasync.QEventLoop` (DESIGN §9). `qtbot.waitUntil` spins a
+nested Qt loop that does not drive asyncio: poll with `uikit.until`.
+
+The window is opened and shut down inside the test body (`async with
+open_window() as window`), not in an async fixture: between a test's call and
+its fixtures' teardown pytest-qt processes Qt events with the asyncio loop
+stopped, and qasync timers started then are not reliably delivered, so an
+awaited shutdown in a fixture teardown can hang.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def _qasync_loop():
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(["spyglass-tests"])
+    return qasync.QEventLoop(app)
+
+
+def pytest_asyncio_loop_factories(config, item):
+    return {"qasync": _qasync_loop}
+
+
+@pytest.fixture
+def settings(tmp_path):
+    from PySide6.QtCore import QSettings
+
+    return QSettings(str(tmp_path / "spyglass.ini"), QSettings.IniFormat)
+
+
+@pytest.fixture
+def open_window(qapp, settings):
+    """`async with open_window(theme="light") as window`: the real main window, shown offscreen;
+    on exit every server is disconnected (awaited: no orphan processes) and the window closed."""
+    from inspector.ui import MainWindow, theme
+
+    @contextlib.asynccontextmanager
+    async def opener(mode: str = "light", **kwargs):
+        import asyncio
+        import gc
+
+        from inspector.app import ErrorReporter
+
+        theme.apply_theme(qapp, mode)
+        qapp.setQuitOnLastWindowClosed(False)  # as app.main does: the loop, not Qt, decides when to stop
+        w = MainWindow(settings=kwargs.pop("settings", settings), store_path=kwargs.pop("store_path", ":memory:"),
+                       **kwargs)
+        # As in the app: loop errors (e.g. a task exception nobody retrieved) become banners. Here they also
+        # fail the test: an internal error is never silent.
+        reporter = ErrorReporter()
+        reporter.window = w
+        loop = asyncio.get_running_loop()
+        previous = loop.get_exception_handler()
+        loop.set_exception_handler(reporter.loop_handler)
+        w.show()
+        try:
+            yield w
+        finally:
+            try:
+                await w.shutdown()
+                gc.collect()
+                await asyncio.sleep(0.05)
+            finally:
+                loop.set_exception_handler(previous)
+                w.close()
+                w.deleteLater()
+                theme.apply_theme(qapp, "light")
+        assert reporter.count == 0, f"internal errors reached the window: {w.banner.label.text()}"
+
+    return opener

@@ -1,0 +1,155 @@
+"""Widgets on their own: the tool model's rules, secret masking, plain-text display."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QImage, QPixmap
+from PySide6.QtWidgets import QLineEdit
+
+from inspector.config import ServerSpec
+from inspector.ui._text import MASK, visible
+from inspector.ui.add_server_dialog import AddServerDialog, describe_spec
+from inspector.ui.tool_list import (BADGES_ROLE, FLAGS_ROLE, HINTS_NOTE, ToolListPanel, ToolModel, badges,
+                                    display_name)
+
+
+def png_data_uri() -> str:
+    img = QImage(8, 8, QImage.Format_ARGB32)
+    img.fill(QColor("red"))
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
+    data = QByteArray()
+    buf = QBuffer(data)
+    buf.open(QIODevice.WriteOnly)
+    img.save(buf, "PNG")
+    return "data:image/png;base64," + base64.b64encode(bytes(data)).decode()
+
+
+def items(model):
+    return {model.index(r, 0).data(Qt.UserRole): model.index(r, 0) for r in range(model.rowCount())}
+
+
+def test_display_name_precedence():
+    assert display_name({"name": "n", "title": "T", "annotations": {"title": "A"}}) == "T"
+    assert display_name({"name": "n", "annotations": {"title": "A"}}) == "A"
+    assert display_name({"name": "n", "title": ""}) == "n"
+    assert display_name({}) == "(no name)"
+
+
+def test_badges_apply_the_spec_defaults():
+    assert badges({"name": "x"}) == ["destructive", "open-world"]  # no annotations: may destroy, open world
+    assert badges({"annotations": {"readOnlyHint": True}}) == ["read-only", "open-world"]
+    assert badges({"annotations": {"readOnlyHint": True, "destructiveHint": True}}) == ["read-only", "open-world"]
+    assert badges({"annotations": {"destructiveHint": False, "openWorldHint": False}}) == []
+    assert badges({"annotations": {"idempotentHint": True, "openWorldHint": False}}) == ["destructive", "idempotent"]
+    # not booleans: the defaults, not whatever truthiness the server sent
+    assert badges({"annotations": {"readOnlyHint": "yes", "openWorldHint": 0}}) == ["destructive", "open-world"]
+
+
+def test_model_flags_duplicates_and_bad_schemas_without_hiding(qapp):
+    model = ToolModel()
+    tools = [{"name": "a", "inputSchema": {"type": "object"}},
+             {"name": "a", "title": "Second a", "inputSchema": {"type": "object"}},
+             {"name": "noschema"},
+             {"name": "badschema", "inputSchema": {"type": "string"}},
+             {"name": "notdict", "inputSchema": []},
+             "not even an object"]
+    model.set_tools(tools)
+    assert model.rowCount() == len(tools)  # nothing hidden
+    flags = [model.index(r, 0).data(FLAGS_ROLE) for r in range(model.rowCount())]
+    assert flags[0] == ["duplicate name"] and flags[1] == ["duplicate name"]
+    assert flags[2] == ["no inputSchema"]
+    assert "invalid inputSchema" in flags[3][0] and "invalid inputSchema" in flags[4][0]
+    assert flags[5] == ["not a tool object"]
+    tip = model.index(0, 0).data(Qt.ToolTipRole)
+    assert HINTS_NOTE in tip and "spec default" in tip
+
+
+def test_bidi_controls_are_made_visible(qapp):
+    model = ToolModel()
+    model.set_tools([{"name": "evil\u202etxt.exe", "title": "Safe \u2066tool\u2069", "inputSchema": {"type": "object"}}])
+    idx = model.index(0, 0)
+    assert idx.data(Qt.DisplayRole) == "Safe ⟨U+2066⟩tool⟨U+2069⟩"
+    assert idx.data(Qt.UserRole) == "evil\u202etxt.exe"  # the real name, for calling it
+    assert "\u202e" not in idx.data(Qt.ToolTipRole)
+    assert visible("a\u200fb\nc") == "a⟨U+200F⟩b c"
+
+
+def test_icons_data_uri_rendered_remote_not_fetched(qapp):
+    model = ToolModel()
+    model.set_tools([{"name": "local", "icons": [{"src": png_data_uri(), "mimeType": "image/png"}],
+                      "inputSchema": {"type": "object"}},
+                     {"name": "remote", "icons": [{"src": "https://example.invalid/icon.png"}],
+                      "inputSchema": {"type": "object"}}])
+    rows = items(model)
+    local = rows["local"].data(Qt.DecorationRole)
+    assert isinstance(local, QPixmap) and not local.isNull()
+    assert local.toImage().pixelColor(local.width() // 2, local.height() // 2) == QColor("red")
+    assert "remote icon not loaded" in rows["remote"].data(Qt.ToolTipRole)
+
+
+def test_search_box_filters(qapp):
+    panel = ToolListPanel()
+    panel.set_tools([{"name": "alpha", "description": "first letter", "inputSchema": {"type": "object"}},
+                     {"name": "beta", "title": "Second", "inputSchema": {"type": "object"}},
+                     {"name": "gamma", "annotations": {"title": "Third one"}, "inputSchema": {"type": "object"}}])
+    assert panel.view.objectName() == "toolList"
+    panel.search.setText("LETTER")
+    assert panel.proxy.rowCount() == 1 and panel.proxy.index(0, 0).data(Qt.UserRole) == "alpha"
+    panel.search.setText("second")
+    assert panel.proxy.index(0, 0).data(Qt.UserRole) == "beta"
+    panel.search.setText("third")
+    assert panel.proxy.index(0, 0).data(Qt.UserRole) == "gamma"
+    panel.search.setText("")
+    assert panel.proxy.rowCount() == 3
+    assert panel.proxy.index(1, 0).data(BADGES_ROLE) == ["destructive", "open-world"]
+
+
+def test_add_server_dialog_masks_secrets(qapp):
+    spec = ServerSpec(name="svc", command=["node", "server.js", "--flag", "a b"],
+                      env={"GITHUB_TOKEN": "ghp_secret", "API_KEY": "k", "DB_PASSWORD": "pw", "REGION": "eu"},
+                      cwd="/tmp")
+    dialog = AddServerDialog(spec=spec)
+    shown = {dialog.env.table.item(r, 0).text(): dialog.env.displayed(r) for r in range(dialog.env.table.rowCount())}
+    assert shown == {"GITHUB_TOKEN": MASK, "API_KEY": MASK, "DB_PASSWORD": MASK, "REGION": "eu"}
+    out = dialog.spec()
+    assert out.command == spec.command and out.env == spec.env and out.cwd == "/tmp"
+    # the editor of a secret value is a password field
+    delegate = dialog.env.table.itemDelegateForColumn(1)
+    from PySide6.QtWidgets import QStyleOptionViewItem
+    editor = delegate.createEditor(dialog.env.table.viewport(), QStyleOptionViewItem(), dialog.env.table.model().index(0, 1))
+    assert isinstance(editor, QLineEdit) and editor.echoMode() == QLineEdit.Password
+    # settings never get the secret values
+    saved = describe_spec(out)
+    assert saved["env"]["GITHUB_TOKEN"] == "" and saved["env"]["REGION"] == "eu"
+    dialog.deleteLater()
+
+
+def test_add_server_dialog_url_headers_and_token(qapp):
+    dialog = AddServerDialog(spec=ServerSpec(name="remote", url="https://example.invalid/mcp",
+                                             headers={"Authorization": "Basic abc", "X-Trace": "1"}))
+    assert dialog.tabs.currentIndex() == 1
+    shown = {dialog.headers.table.item(r, 0).text(): dialog.headers.displayed(r)
+             for r in range(dialog.headers.table.rowCount())}
+    assert shown == {"Authorization": MASK, "X-Trace": "1"}
+    assert dialog.token.echoMode() == QLineEdit.Password
+    dialog.token.setText("tok")
+    out = dialog.spec()
+    assert out.url == "https://example.invalid/mcp" and out.headers["Authorization"] == "Bearer tok"
+    dialog.url.setText("ftp://nope")
+    with pytest.raises(ValueError):
+        dialog.spec()
+    dialog.deleteLater()
+
+
+def test_guess_name_prefers_the_script_over_the_interpreter():
+    from inspector.ui.add_server_dialog import guess_name
+
+    assert guess_name(["/usr/bin/python3", "tests/hostile/server.py", "die-at-start"]) == "server.py"
+    assert guess_name(["python", "-m", "inspector.demo"]) == "inspector.demo"
+    assert guess_name(["npx", "-y", "@modelcontextprotocol/server-everything"]) == "server-everything"
+    assert guess_name(["/opt/bin/my-server", "--port", "1"]) == "my-server"
+    assert guess_name([]) == "server"
