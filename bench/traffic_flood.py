@@ -15,8 +15,10 @@ Goals: stall <= 50 ms, peak RSS <= 400 MB, ratio <= 2x.
 
     QT_QPA_PLATFORM=offscreen python bench/traffic_flood.py [N] [--rows 1000000] [--rounds 2]
 
-The pieces are reusable: `flood_through(widget_or_none, store, n)` runs one
-flood against any widget showing `store` (e.g. the main window later).
+By default the floods run in the real main window (`--pane` runs the bare
+traffic pane instead): the flood server is added to the window as a server,
+its notifications reach the traffic store, the traffic view AND the log pane,
+and the call goes through the window's connection.
 """
 
 from __future__ import annotations
@@ -184,6 +186,32 @@ async def flood_through(model: Any, store: Any, n: int, heartbeat: Heartbeat, se
                        (model.inserts - inserts) if model is not None else 0)
 
 
+async def flood_in_window(window: Any, n: int, heartbeat: Heartbeat) -> FloodResult:
+    """One flood through a server added to the real main window."""
+    from inspector.config import ServerSpec
+
+    store, model = window.store, window.traffic_pane.model
+    first = len(store)
+    inserts = model.inserts
+    conn = window.add_server(ServerSpec(name="flood", command=flood_cmd(n)), mode="legacy", timeout=300)
+    if not await conn.wait_settled(60) or conn.client is None:
+        raise RuntimeError(f"the flood server did not connect: {conn.status_text()}")
+    heartbeat.start()
+    start = time.perf_counter()
+    result = await conn.client.call_tool("echo", {"message": "x"})
+    call_s = time.perf_counter() - start
+    assert result["content"][0]["text"].endswith("x"), result
+    while not (model.complete and model.rowCount() == len(store)):
+        await asyncio.sleep(0.01)
+    settle_s = time.perf_counter() - start
+    heartbeat.stop()
+    await conn.disconnect()
+    window.remove_connection(conn)
+    notes = sum(1 for k in range(first, len(store)) if store.method(k) == "notifications/message")
+    return FloodResult(call_s, settle_s, len(store) - first, notes, model.rowCount(), heartbeat.max_stall_ms,
+                       heartbeat.p99_stall_ms(), model.inserts - inserts)
+
+
 # ---------------------------------------------------------------------- a million rows
 def synthetic_frames(count: int, start: float = 0.0) -> Callable[[], Any]:
     """Frames like a real session: mostly notifications, some calls and answers, a little junk."""
@@ -291,6 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("n", nargs="?", type=int, default=100_000, help="notifications in the flood")
     parser.add_argument("--rows", type=int, default=1_000_000, help="synthetic rows for the size test (0: skip)")
     parser.add_argument("--rounds", type=int, default=3, help="flood rounds (raw and Spyglass alternate)")
+    parser.add_argument("--pane", action="store_true", help="the bare traffic pane instead of the main window")
     args = parser.parse_args(argv)
 
     import qasync
@@ -302,10 +331,23 @@ def main(argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication([])
     app.setQuitOnLastWindowClosed(False)
     tmp = tempfile.TemporaryDirectory(prefix="spyglass-bench-")
-    store = TrafficStore(Path(tmp.name) / "flood.sqlite")
-    pane = TrafficPane(store)
-    pane.resize(1400, 900)
-    pane.show()
+    window = None
+    if args.pane:
+        store = TrafficStore(Path(tmp.name) / "flood.sqlite")
+        pane = TrafficPane(store)
+        pane.resize(1400, 900)
+        pane.show()
+    else:
+        from PySide6.QtCore import QSettings
+
+        from inspector.ui.main_window import MainWindow
+
+        settings = QSettings(str(Path(tmp.name) / "settings.ini"), QSettings.IniFormat)
+        window = MainWindow(settings=settings, store_path=str(Path(tmp.name) / "flood.sqlite"))
+        window.persist = False
+        window.resize(1400, 900)
+        window.show()
+        store, pane = window.store, window.traffic_pane
     heartbeat = Heartbeat()
     raw_times: list[float] = []
     runs: list[FloodResult] = []
@@ -315,7 +357,10 @@ def main(argv: list[str] | None = None) -> int:
             elapsed, notes = await raw_flood(args.n)
             assert notes == args.n, notes
             raw_times.append(elapsed)
-            runs.append(await flood_through(pane.model, store, args.n, heartbeat))
+            if window is not None:
+                runs.append(await flood_in_window(window, args.n, heartbeat))
+            else:
+                runs.append(await flood_through(pane.model, store, args.n, heartbeat))
 
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
@@ -324,14 +369,16 @@ def main(argv: list[str] | None = None) -> int:
     store.flush(wait=True)
     flood_peak = peak_rss_mb()
 
-    print(f"flood of {args.n:,} notifications during one tools/call, {args.rounds} round(s)")
+    print(f"flood of {args.n:,} notifications during one tools/call, {args.rounds} round(s), "
+          f"{'bare traffic pane' if window is None else 'real main window'}")
     for k, (raw, run) in enumerate(zip(raw_times, runs), 1):
         print(f"  round {k}: raw client {raw * 1000:.0f} ms | spyglass call {run.call_s * 1000:.0f} ms "
               f"(ratio {run.call_s / raw:.2f}x), model settled {run.settle_s * 1000:.0f} ms | "
               f"frames {run.frames:,} (notifications {run.notifications:,}) | "
               f"max stall {run.stall_ms:.1f} ms, p99 {run.p99_stall_ms:.1f} ms | "
               f"{run.inserts} beginInsertRows")
-    ok_frames = all(r.notifications == args.n for r in runs) and runs[-1].model_rows == len(store)
+    # each round waited until the view showed every record of the store (model rows == store size)
+    ok_frames = all(r.notifications == args.n and r.model_rows >= r.frames for r in runs)
     ratios = [run.call_s / raw for raw, run in zip(raw_times, runs)]
     ratio = statistics.median(ratios)
     worst_stall = max(r.stall_ms for r in runs)
@@ -352,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {key}: {value:,.3f}" if isinstance(value, float) else f"  {key}: {value:,}")
         print(f"  peak RSS with {len(store):,} records: app {peak_rss_mb():.0f} MB, "
               f"session writer {sink_peak_mb(store):.0f} MB")
-    pane.close()
+    (window or pane).hide()
     store.close()
     tmp.cleanup()
     failed = (worst_stall > GOALS["stall_ms"] or flood_peak > GOALS["peak_mb"] or ratio > GOALS["ratio"]

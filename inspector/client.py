@@ -429,7 +429,11 @@ class Client:
         msg = rpc.parse(raw)
         events = self.session.receive_parsed(msg, raw)
         data = raw if isinstance(raw, bytes) else raw.head
-        malformed = next((e.reason for e in events if isinstance(e, ev.MalformedFrame)), None)
+        malformed = None
+        for event in events:
+            if type(event) is ev.MalformedFrame:
+                malformed = event.reason
+                break
         if malformed:
             self.malformed_count += 1
             if meta and meta.get("eof"):
@@ -525,7 +529,9 @@ class Client:
                 log.exception("handling %r failed", event)
 
     def _handle(self, event: ev.Event) -> None:
-        if isinstance(event, ev.Send):
+        if type(event) is ev.NotificationReceived:  # the common case in a flood: checked first
+            self._notification(event)
+        elif isinstance(event, ev.Send):
             self._spawn(self._write(event))
         elif isinstance(event, ev.ResponseReceived):
             self._settle(event.request_id, result=event.result)
@@ -541,17 +547,6 @@ class Client:
             self._spawn(self._answer_input(event))
         elif isinstance(event, ev.ServerRequest):
             self._spawn(self._answer_request(event))
-        elif isinstance(event, ev.NotificationReceived):
-            listing = self._LIST_CHANGED.get(event.method)
-            if listing:
-                self._cache.pop(listing, None)
-            if event.method == "notifications/subscriptions/acknowledged":
-                meta = (event.params or {}).get("_meta") if isinstance(event.params, dict) else None
-                sub = self._subscriptions.get((meta or {}).get("io.modelcontextprotocol/subscriptionId"))
-                if sub is not None and not sub.acknowledged.done():
-                    sub.acknowledged.set_result((event.params or {}).get("notifications") or {})
-            if self.on_notification:
-                self.on_notification(event.method, event.params)
         elif isinstance(event, ev.HandshakeComplete):
             self.hello = ServerHello(event.era, event.protocol_version, event.server_info, event.capabilities,
                                      event.instructions, event.result, event.warnings)
@@ -561,6 +556,18 @@ class Client:
         elif isinstance(event, ev.HandshakeFailed):
             if self._handshake and not self._handshake.done():
                 self._handshake.set_exception(self._handshake_error(event))
+
+    def _notification(self, event: ev.NotificationReceived) -> None:
+        listing = self._LIST_CHANGED.get(event.method)
+        if listing:
+            self._cache.pop(listing, None)
+        if event.method == "notifications/subscriptions/acknowledged":
+            meta = (event.params or {}).get("_meta") if isinstance(event.params, dict) else None
+            sub = self._subscriptions.get((meta or {}).get("io.modelcontextprotocol/subscriptionId"))
+            if sub is not None and not sub.acknowledged.done():
+                sub.acknowledged.set_result((event.params or {}).get("notifications") or {})
+        if self.on_notification:
+            self.on_notification(event.method, event.params)
 
     def _handshake_error(self, event: ev.HandshakeFailed) -> E.SpyglassError:
         if event.kind == "version":
@@ -644,10 +651,13 @@ class Client:
     async def _await(self, fut: asyncio.Future[Any], timeout: float | None, what: str) -> Any:
         if timeout is None:
             return await fut
-        try:
-            return await asyncio.wait_for(asyncio.shield(fut), timeout)
-        except asyncio.TimeoutError:
-            raise E.RequestTimeout(f"no answer to {what} within {timeout:g} s", seconds=timeout) from None
+        while True:
+            try:
+                return await asyncio.wait_for(asyncio.shield(fut), timeout)
+            except asyncio.TimeoutError:
+                if getattr(self.transport, "authorizing", False):
+                    continue  # the user is signing in (or stepping through the flow): not the server's delay
+                raise E.RequestTimeout(f"no answer to {what} within {timeout:g} s", seconds=timeout) from None
 
 
 class Subscription:
