@@ -116,7 +116,7 @@ class StdioTransport(Transport):
         proc = self._proc
         if not self._closing and proc.returncode is None:
             try:
-                await asyncio.wait_for(proc.wait(), 1.0)
+                await asyncio.wait_for(_exited(proc), 1.0)
             except asyncio.TimeoutError:
                 self._report_closed(None, "the server closed its standard output but is still running; "
                                           "no answer can arrive")
@@ -157,12 +157,27 @@ class StdioTransport(Transport):
 
     async def _watch_exit(self) -> None:
         assert self._proc
-        code = await self._proc.wait()
-        # Let the readers drain what the process wrote before it died.
+        code = await _exited(self._proc)
+        # Let the readers drain what the process wrote before it died. Children
+        # it left behind may hold the pipes open (no EOF while they live): end
+        # them, then the readers finish.
         readers = [t for t in self._tasks if t.get_name() != "stdio-exit"]
         if readers:
-            await asyncio.wait(readers, timeout=2.0)
+            _, pending = await asyncio.wait(readers, timeout=0.2)
+            if pending:
+                self._end_group(self._proc)
+                await asyncio.wait(pending, timeout=1.0)
         self._report_closed(code)
+        if not self._closing:
+            self._end_group(self._proc)
+
+    def _end_group(self, proc: asyncio.subprocess.Process) -> None:
+        """The server is gone; end whatever it left running in its process group:
+        SIGTERM now, SIGKILL a second later for whatever ignored it."""
+        if sys.platform == "win32" or not _group_alive(proc.pid):
+            return
+        self._signal(proc, signal.SIGTERM, group_only=True)
+        asyncio.get_running_loop().call_later(1.0, self._signal, proc, signal.SIGKILL, True)
 
     def _report_closed(self, code: int | None, reason: str | None = None) -> None:
         if self._closed_reported:
@@ -217,7 +232,7 @@ class StdioTransport(Transport):
     @staticmethod
     async def _wait(proc: asyncio.subprocess.Process, seconds: float) -> bool:
         try:
-            await asyncio.wait_for(proc.wait(), seconds)
+            await asyncio.wait_for(_exited(proc), seconds)
             return True
         except asyncio.TimeoutError:
             return False
@@ -236,6 +251,23 @@ class StdioTransport(Transport):
                     proc.send_signal(sig)
                 except ProcessLookupError:
                     pass
+
+
+async def _exited(proc: asyncio.subprocess.Process) -> int:
+    """The process's exit code, as soon as it exits. (`Process.wait()` on Python
+    3.11 also waits until every pipe is closed, which a child the server left
+    running can delay forever.)"""
+    while proc.returncode is None:
+        await asyncio.sleep(0.02)
+    return proc.returncode
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
 
 
 def _signame(num: int) -> str:
