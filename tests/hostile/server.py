@@ -46,6 +46,7 @@ tools-nope          ``tools/list`` result is ``{"tools": "nope"}``
 is-error            ``tools/call`` returns an ``isError: true`` result
 close-stdout        after answering ``initialize`` close stdout, then keep
                     running (reading stdin) until stdin closes
+flood-at-start [N]  right after initialize send N notifications (default 100000)
 stderr-flood [N]    before answering tools/call write N stderr lines (default 100000)
 no-jsonrpc          replies lack the "jsonrpc" member
 result-and-error    replies carry both "result" and "error"
@@ -552,6 +553,20 @@ class UntrustedText(Case):
                                 '<script>alert(1)</script> \x1b[31mRED\x1b[0m \x1b]0;pwned\x07'),
                 "inputSchema": {"type": "object", "properties": {}}}
         return result({"tools": [*TOOLS, tool]})
+
+
+@case("flood-at-start", default=100000)
+class FloodAtStart(Case):
+    """Right after answering initialize, send N notifications/message (numbered)."""
+
+    def after_reply(self, srv: Server, req: Message) -> None:
+        if method_is(req, "initialize"):
+            total = self.arg or 0
+            for i in range(1, total + 1):
+                srv.write_message({"jsonrpc": "2.0", "method": "notifications/message",
+                                   "params": {"level": "info", "logger": "flood", "data": f"flood {i}/{total}"}},
+                                  flush=(i % 1000 == 0))
+            srv.flush()
 
 
 # --- the server ---------------------------------------------------------------
