@@ -287,7 +287,10 @@ class TrafficModel(QAbstractTableModel):
         if col == COL_KIND:
             return store.kind(n)
         if col == COL_METHOD:
-            return store.method(n) or ""
+            # Frames without a method (malformed ones, stderr lines, responses seen
+            # before their request) show their summary here, so the problem is
+            # readable without scrolling to the Summary column.
+            return store.method(n) or store.summary(n)
         if col == COL_ID:
             return format_id(store.request_id(n))
         if col == COL_LATENCY:

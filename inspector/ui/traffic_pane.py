@@ -51,7 +51,7 @@ KIND_CHOICES: list[tuple[str, frozenset[str] | None]] = [
     ("HTTP", frozenset({"http"})),
 ]
 # Widths of the fixed columns, as sample text (the view measures them once).
-_SAMPLES = {COL_N: "0000000", COL_TIME: "00000.000000", COL_DELTA: "00.000000", COL_SERVER: "server-name",
+_SAMPLES = {COL_N: "000000", COL_TIME: "0000.000000", COL_DELTA: "0.000000", COL_SERVER: "server-name",
             COL_DIR: "http", COL_KIND: "notification", COL_METHOD: "notifications/message",
             COL_ID: '"p1000"', COL_LATENCY: "1000.0 ms", COL_SIZE: "1,000,000"}
 
