@@ -1,16 +1,17 @@
 # Spyglass: `make run` launches the inspector on its demo server,
-# `make test` installs everything the tests need and runs the suite headless.
+# `make test` installs everything the tests need and runs the suite headless (the bundle test included),
+# `make package` builds the one-folder bundle dist/spyglass/ with PyInstaller.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PEERS  := tests/peers
 
-.PHONY: run test venv peers bench clean
+.PHONY: run test venv peers bench clean package
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,package]'
 	touch $@
 
 venv: $(VENV)/.installed
@@ -27,8 +28,14 @@ run: venv
 test: venv peers
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
 
+# A one-folder bundle in dist/spyglass/ (run dist/spyglass/spyglass); prints its size.
+package: venv
+	$(VENV)/bin/pyinstaller --noconfirm --clean --log-level WARN --distpath dist --workpath build/pyinstaller \
+		packaging/spyglass.spec
+	@du -sh dist/spyglass | sed 's/\t.*/ dist\/spyglass/'
+
 bench: venv peers
 	$(PY) bench/cli_oneshot.py
 
 clean:
-	rm -rf $(VENV) $(PEERS)/node_modules
+	rm -rf $(VENV) $(PEERS)/node_modules build dist

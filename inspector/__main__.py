@@ -1,4 +1,5 @@
-"""`spyglass` and `python -m inspector`: the window, or `--cli` for one headless request."""
+"""`spyglass` and `python -m inspector`: the window, `--cli` for one headless request, or
+`--demo-server` for the built-in demo server over stdio (used by the frozen bundle)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,10 @@ from typing import Sequence
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--demo-server"]:  # the built-in demo server (how a frozen bundle runs it: see demo_spec)
+        from .demo.server import main as demo_main
+
+        return demo_main()
     if "--cli" in argv[: argv.index("--") if "--" in argv else len(argv)]:
         from .cli import main as cli_main  # never imports Qt
 

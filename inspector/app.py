@@ -6,7 +6,8 @@ Launch forms:
   spyglass URL                           a server over HTTP (when this build has the HTTP transport)
   spyglass --config FILE --server NAME   a server from an mcpServers file
   -e KEY=VALUE, --cwd DIR, --protocol auto|legacy|modern|VERSION, --timeout S as in --cli;
-  --theme light|dark|system; --screenshot FILE saves a PNG once the first connection settled, and exits.
+  --theme light|dark|system; --screenshot FILE saves a PNG once the first connection settled, and exits;
+  --import FILE previews a server list (Claude Desktop, Cursor, VS Code, ...) for the catalog.
 """
 
 from __future__ import annotations
@@ -41,11 +42,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cwd", help="working directory for the server")
     p.add_argument("--config", help="an mcpServers JSON file (Claude Desktop, Cursor, the official inspector)")
     p.add_argument("--server", help="the server's name in --config")
-    p.add_argument("--protocol", default="auto", metavar="auto|legacy|modern|VERSION",
-                   help="protocol era, or an exact revision to ask for (default: auto)")
-    p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="per-request timeout")
+    p.add_argument("--protocol", default=None, metavar="auto|legacy|modern|VERSION",
+                   help="protocol era, or an exact revision to ask for (default: the preference, auto)")
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="per-request timeout (default: the preference, 60 s)")
     p.add_argument("--theme", choices=("system", "light", "dark"), default=None,
                    help="colour theme (default: as last time, else follow the system)")
+    p.add_argument("--import", dest="import_file", metavar="FILE",
+                   help="import servers from FILE (Claude Desktop, Cursor, VS Code, MCP Inspector, server.json): "
+                        "shows what will be added first")
     p.add_argument("--screenshot", metavar="FILE",
                    help="save a PNG of the window once the first connection has settled, then exit")
     p.add_argument("target", nargs="*", help=argparse.SUPPRESS)
@@ -65,10 +70,10 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     if command and args.target:
         raise E.UsageError(f"unexpected arguments before --: {' '.join(args.target)}")
     args.command = command or args.target
-    if args.timeout <= 0:
+    if args.timeout is not None and args.timeout <= 0:
         raise E.UsageError("--timeout must be positive")
     try:
-        Mode.parse(args.protocol)
+        Mode.parse(args.protocol or "auto")
     except ValueError as exc:
         raise E.UsageError(str(exc)) from None
     args.env_pairs = dict(_pairs(args.env, "-e"))
@@ -88,7 +93,7 @@ def initial_spec(args: argparse.Namespace) -> ServerSpec | None:
     elif args.command:
         target = list(args.command)
         if len(target) == 1 and target[0].startswith(("http://", "https://")):
-            spec = ServerSpec(name=target[0], url=target[0], transport="http")
+            spec = ServerSpec(name=target[0], url=target[0])  # automatic: Streamable HTTP, else HTTP+SSE
         else:
             from .ui.add_server_dialog import guess_name
 
@@ -190,10 +195,21 @@ async def _run(args: argparse.Namespace, app: Any, reporter: ErrorReporter) -> i
     from .ui import theme
     from .ui.main_window import DEMO_NAME, MainWindow, demo_spec
 
+    from .catalog import Catalog
+    from .ui import desktop
+    from .ui.preferences import Preferences, apply_font, prune_sessions
+
     settings = QSettings("Spyglass", "Spyglass")
-    mode = args.theme or str(settings.value("theme") or "system")
+    prefs = Preferences.load(settings)
+    mode = args.theme or prefs.theme
     theme.apply_theme(app, mode if mode in theme.THEMES else "system")
-    window = MainWindow(settings=settings)
+    apply_font(app, prefs.font_size)
+    _set_app_icon(app)
+    if not args.screenshot:
+        prune_sessions(prefs.keep_sessions_mib)
+    window = MainWindow(settings=settings, catalog=Catalog().load())
+    if args.screenshot:
+        window.persist = False  # a screenshot run leaves the user's settings and catalog alone
     reporter.window = window
     for a in window._theme_group.actions():
         a.setChecked(a.objectName() == f"actionTheme_{mode}")
@@ -215,11 +231,24 @@ async def _run(args: argparse.Namespace, app: Any, reporter: ErrorReporter) -> i
         if not args.screenshot:
             window.restore_servers(skip={DEMO_NAME})
         first = window.add_server(demo_spec(), mode=args.protocol, timeout=args.timeout)
+        if not args.screenshot and not args.import_file:
+            desktop.restore_selection(window)  # last session's server and tool
+    if args.import_file:
+        window.import_file(args.import_file)
     if args.screenshot:
-        window.persist = False  # a screenshot run leaves the user's settings alone
         return await _screenshot(window, first or None, args.screenshot)
     await closed
     return 0
+
+
+def _set_app_icon(app: Any) -> None:
+    """The window icon from resources/icons (a checkout, or the bundle's copy)."""
+    from .ui.about import app_icon
+
+    icon = app_icon()
+    if not icon.isNull():
+        app.setWindowIcon(icon)
+    app.setDesktopFileName("io.github.mcp_spyglass.Spyglass")  # resources/*.desktop: the icon on Wayland
 
 
 def _close_on_signals(loop: asyncio.AbstractEventLoop, window: Any) -> None:

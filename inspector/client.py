@@ -168,6 +168,8 @@ class Client:
             await self.transport.settle()
             return hello
         except BaseException:
+            if self._handshake is not None and not self._handshake.done():
+                self._handshake.cancel()  # nobody waits for it now (e.g. cancelled while the user signs in)
             await self._shutdown_after_failure()
             raise
         finally:

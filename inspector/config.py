@@ -24,6 +24,9 @@ class ServerSpec:
     url: str | None = None
     transport: str | None = None  # "stdio" | "http" | "sse"
     headers: dict[str, str] = field(default_factory=dict)
+    # OAuth client for a URL server: client_id, scope, and (in memory only; kept in the keyring, never in a
+    # config file) client_secret. Empty: discovery picks the client (metadata document or registration).
+    oauth: dict[str, str] = field(default_factory=dict)
 
     @property
     def is_remote(self) -> bool:

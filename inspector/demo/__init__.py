@@ -23,5 +23,10 @@ SERVER_INFO = {
 
 
 def launch_command() -> list[str]:
-    """Command line that starts the demo server with the current interpreter."""
+    """Command line that starts the demo server with the current interpreter.
+
+    In a frozen bundle (PyInstaller) `sys.executable` is Spyglass itself, which runs the
+    demo server when given `--demo-server` (see inspector/__main__.py)."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, "--demo-server"]
     return [sys.executable, "-m", "inspector.demo"]

@@ -22,6 +22,10 @@ from ..protocol.versions import SUPPORTED_VERSIONS
 from ._text import MASK, is_secret_name
 
 
+# issue 10: "" = automatic (Streamable HTTP, else the 2024-11-05 HTTP+SSE transport)
+TRANSPORTS = (("Automatic (Streamable HTTP, else HTTP+SSE)", ""), ("Streamable HTTP", "http"),
+              ("HTTP+SSE (2024-11-05)", "sse"))
+
 _RUNNERS = {"python", "python3", "node", "npx", "uvx", "uv", "bun", "bunx", "deno", "sh", "bash", "pipx", "docker"}
 
 
@@ -169,10 +173,35 @@ class AddServerDialog(QDialog):
         self.token.setObjectName("serverToken")
         self.token.setEchoMode(QLineEdit.Password)
         self.token.setPlaceholderText("sent as Authorization: Bearer …")
+        # issue 10: transport choice and the OAuth client (used when the server answers 401)
+        self.transport = QComboBox(remote)
+        self.transport.setObjectName("serverTransport")
+        for text, value in TRANSPORTS:
+            self.transport.addItem(text, value)
+        self.client_id = QLineEdit(remote)
+        self.client_id.setObjectName("oauthClientId")
+        self.client_id.setPlaceholderText("(none: Spyglass registers itself when the server allows it)")
+        self.client_secret = QLineEdit(remote)
+        self.client_secret.setObjectName("oauthClientSecret")
+        self.client_secret.setEchoMode(QLineEdit.Password)
+        self.client_secret.setPlaceholderText("(for a confidential client; kept in the OS keyring)")
+        self.scope = QLineEdit(remote)
+        self.scope.setObjectName("oauthScope")
+        self.scope.setPlaceholderText("(none: the scopes the server asks for)")
         g = QFormLayout(remote)
         g.addRow("URL:", self.url)
+        g.addRow("Transport:", self.transport)
         g.addRow("Headers:", self.headers)
         g.addRow("Bearer token:", self.token)
+        oauth_note = QLabel("OAuth: when the server answers 401, Spyglass signs in through your browser. Fill "
+                            "these only for a client registered in advance or to ask for specific scopes.",
+                            remote)
+        oauth_note.setWordWrap(True)
+        oauth_note.setObjectName("oauthNote")
+        g.addRow(oauth_note)
+        g.addRow("Client ID:", self.client_id)
+        g.addRow("Client secret:", self.client_secret)
+        g.addRow("Scope:", self.scope)
         if not http_available():
             note = QLabel("This build cannot connect to HTTP servers yet; the server will be added but "
                           "will show an error until HTTP support lands.", remote)
@@ -211,6 +240,10 @@ class AddServerDialog(QDialog):
         if spec.url:
             self.tabs.setCurrentIndex(1)
             self.url.setText(spec.url)
+            self.transport.setCurrentIndex(max(0, self.transport.findData(spec.transport or "")))
+            self.client_id.setText(spec.oauth.get("client_id", ""))
+            self.client_secret.setText(spec.oauth.get("client_secret", ""))
+            self.scope.setText(spec.oauth.get("scope", ""))
             for k, v in spec.headers.items():
                 if k.lower() == "authorization" and v.lower().startswith("bearer "):
                     self.token.setText(v[7:])
@@ -238,7 +271,13 @@ class AddServerDialog(QDialog):
             headers = self.headers.pairs()
             if self.token.text():
                 headers["Authorization"] = f"Bearer {self.token.text()}"
-            return ServerSpec(name=name or url, url=url, headers=headers, transport="http")
+            oauth = {k: v for k, v in (("client_id", self.client_id.text().strip()),
+                                       ("client_secret", self.client_secret.text()),
+                                       ("scope", " ".join(self.scope.text().split()))) if v}
+            if "client_secret" in oauth and "client_id" not in oauth:
+                raise ValueError("a client secret needs the client ID it belongs to")
+            return ServerSpec(name=name or url, url=url, headers=headers,
+                              transport=self.transport.currentData() or None, oauth=oauth)
         command = self.command.text().strip()
         if not command:
             raise ValueError("enter the command that starts the server")
@@ -265,4 +304,5 @@ def describe_spec(spec: ServerSpec) -> dict[str, Any]:
     return {"name": spec.name, "command": list(spec.command), "cwd": spec.cwd, "url": spec.url,
             "transport": spec.transport,
             "env": {k: ("" if is_secret_name(k) else v) for k, v in spec.env.items()},
-            "headers": {k: ("" if is_secret_name(k) else v) for k, v in spec.headers.items()}}
+            "headers": {k: ("" if is_secret_name(k) else v) for k, v in spec.headers.items()},
+            "oauth": {k: v for k, v in spec.oauth.items() if k != "client_secret"}}  # the secret: keyring only

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QTimer, QObject, Signal
 
 from .. import errors as E
 from ..client import Client, ServerHello
@@ -25,6 +25,7 @@ from ..config import ServerSpec
 from ..protocol.session import Mode
 from ..protocol.versions import Era
 from ..traffic.frame import Frame
+from .features import Features  # issue 7: resources, prompts, subscriptions, log level, ping, roots
 
 log = logging.getLogger("spyglass.ui.connection")
 
@@ -50,17 +51,19 @@ class LogEntry:
 
 
 TrafficSink = Callable[[str, Frame], None]
+MAX_MESSAGE = 64 * 1024 * 1024  # largest stdio message read; the Preferences dialog sets it
 
 
-def make_transport(spec: ServerSpec):
-    """The transport for a spec; a clear ConnectError when this build cannot reach it."""
+def make_transport(spec: ServerSpec, auth: Any = None):
+    """The transport for a spec; a clear ConnectError when this build cannot reach it.
+    `auth`: the OAuthProvider of a URL server (issue 10; see auth_session.py)."""
     if spec.url is not None:
         try:
             from ..transport.http import HttpSettings, HttpTransport
         except ImportError:
             raise E.ConnectError(f"{spec.url}: HTTP servers are not supported by this build of Spyglass "
                                  "(inspector.transport.http is missing)") from None
-        settings = HttpSettings(headers=dict(spec.headers))
+        settings = HttpSettings(headers=dict(spec.headers), auth=auth)
         kind = spec.transport or ("sse" if spec.url.rstrip("/").endswith("/sse") else "http")
         if kind == "sse":
             from ..transport.sse import SseTransport
@@ -69,7 +72,17 @@ def make_transport(spec: ServerSpec):
         return HttpTransport(spec.url, settings)
     from ..transport.stdio import StdioTransport
 
-    return StdioTransport(spec.command, env=spec.env, cwd=spec.cwd)
+    return StdioTransport(spec.command, env=spec.env, cwd=spec.cwd, max_message=MAX_MESSAGE)
+
+
+def make_fallback(spec: ServerSpec, transport: Any) -> Callable[[], Any] | None:
+    """Automatic transport choice (as `--cli` does): when a URL server's transport is not forced and
+    Streamable HTTP finds no endpoint, try HTTP+SSE with the same settings (and authorization)."""
+    if spec.url is None or spec.transport is not None or type(transport).__name__ != "HttpTransport":
+        return None
+    from ..transport.sse import SseTransport
+
+    return lambda: SseTransport(spec.url, transport.settings)
 
 
 class Connection(QObject):
@@ -101,12 +114,17 @@ class Connection(QObject):
         self.appeared: set[str] = set()
         self.vanished: list[dict[str, Any]] = []
         self.log: collections.deque[LogEntry] = collections.deque(maxlen=LOG_LIMIT)
+        self.log_total = 0  # entries ever appended (the deque forgets old ones)
+        self._log_signal_pending = False
         self._task: asyncio.Task[None] | None = None
         self._refresh: asyncio.Task[None] | None = None
         self._refresh_again = False
         self._settled = asyncio.Event()
         self._reapers: set[asyncio.Task[Any]] = set()
         self._subscription: Any = None
+        self.features = Features(self)
+        self.handlers: dict[str, Any] = {}  # issue 6: server-request handlers (set by the window's tool panel)
+        self.auth: Any = None  # issue 10: AuthSession of a URL server (set by the window; auth_panel.WindowAuth)
 
     # ------------------------------------------------------------------ display
     @property
@@ -175,9 +193,13 @@ class Connection(QObject):
         self._set(Status.CONNECTING)
         self._note(f"connecting to {self.describe()}")
         try:
-            transport = make_transport(self.spec)
+            # issue 10: a fresh OAuthProvider per attempt (its steps show in the Authorization tab)
+            transport = make_transport(self.spec, self.auth.start_attempt() if self.auth is not None else None)
             client = Client(transport, mode=Mode.parse(self.mode), timeout=self.timeout,
-                            client_info={"name": "spyglass", "version": _version()})
+                            fallback=make_fallback(self.spec, transport),
+                            client_info={"name": "spyglass", "version": _version()},
+                            roots=list(self.features.roots),
+                            handlers=self.handlers or None)  # issue 6: elicitation/sampling dialogs
         except (E.SpyglassError, ValueError) as exc:
             self._fail(getattr(exc, "message", str(exc)), None)
             return
@@ -213,6 +235,7 @@ class Connection(QObject):
             self._note(f"handshake warning: {warning}", level="warning")
         self._set(Status.CONNECTED)
         self._note(f"connected: {self.status_text()}")
+        self.features.connected(client)
         if hello.era is Era.MODERN and _lists_change(hello.capabilities):
             self._spawn(self._listen(client))
         try:
@@ -233,6 +256,7 @@ class Connection(QObject):
                 log.debug("connect of %s ended with an error while disconnecting", self.name, exc_info=True)
         client = self.client
         self.client = None
+        self.features.stop()
         sub, self._subscription = self._subscription, None
         if sub is not None:
             try:
@@ -343,13 +367,38 @@ class Connection(QObject):
     async def _listen(self, client: Client) -> None:
         """Modern era: list_changed notifications come on a subscriptions/listen stream."""
         try:
-            sub = await client.listen({"toolsListChanged": True})
+            sub = await client.listen(self.features.listen_filter())
             if sub.task is not None:  # it ends with the connection: observe that, it is not an error
                 sub.task.add_done_callback(lambda t: t.cancelled() or t.exception())
+            if self._subscription is not None or client is not self.client:  # relisten() got there first
+                await sub.close()
+                return
             self._subscription = sub
+            self.features.listening(sub)
         except E.SpyglassError as exc:
             if client is self.client and client.closed is None:
                 self._note(f"subscriptions/listen failed: {exc.message}", level="warning")
+                self.features.listen_failed(exc.message)
+
+    async def relisten(self) -> None:
+        """Modern era: open a listen stream with the current filter (e.g. new resource URIs), then end the old one."""
+        client = self.client
+        if client is None:
+            raise E.ConnectError("not connected")
+        old = self._subscription
+        sub = await client.listen(self.features.listen_filter())
+        if sub.task is not None:
+            sub.task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        if client is not self.client:
+            await sub.close()
+            return
+        self._subscription = sub
+        self.features.listening(sub)
+        if old is not None:
+            try:
+                await asyncio.wait_for(old.close(), 3.0)
+            except Exception:
+                log.debug("closing the previous listen stream of %s", self.name, exc_info=True)
 
     # ------------------------------------------------------------------ client callbacks
     def _on_frame(self, client: Client, frame: Frame) -> None:
@@ -378,6 +427,7 @@ class Connection(QObject):
             self._append(LogEntry(time.time(), level, data, logger))
         elif method == "notifications/tools/list_changed":
             self._spawn(self.refresh_tools(mark=True))
+        self.features.on_notification(method, params)
 
     def _on_closed(self, client: Client, closed: Any) -> None:
         if client is not self.client:
@@ -399,8 +449,19 @@ class Connection(QObject):
         self._append(LogEntry(time.time(), "spyglass" if level == "spyglass" else level, text, "spyglass"))
 
     def _append(self, entry: LogEntry) -> None:
+        # No signal per entry: a flood of log notifications would cost one emit
+        # each. Views poll `log_total` (see LogPane) and `logAppended` fires once
+        # per event-loop turn at most.
         self.log.append(entry)
-        self.logAppended.emit(entry)
+        self.log_total += 1
+        if not self._log_signal_pending:
+            self._log_signal_pending = True
+            QTimer.singleShot(0, self._emit_log)
+
+    def _emit_log(self) -> None:
+        self._log_signal_pending = False
+        if self.log:
+            self.logAppended.emit(self.log[-1])
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
@@ -426,8 +487,9 @@ def _without_stderr(exc: E.SpyglassError) -> str:
 
 
 def _lists_change(capabilities: Any) -> bool:
-    tools = capabilities.get("tools") if isinstance(capabilities, dict) else None
-    return isinstance(tools, dict) and tools.get("listChanged") is True
+    caps = capabilities if isinstance(capabilities, dict) else {}
+    return any(isinstance(caps.get(k), dict) and caps[k].get("listChanged") is True
+               for k in ("tools", "prompts", "resources"))
 
 
 def _version() -> str:

@@ -7,6 +7,7 @@ append per 100 ms.
 
 from __future__ import annotations
 
+import itertools
 import time
 
 from PySide6.QtCore import QTimer
@@ -18,6 +19,7 @@ from .connection import Connection, LogEntry
 
 MAX_LINES = 5000
 FLUSH_MS = 100
+FLOOD_LINES = 500  # at most this many new lines per flush; a flood shows its tail
 _LABELS = {"stderr": "stderr", "spyglass": "spyglass", "emergency": "EMERG", "critical": "CRIT"}
 
 
@@ -42,39 +44,47 @@ class LogPane(QPlainTextEdit):
         self.setFont(font)
         self.setPlaceholderText("Select a server to see its stderr and log messages.")
         self._conn: Connection | None = None
-        self._pending: list[str] = []
+        self._seen = 0  # the connection's log_total already shown
+        self.entry_filter = None  # LogEntry -> bool: the level/logger filter of the log controls (log_controls.py)
         self._timer = QTimer(self)
         self._timer.setInterval(FLUSH_MS)
         self._timer.timeout.connect(self.flush)
 
     def show_connection(self, conn: Connection | None) -> None:
-        if self._conn is not None:
-            try:
-                self._conn.logAppended.disconnect(self._appended)
-            except (RuntimeError, TypeError):
-                pass
         self._conn = conn
-        self._pending.clear()
         if conn is None:
             self.clear()
             self._timer.stop()
             return
-        self.setPlainText("\n".join(format_entry(e) for e in list(conn.log)[-MAX_LINES:]))
+        self.setPlainText("\n".join(format_entry(e) for e in list(conn.log)[-MAX_LINES:]
+                                    if self.entry_filter is None or self.entry_filter(e)))
+        self._seen = conn.log_total
         self.moveCursor(QTextCursor.End)
-        conn.logAppended.connect(self._appended)
         self._timer.start()
 
-    def _appended(self, entry: LogEntry) -> None:
-        self._pending.append(format_entry(entry))
-        if len(self._pending) > MAX_LINES:
-            del self._pending[: len(self._pending) - MAX_LINES]
-
     def flush(self) -> None:
-        if not self._pending:
+        """Show what the connection logged since the last flush (polled on a
+        timer: a flood costs one append per 100 ms, and lines beyond what the
+        view keeps are never formatted)."""
+        conn = self._conn
+        if conn is None or conn.log_total == self._seen or not self.isVisible():
+            return  # a hidden pane catches up when shown (showEvent)
+        new = conn.log_total - self._seen
+        self._seen = conn.log_total
+        shown = min(new, len(conn.log), FLOOD_LINES)
+        entries = list(itertools.islice(reversed(conn.log), shown))[::-1]
+        lines = [format_entry(e) for e in entries if self.entry_filter is None or self.entry_filter(e)]
+        if new > shown:
+            lines.insert(0, f"… {new - shown:,} earlier lines not shown here: more than {FLOOD_LINES} arrived "
+                            "at once (every message is in the Traffic pane)")
+        if not lines:
             return
-        lines, self._pending = self._pending, []
         bar = self.verticalScrollBar()
         at_end = bar.value() >= bar.maximum() - 2
         self.appendPlainText("\n".join(lines))
         if at_end:
             bar.setValue(bar.maximum())
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt naming
+        super().showEvent(event)
+        self.flush()

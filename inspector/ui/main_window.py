@@ -27,7 +27,7 @@ from .connection import Connection, Status
 from .log_pane import LogPane
 from .server_info import ServerInfoView
 from .server_list import ServerListView, ServerModel, StatusCard
-from .tool_detail import ToolDetail
+from .tool_panel import ToolCallPanel  # issue 6: form, Call/Cancel, results, history (replaces ToolDetail)
 from .tool_list import CHANGE_ROLE, ToolListPanel
 
 log = logging.getLogger("spyglass.ui")
@@ -38,7 +38,9 @@ SETTINGS_VERSION = 1
 
 
 def demo_spec() -> ServerSpec:
-    return ServerSpec(name=DEMO_NAME, command=[sys.executable, "-m", "inspector.demo"], transport="stdio")
+    from ..demo import launch_command  # `spyglass --demo-server` in a frozen bundle
+
+    return ServerSpec(name=DEMO_NAME, command=launch_command(), transport="stdio")
 
 
 class MainWindow(QMainWindow):
@@ -46,7 +48,7 @@ class MainWindow(QMainWindow):
     selectionChanged = Signal()
 
     def __init__(self, settings: QSettings | None = None, store_path: str | None = None,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, catalog: Any = None) -> None:
         super().__init__(parent)
         self.setObjectName("mainWindow")
         self.setWindowTitle("Spyglass")
@@ -61,14 +63,28 @@ class MainWindow(QMainWindow):
         self._closed_done = False
         self._shutdown_done = False
         self.servers = ServerModel(self)
+        # desktop integration (issue 9): the server catalog; menus/shortcuts are installed below
+        from .catalog_link import CatalogLink
+
+        self.catalog_link = CatalogLink(self, catalog)
+        self.catalog = self.catalog_link.catalog
         self._build_actions()
         self._build_central()
+        # issue 6 (calling tools): call manager, server-request dialogs, argument memory, running marks
+        from .tool_panel import install as install_tool_calls
+
+        install_tool_calls(self)
         self._build_docks()
+        self._build_auth()  # issue 10: the Authorization tab and per-server OAuth (see _build_auth)
+        self._build_features()  # issue 7: Resources, Prompts and Roots tabs, log level controls (see _build_features)
         self._build_menus()
         self.status_label = QLabel(self)
         self.status_label.setObjectName("statusSummary")
         self.statusBar().addPermanentWidget(self.status_label)
         self.resize(1240, 820)
+        from . import desktop  # issue 9: File menu, import/export, preferences, palette, shortcuts, About
+
+        desktop.install(self)
         self._restore_window()
         self._update_actions()
         self._update_summary()
@@ -150,7 +166,7 @@ class MainWindow(QMainWindow):
         tools_page = QSplitter(Qt.Horizontal, self)
         tools_page.setObjectName("toolsSplitter")
         self.tool_panel = ToolListPanel(tools_page)
-        self.tool_detail = ToolDetail(tools_page)
+        self.tool_detail = ToolCallPanel(tools_page)  # issue 6; wired by tool_panel.install() below
         self.tool_panel.toolSelected.connect(self._tool_selected)
         tools_page.addWidget(self.tool_panel)
         tools_page.addWidget(self.tool_detail)
@@ -210,6 +226,60 @@ class MainWindow(QMainWindow):
         lay.addLayout(buttons)
         lay.addStretch(3)
         return page
+
+    # ------------------------------------------------------------------ authorization (issue 10)
+    # All of the window's OAuth wiring: the tab, the sessions (auth_panel.WindowAuth), and the three hooks
+    # marked "issue 10" in add_server, duplicate_selected and _show_selected.
+    def _build_auth(self) -> None:
+        from .auth_panel import AuthPanel, WindowAuth
+
+        self.auth = WindowAuth(self, warn=lambda text: self.show_banner(text, level="warning"))
+        self.auth_panel = AuthPanel(self)
+        self.auth_panel.token_view.spawn = self._spawn
+        self.auth_panel.signInAgain.connect(lambda c: self._spawn(c.restart(), f"signing in to {c.name} again"))
+        self.tabs.insertTab(self.tabs.indexOf(self.info_view) + 1, self.auth_panel, "Authorization")
+
+    # ------------------------------------------------------------------ resources, prompts, logging, roots (issue 7)
+    # All of issue 7's window wiring is here: the Resources and Prompts tabs after Tools, the Roots tab after
+    # Server info, the log controls around serverLog, and one selectionChanged hook. Server info's ping,
+    # extensions and cache section live in server_extras.py (shown by ServerInfoView).
+    def _build_features(self) -> None:
+        from .log_controls import LogControls
+        from .prompts_pane import PromptsPane
+        from .resources_pane import ResourcesPane
+        from .server_extras import RootsEditor
+
+        self.resources_pane = ResourcesPane(self)
+        self.prompts_pane = PromptsPane(self)
+        self.roots_editor = RootsEditor(self)
+        self.roots_editor.on_changed = self._save_roots
+        self.tabs.insertTab(1, self.resources_pane, "Resources")
+        self.tabs.insertTab(2, self.prompts_pane, "Prompts")
+        self.tabs.insertTab(self.tabs.indexOf(self.info_view) + 1, self.roots_editor, "Roots")
+        self.log_controls = LogControls(self.log_pane)
+        self.log_dock.setWidget(self.log_controls)
+        self.selectionChanged.connect(self._show_features)
+
+    def _show_features(self) -> None:
+        import json
+
+        conn = self.selected_connection()
+        if conn is not None and not conn.features.roots_loaded:
+            conn.features.roots_loaded = True
+            try:
+                saved = json.loads(self.settings.value(f"roots/{conn.spec.name}") or "[]")
+            except (TypeError, ValueError):
+                saved = []
+            conn.features.roots = [r for r in saved if isinstance(r, dict) and isinstance(r.get("uri"), str)]
+        self.resources_pane.show_connection(conn)
+        self.prompts_pane.show_connection(conn)
+        self.roots_editor.show_connection(conn)
+        self.log_controls.set_connection(conn)
+
+    def _save_roots(self, conn: Connection) -> None:
+        import json
+
+        self.settings.setValue(f"roots/{conn.spec.name}", json.dumps(conn.features.roots))
 
     def _build_docks(self) -> None:
         self.traffic_dock = QDockWidget("Traffic", self)
@@ -298,9 +368,8 @@ class MainWindow(QMainWindow):
         self._theme_group = group
         help_menu = mb.addMenu("&Help")
         about = QAction("About Spyglass", self)
-        about.triggered.connect(lambda: self.show_banner(
-            "Spyglass: an inspector for MCP servers. Everything a server sends is shown as plain text; "
-            "tool annotations are hints from the server, not guarantees.", level="info"))
+        about.setObjectName("actionAbout")
+        about.triggered.connect(lambda: self.show_about())  # issue 9: inspector/ui/about.py
         help_menu.addAction(about)
 
     # ------------------------------------------------------------------ servers
@@ -317,9 +386,14 @@ class MainWindow(QMainWindow):
             n += 1
         return f"{base} #{n}"
 
-    def add_server(self, spec: ServerSpec, *, mode: str = "auto", timeout: float = 60.0,
-                   connect: bool = True, select: bool = True) -> Connection:
+    def add_server(self, spec: ServerSpec, *, mode: str | None = None, timeout: float | None = None,
+                   connect: bool = True, select: bool = True, catalog_id: str | None = None) -> Connection:
+        mode = mode or self.preferences.protocol_mode
+        timeout = timeout or self.preferences.timeout
+        catalog_id = self.catalog_link.remember(spec, mode, None, catalog_id)  # saved in the catalog (issue 9)
         conn = Connection(spec, self._unique_id(spec.name), mode=mode, timeout=timeout, parent=self)
+        conn.catalog_id = catalog_id
+        self.auth.attach(conn)  # issue 10: OAuth for URL servers
         conn.traffic_sink = self._record_frame if self.store is not None else None
         conn.statusChanged.connect(lambda c=conn: self._conn_status_changed(c))
         conn.toolsChanged.connect(lambda c=conn: self._conn_tools_changed(c))
@@ -357,7 +431,7 @@ class MainWindow(QMainWindow):
             return None
         spec = ServerSpec(name=conn.spec.name, command=list(conn.spec.command), env=dict(conn.spec.env),
                           cwd=conn.spec.cwd, url=conn.spec.url, transport=conn.spec.transport,
-                          headers=dict(conn.spec.headers))
+                          headers=dict(conn.spec.headers), oauth=dict(conn.spec.oauth))  # oauth: issue 10
         return self.add_server(spec, mode=conn.mode, timeout=conn.timeout,
                                connect=conn.status in (Status.CONNECTED, Status.CONNECTING))
 
@@ -369,6 +443,7 @@ class MainWindow(QMainWindow):
     def remove_connection(self, conn: Connection) -> asyncio.Task[Any] | None:
         row = self.servers.connections.index(conn) if conn in self.servers.connections else -1
         self.servers.remove(conn)
+        self.catalog_link.forget(conn)
         if self.servers.connections:
             self.select_connection(self.servers.connections[min(max(row, 0), len(self.servers.connections) - 1)])
         else:
@@ -424,6 +499,7 @@ class MainWindow(QMainWindow):
         self.empty_title.setText("No server selected" if self.servers.connections else "No server yet")
         self.status_card.show_for(conn)
         self.info_view.show_connection(conn)
+        self.auth_panel.show_connection(conn)  # issue 10
         self.log_pane.show_connection(conn)
         self._show_tools(conn)
         self._apply_traffic_filter()
@@ -563,37 +639,19 @@ class MainWindow(QMainWindow):
     def save_settings(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState(SETTINGS_VERSION))
-        servers = [{**describe_spec(c.spec), "mode": c.mode} for c in self.servers.connections]
-        self.settings.setValue("servers", json.dumps(servers))
+        self.catalog_link.sync()  # servers live in the catalog, secrets in the keyring (issue 9)
+        from . import desktop
+
+        desktop.save_selection(self)
         self.settings.sync()
 
     def saved_servers(self) -> list[tuple[ServerSpec, str]]:
-        raw = self.settings.value("servers")
-        try:
-            items = json.loads(raw) if isinstance(raw, str) else []
-        except ValueError:
-            return []
-        out = []
-        for item in items if isinstance(items, list) else []:
-            if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-                continue
-            command = [str(a) for a in item.get("command") or []]
-            url = item.get("url") if isinstance(item.get("url"), str) else None
-            if not command and not url:
-                continue
-            env = item.get("env") if isinstance(item.get("env"), dict) else {}
-            headers = item.get("headers") if isinstance(item.get("headers"), dict) else {}
-            out.append((ServerSpec(name=item["name"], command=command, url=url,
-                                   cwd=item.get("cwd") if isinstance(item.get("cwd"), str) else None,
-                                   env={str(k): str(v) for k, v in env.items()},
-                                   headers={str(k): str(v) for k, v in headers.items()},
-                                   transport=item.get("transport")), str(item.get("mode") or "auto")))
-        return out
+        """The servers of the catalog (secrets filled in from the keyring), with their protocol modes."""
+        return [(e.spec, e.mode) for e in self.catalog.servers]
 
     def restore_servers(self, *, skip: set[str] = frozenset()) -> list[Connection]:
-        """Put last session's servers back in the sidebar, not connected."""
-        return [self.add_server(spec, mode=mode, connect=False, select=False)
-                for spec, mode in self.saved_servers() if spec.name not in skip]
+        """Put the catalog's servers back in the sidebar, not connected."""
+        return self.catalog_link.restore(skip)
 
     # ------------------------------------------------------------------ shutdown
     async def shutdown(self) -> None:

@@ -51,8 +51,12 @@ class ServerInfoView(QWidget):
             lay.addWidget(heading)
             lay.addWidget(widget)
             split.addWidget(box)
+        from .server_extras import ServerExtras  # issue 7: ping / reachability, extensions, cacheable results
+
+        self.extras = ServerExtras(self)
         lay = QVBoxLayout(self)
         lay.addLayout(form)
+        lay.addWidget(self.extras)
         lay.addWidget(split, 1)
 
     def show_connection(self, conn: Connection | None) -> None:
@@ -74,6 +78,7 @@ class ServerInfoView(QWidget):
             label.setText(text)
             label.setToolTip(plain_tooltip(text) if len(text) > 60 else "")
         self.instructions.setPlainText(visible_block(hello.instructions) if hello and hello.instructions else "")
+        self.extras.show_connection(conn)  # issue 7
         if hello is None:
             self.capabilities.setPlainText("")
         else:

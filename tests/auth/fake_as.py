@@ -14,6 +14,7 @@ import hashlib
 import json
 import secrets
 import threading
+import time
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Iterator
@@ -21,9 +22,10 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 
 class FakeAS:
-    def __init__(self, mode: str = "ok", scopes_supported: list[str] | None = None) -> None:
+    def __init__(self, mode: str = "ok", scopes_supported: list[str] | None = None, jwt_tokens: bool = False) -> None:
         self.mode = mode
         self.scopes_supported = scopes_supported
+        self.jwt_tokens = jwt_tokens  # access tokens shaped as JWTs (claims for a token view), unsigned
         self.base = ""
         self.codes: dict[str, dict[str, str]] = {}
         self.tokens: set[str] = set()
@@ -142,6 +144,9 @@ def _handler(fake: FakeAS) -> type[BaseHTTPRequestHandler]:
             else:
                 return self._send(400, {"error": "unsupported_grant_type"})
             token, refresh = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
+            if fake.jwt_tokens:
+                token = _jwt({"iss": fake.base, "sub": "user-42", "aud": fake.mcp_url, "scope": scope or "",
+                              "iat": int(time.time()), "exp": int(time.time()) + 3600, "jti": token})
             fake.tokens.add(token)
             fake.refresh_tokens.add(refresh)
             answer = {"access_token": token, "token_type": "Bearer", "expires_in": 3600, "refresh_token": refresh}
@@ -169,6 +174,13 @@ def _handler(fake: FakeAS) -> type[BaseHTTPRequestHandler]:
             return self._send(200, {"jsonrpc": "2.0", "id": msg["id"], "result": result})
 
     return Handler
+
+
+def _jwt(claims: dict[str, Any]) -> str:
+    def part(obj: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(obj).encode()).rstrip(b"=").decode()
+
+    return f"{part({'alg': 'none', 'typ': 'JWT'})}.{part(claims)}.{secrets.token_urlsafe(16)}"
 
 
 @contextmanager

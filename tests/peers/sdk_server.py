@@ -13,6 +13,7 @@ tools
     ``add(a: int, b: int)``   -> text ``"5"`` plus structuredContent ``{"result": 5}``
     ``echo(message: str)``    -> text ``message``
     ``fail()``                -> ``isError: true`` result (a ``ToolError``)
+    ``tone()``                -> one audio block: a 0.25 s silent WAV
     ``slow(seconds: float)``  -> sleeps, sending ``notifications/progress`` every
                                  0.1 s when the request carries a progressToken
     ``ask_name()``            -> asks the user for a name through elicitation and
@@ -69,7 +70,7 @@ from typing import Annotated, Any
 import anyio
 from pydantic import BaseModel, Field
 
-from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
+from mcp.server.mcpserver import Audio, Context, Elicit, MCPServer, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
@@ -83,6 +84,19 @@ PROGRESS_INTERVAL = 0.1
 # and resolvers against the module globals.
 class NameForm(BaseModel):
     name: str = Field(description="Your name")
+
+
+def _silent_wav(seconds: float, rate: int = 8000) -> bytes:
+    import io
+    import wave
+
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(b"\0\0" * int(rate * seconds))
+    return buf.getvalue()
 
 
 def ask_for_name() -> Elicit[NameForm]:
@@ -119,6 +133,10 @@ def build_server(log_level: str = "WARNING") -> MCPServer:
             # A no-op when the request carried no progressToken.
             await ctx.report_progress(step, steps, f"step {step}/{steps}")
         return f"slept {seconds:g}s"
+
+    @server.tool(description="A short WAV clip of silence (audio content).")
+    def tone() -> Audio:
+        return Audio(data=_silent_wav(0.25), format="wav")
 
     @server.tool(description="Ask the user for their name (elicitation), then greet them.")
     async def ask_name(form: Annotated[NameForm, Resolve(ask_for_name)]) -> str:

@@ -136,20 +136,25 @@ async def test_excepthook_shows_a_non_blocking_banner(open_window):
         assert not window.banner.isVisible()
 
 
-async def test_settings_keep_geometry_docks_and_servers_without_secrets(open_window, settings):
-    async with open_window() as window:
+async def test_settings_keep_geometry_docks_and_servers_without_secrets(open_window, settings, tmp_path):
+    from inspector.catalog import Catalog
+    from inspector.keystore import MemorySecrets
+
+    keyring = MemorySecrets()  # the OS keyring, as far as both windows know
+    path = tmp_path / "config" / "servers.json"
+    async with open_window(catalog=Catalog(path, secrets=keyring).load()) as window:
         window.add_server(ServerSpec(name="svc", command=["x"], env={"MY_TOKEN": "s3cret", "A": "b"}),
                           connect=False)
         window.log_dock.hide()
         window.resize(1000, 700)
         window.save_settings()
-    raw = settings.value("servers")
-    assert "s3cret" not in raw and "MY_TOKEN" in raw
-    async with open_window() as again:
+    raw = path.read_text()  # servers live in the catalog file, their secrets in the keyring
+    assert "s3cret" not in raw and "MY_TOKEN" in raw and settings.value("servers") is None
+    async with open_window(catalog=Catalog(path, secrets=keyring).load()) as again:
         assert again.log_dock.isHidden()  # dock layout restored
         restored = again.restore_servers()
         assert [c.name for c in restored] == ["svc"] and restored[0].status is Status.IDLE
-        assert restored[0].spec.env == {"MY_TOKEN": "", "A": "b"}
+        assert restored[0].spec.env == {"MY_TOKEN": "s3cret", "A": "b"}
 
 
 async def test_view_menu_hides_and_restores_docks(open_window):

@@ -1,0 +1,284 @@
+"""Requests a server makes of the user: elicitation, sampling, roots (DESIGN §8: the user answers).
+
+The same handlers serve the legacy era's server-to-client requests and the modern era's MRTR input
+requests (the client routes both by method). Each opens a window-modal dialog with `open()` (no
+nested event loop) and awaits its answer, so the window and other calls keep running.
+
+Object names: `elicitationDialog` (`elicitAccept`, `elicitDecline`, `elicitCancel`, `elicitForm`,
+`elicitUrlHost`, `elicitOpenUrl`), `samplingDialog` (`samplingRequest`, `samplingReply`, `samplingModel`,
+`samplingSend`, `samplingReject`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import urllib.parse
+from typing import Any, Awaitable, Callable
+
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFrame, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit,
+                               QPushButton, QVBoxLayout, QWidget)
+
+from .. import errors as E
+from ._text import pretty_json, visible, visible_block
+
+log = logging.getLogger("spyglass.ui.server_requests")
+
+USER_REJECTED = -1  # the code the SDKs use when the user declines a sampling request
+
+
+def _plain(text: str, parent: QWidget, name: str = "", bold: bool = False) -> QLabel:
+    lab = QLabel(parent)
+    lab.setTextFormat(Qt.PlainText)
+    lab.setText(text)
+    lab.setWordWrap(True)
+    lab.setTextInteractionFlags(Qt.TextSelectableByMouse)
+    if name:
+        lab.setObjectName(name)
+    if bold:
+        f = lab.font()
+        f.setBold(True)
+        lab.setFont(f)
+    return lab
+
+
+async def run_dialog(dialog: QDialog) -> int:
+    """Open `dialog` window-modally and wait (asyncio) for it to finish; returns its result code."""
+    fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    def done(code: int) -> None:
+        if not fut.done():
+            fut.set_result(code)
+    dialog.finished.connect(done)
+    dialog.open()
+    try:
+        return await fut
+    except asyncio.CancelledError:
+        dialog.reject()
+        raise
+    finally:
+        dialog.deleteLater()
+
+
+# ---------------------------------------------------------------------- elicitation
+class ElicitationDialog(QDialog):
+    """Form mode: a SchemaForm from `requestedSchema`. URL mode: the full target host, opened only on request."""
+
+    def __init__(self, server: str, params: dict[str, Any], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("elicitationDialog")
+        self.setWindowTitle(f"{visible(server, 80)} asks for input")
+        self.action = "cancel"
+        self.form: Any = None
+        self.url: str | None = None
+        lay = QVBoxLayout(self)
+        lay.addWidget(_plain(f"The server “{visible(server, 120)}” asks:", self, bold=True))
+        message = params.get("message")
+        lay.addWidget(_plain(visible_block(message, 4000) if isinstance(message, str) else "(no message)", self,
+                             "elicitMessage"))
+        buttons = QDialogButtonBox(self)
+        mode = params.get("mode") if isinstance(params.get("mode"), str) else "form"
+        self.mode = mode
+        if mode == "url":
+            url = params.get("url") if isinstance(params.get("url"), str) else ""
+            self.url = url
+            parsed = urllib.parse.urlsplit(url)
+            host = parsed.hostname or "(no host)"
+            box = QFrame(self)
+            box.setFrameShape(QFrame.StyledPanel)
+            bl = QVBoxLayout(box)
+            bl.addWidget(_plain("It wants you to open a page on:", box))
+            h = _plain(visible(host, 300) + (f":{parsed.port}" if parsed.port else ""), box, "elicitUrlHost", bold=True)
+            f = h.font()
+            f.setPointSizeF(f.pointSizeF() * 1.3)
+            h.setFont(f)
+            bl.addWidget(h)
+            bl.addWidget(_plain(f"Full address: {visible(url, 2000)}", box, "elicitUrl"))
+            if parsed.scheme not in ("https", "http"):
+                bl.addWidget(_plain(f"⚠ The address uses “{visible(parsed.scheme, 20)}:”, not a web page.", box))
+            lay.addWidget(box)
+            self.open_button = QPushButton("Open in browser", self)
+            self.open_button.setObjectName("elicitOpenUrl")
+            self.open_button.setEnabled(parsed.scheme in ("https", "http") and bool(parsed.hostname))
+            self.open_button.clicked.connect(self._open_url)
+            lay.addWidget(self.open_button)
+            accept = buttons.addButton("Done", QDialogButtonBox.AcceptRole)
+        else:
+            from ..forms import SchemaForm
+
+            schema = params.get("requestedSchema")
+            self.form = SchemaForm(schema if isinstance(schema, (dict, bool)) else {"type": "object"}, self)
+            self.form.setObjectName("elicitForm")
+            self.form.setMinimumHeight(160)
+            lay.addWidget(self.form, 1)
+            accept = buttons.addButton("Accept", QDialogButtonBox.AcceptRole)
+            self.form.submitted.connect(lambda: self._finish("accept"))
+        accept.setObjectName("elicitAccept")
+        decline = buttons.addButton("Decline", QDialogButtonBox.RejectRole)
+        decline.setObjectName("elicitDecline")
+        cancel = buttons.addButton("Cancel", QDialogButtonBox.DestructiveRole)
+        cancel.setObjectName("elicitCancel")
+        accept.clicked.connect(lambda: self._finish("accept"))
+        decline.clicked.connect(lambda: self._finish("decline"))
+        cancel.clicked.connect(lambda: self._finish("cancel"))
+        lay.addWidget(buttons)
+        self.problem = _plain("", self, "elicitProblem")
+        self.problem.hide()
+        lay.addWidget(self.problem)
+        self.resize(540, 600 if self.form is not None else 280)
+
+    def _open_url(self) -> None:
+        if self.url:
+            QDesktopServices.openUrl(QUrl(self.url))
+
+    def _finish(self, action: str) -> None:
+        if action == "accept" and self.form is not None:
+            n = self.form.reveal_problems()
+            if n:
+                self.problem.setText(f"{n} problem{'s' if n != 1 else ''} in the form: fix them or decline.")
+                self.problem.show()
+                return
+        self.action = action
+        self.done(QDialog.Accepted if action == "accept" else QDialog.Rejected)
+
+    def reject(self) -> None:  # Escape or the close button: cancel
+        if self.action not in ("accept", "decline"):
+            self.action = "cancel"
+        super().reject()
+
+    def answer(self) -> dict[str, Any]:
+        if self.action == "accept":
+            if self.form is not None:
+                return {"action": "accept", "content": self.form.value()}
+            return {"action": "accept"}
+        return {"action": self.action}
+
+
+# ---------------------------------------------------------------------- sampling
+class SamplingDialog(QDialog):
+    def __init__(self, server: str, params: dict[str, Any], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("samplingDialog")
+        self.setWindowTitle(f"{visible(server, 80)} asks for a model reply")
+        self.rejected_by_user = True
+        lay = QVBoxLayout(self)
+        lay.addWidget(_plain(f"The server “{visible(server, 120)}” asks for an LLM completion. "
+                             "Read the request, then write or edit the reply it gets.", self, bold=True))
+        req = QPlainTextEdit(self)
+        req.setObjectName("samplingRequest")
+        req.setReadOnly(True)
+        req.setPlainText(describe_sampling(params))
+        lay.addWidget(req, 2)
+        lay.addWidget(_plain("Reply (text):", self))
+        self.reply = QPlainTextEdit(self)
+        self.reply.setObjectName("samplingReply")
+        self.reply.setPlaceholderText("The assistant's answer the server will receive")
+        lay.addWidget(self.reply, 1)
+        row = QHBoxLayout()
+        row.addWidget(_plain("Model:", self))
+        self.model = QLineEdit("spyglass-user", self)
+        self.model.setObjectName("samplingModel")
+        row.addWidget(self.model, 1)
+        lay.addLayout(row)
+        buttons = QDialogButtonBox(self)
+        send = buttons.addButton("Send reply", QDialogButtonBox.AcceptRole)
+        send.setObjectName("samplingSend")
+        reject = buttons.addButton("Reject", QDialogButtonBox.RejectRole)
+        reject.setObjectName("samplingReject")
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        lay.addWidget(buttons)
+        self.resize(560, 520)
+
+    def answer(self) -> dict[str, Any]:
+        return {"role": "assistant", "content": {"type": "text", "text": self.reply.toPlainText()},
+                "model": self.model.text() or "spyglass-user", "stopReason": "endTurn"}
+
+
+def describe_sampling(params: dict[str, Any]) -> str:
+    """The request in words: system prompt, messages, preferences, tools, limits."""
+    out = []
+    sp = params.get("systemPrompt")
+    if isinstance(sp, str) and sp:
+        out.append("System prompt:\n  " + visible_block(sp, 4000).replace("\n", "\n  "))
+    msgs = params.get("messages")
+    out.append("Messages:")
+    for m in msgs if isinstance(msgs, list) else []:
+        role = m.get("role") if isinstance(m, dict) else None
+        content = m.get("content") if isinstance(m, dict) else m
+        parts = content if isinstance(content, list) else [content]
+        for c in parts:
+            if isinstance(c, dict) and c.get("type") == "text":
+                text = visible_block(c.get("text"), 4000)
+            elif isinstance(c, dict):
+                text = f"[{visible(c.get('type'), 40)} content] " + visible(pretty_json(
+                    {k: (v if not isinstance(v, str) or len(v) < 200 else v[:200] + '…') for k, v in c.items()}), 600)
+            else:
+                text = visible(pretty_json(c), 600)
+            out.append(f"  {visible(role, 20)}: " + text.replace("\n", "\n    "))
+    prefs = params.get("modelPreferences")
+    if prefs is not None:
+        out.append("Model preferences: " + visible(json.dumps(prefs, ensure_ascii=False), 1000))
+    for key in ("maxTokens", "temperature", "stopSequences", "includeContext", "toolChoice"):
+        if key in params:
+            out.append(f"{key}: {visible(json.dumps(params[key], ensure_ascii=False), 400)}")
+    tools = params.get("tools")
+    if isinstance(tools, list) and tools:
+        out.append("Tools offered to the model:")
+        for t in tools:
+            if isinstance(t, dict):
+                out.append(f"  - {visible(t.get('name'), 100)}: {visible(t.get('description'), 300)}")
+    if params.get("metadata") is not None:
+        out.append("metadata: " + visible(json.dumps(params.get("metadata"), ensure_ascii=False), 600))
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------- handlers
+def make_handlers(conn: Any, parent: Callable[[], QWidget | None], calls: Any) -> dict[str, Callable[..., Awaitable[Any]]]:
+    """Client handlers for one connection: dialogs for elicitation and sampling, roots from its settings
+    (the roots the client was given, `conn.features.roots`).
+    Every request is recorded as a round of the call running on that server, if any."""
+
+    async def elicit(params: dict[str, Any] | None) -> dict[str, Any]:
+        p = params if isinstance(params, dict) else {}
+        rnd = calls.add_round(conn.server_id, "elicitation/create", p)
+        try:
+            dialog = ElicitationDialog(conn.name, p, parent())
+            await run_dialog(dialog)
+            answer = dialog.answer()
+        except BaseException as exc:
+            calls.answer_round(conn.server_id, rnd, error=f"{type(exc).__name__}")
+            raise
+        calls.answer_round(conn.server_id, rnd, answer)
+        return answer
+
+    async def sample(params: dict[str, Any] | None) -> dict[str, Any]:
+        p = params if isinstance(params, dict) else {}
+        rnd = calls.add_round(conn.server_id, "sampling/createMessage", p)
+        try:
+            dialog = SamplingDialog(conn.name, p, parent())
+            code = await run_dialog(dialog)
+        except BaseException as exc:
+            calls.answer_round(conn.server_id, rnd, error=f"{type(exc).__name__}")
+            raise
+        if code != QDialog.Accepted:
+            calls.answer_round(conn.server_id, rnd, error="rejected by you")
+            raise E.RemoteError("sampling/createMessage", USER_REJECTED, "User rejected sampling request")
+        answer = dialog.answer()
+        calls.answer_round(conn.server_id, rnd, answer)
+        return answer
+
+    async def roots(params: dict[str, Any] | None) -> dict[str, Any]:
+        rnd = calls.add_round(conn.server_id, "roots/list", params)
+        client = getattr(conn, "client", None)
+        features = getattr(conn, "features", None)
+        configured = client.roots if client is not None and client.roots is not None else \
+            getattr(features, "roots", None) or []
+        answer = {"roots": list(configured)}
+        calls.answer_round(conn.server_id, rnd, answer)
+        return answer
+
+    return {"elicitation/create": elicit, "sampling/createMessage": sample, "roots/list": roots}

@@ -1,0 +1,87 @@
+"""Helpers for the tool-calling UI tests: select a tool, fill its form, press Call, wait, answer dialogs."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QDialog, QListView, QPushButton, QWidget
+
+from inspector.ui import Status
+from uikit import find, row_of, until
+
+
+async def connected(conn, timeout=30):
+    await until(lambda: conn.status is Status.CONNECTED and conn.tools_loaded, timeout,
+                f"{conn.name} to connect and list its tools (status: {conn.status_text()})")
+
+
+def select_tool(window, name: str) -> None:
+    view = find(window, QListView, "toolList")
+    window.tool_panel.search.clear()
+    view.setCurrentIndex(row_of(view, name))
+    assert window.tool_detail.tool is not None and window.tool_detail.tool.get("name") == name
+
+
+async def call(window, name: str, args: Any = None, *, timeout: float = 30, wait: bool = True):
+    """Select `name`, put `args` in the form, click Call; returns the finished CallRecord."""
+    select_tool(window, name)
+    panel = window.tool_detail
+    if args is not None:
+        panel.form.set_value(args)
+    before = len(window.calls.records(window.selected_connection().server_id))
+    find(window, QPushButton, "callButton").click()
+    sid = window.selected_connection().server_id
+    await until(lambda: len(window.calls.records(sid)) > before, 10, f"the call of {name} to start")
+    rec = window.calls.records(sid)[-1]
+    if wait:
+        await until(lambda: not rec.running, timeout, f"the call of {name} to finish")
+        await asyncio.sleep(0.05)
+    return rec
+
+
+def result_widgets(window, kind: str) -> list[QWidget]:
+    view = window.findChild(QWidget, "resultView")
+    return [w for w in view.findChildren(QWidget, f"result:{kind}") if w.isVisibleTo(view)]
+
+
+async def dialog(window, name: str, timeout: float = 20) -> QDialog:
+    def find_it():
+        for w in QApplication.topLevelWidgets():
+            if isinstance(w, QDialog) and w.objectName() == name and w.isVisible():
+                return w
+        return None
+    return await until(find_it, timeout, f"the {name}")
+
+
+def click(dlg: QWidget, name: str) -> None:
+    b = dlg.findChild(QPushButton, name)
+    assert b is not None, f"no button {name}"
+    b.click()
+
+
+async def result_shot(window, name: str):
+    """A screenshot for looking at results: traffic and log docks out of the way, a roomy window."""
+    from uikit import shot
+
+    docks = [d for d in (window.traffic_dock, window.log_dock) if d.isVisible()]
+    for d in docks:
+        d.hide()
+    window.resize(1400, 1000)
+    try:
+        return await shot(window, name)
+    finally:
+        for d in docks:
+            d.show()
+
+
+async def dialog_shot(dlg, name: str):
+    """test-artifacts/NAME.png of a dialog (window grabs do not include other top-level windows)."""
+    from uikit import ARTIFACTS
+
+    await asyncio.sleep(0.15)
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    assert dlg.grab().save(str(path), "PNG")
+    return path

@@ -1,0 +1,244 @@
+"""Calling tools in the real window against real peers: server-everything (every tool through the form,
+sampling and elicitation dialogs with the capabilities declared, progress and cancel), the Python SDK
+server in both eras (MRTR elicitation), and the hostile server's odd content and 20 MB reply."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+import shiboken6
+from PySide6.QtWidgets import QApplication, QDialog, QLabel, QPlainTextEdit, QPushButton, QWidget
+
+from inspector.config import ServerSpec
+from inspector.ui import confirm
+from calling import call, click, connected, dialog, dialog_shot, result_shot, result_widgets, select_tool
+from support import PY, SDK_SERVER
+from test_client_everything import ARGS, elicitation, fill_required
+from uikit import everything_cmd, find, hostile_cmd, until
+
+
+class DialogAnswerer:
+    """Answers every dialog the calls open, as a user would, and remembers which ones appeared."""
+
+    def __init__(self, window) -> None:
+        self.window = window
+        self.seen: list[str] = []
+        self.shots: set[str] = set()
+        self.task = asyncio.ensure_future(self._run())
+
+    async def _run(self) -> None:
+        while True:
+            for w in QApplication.topLevelWidgets():
+                if isinstance(w, QDialog) and shiboken6.isValid(w) and w.isVisible() and w.result() == 0 and not getattr(w, "_answered", False):
+                    w._answered = True
+                    self.seen.append(w.objectName())
+                    await asyncio.sleep(0.05)
+                    await self.answer(w)
+            await asyncio.sleep(0.05)
+
+    async def answer(self, w: QDialog) -> None:
+        name = w.objectName()
+        if name not in self.shots:
+            self.shots.add(name)
+            await dialog_shot(w, f"calls-everything-{name}-light")
+        if name == "confirmDialog":
+            click(w, "confirmCall")
+        elif name == "samplingDialog":
+            w.findChild(QPlainTextEdit, "samplingReply").setPlainText("hi from the person at the keyboard")
+            click(w, "samplingSend")
+        elif name == "elicitationDialog":
+            if w.form is not None:
+                content = (await elicitation(w_params(w)))["content"]
+                for key, prop in (w.form.schema.get("properties") or {}).items():
+                    fmt = {"email": "ada@example.com", "uri": "https://example.com/ada", "date": "1990-12-10",
+                           "date-time": "1990-12-10T10:00:00Z"}.get(prop.get("format"))
+                    if fmt:
+                        content[key] = fmt
+                w.form.set_value(content)
+            click(w, "elicitAccept")
+            await asyncio.sleep(0.05)
+            if shiboken6.isValid(w) and w.isVisible():  # the form refused: say why, then decline so the test goes on
+                self.seen.append("refused: " + w.findChild(QLabel, "elicitProblem").text()
+                                 + repr(w.form.errors()))
+                click(w, "elicitDecline")
+        else:
+            w.reject()
+
+    async def stop(self) -> None:
+        self.task.cancel()
+        try:
+            await self.task
+        except asyncio.CancelledError:
+            pass
+
+
+def w_params(w):
+    return {"requestedSchema": w.form.schema}
+
+
+async def test_server_everything_every_tool_through_the_form(open_window, settings):
+    settings.setValue(confirm.SETTING, confirm.NOT_READ_ONLY)  # the strictest: many confirmations
+    async with open_window() as window:
+        conn = window.add_server(ServerSpec(name="everything", command=everything_cmd()))
+        await connected(conn, 60)
+        names = [t["name"] for t in conn.tools]
+        # sampling and elicitation were declared: the server offers its client-feature tools
+        assert {"trigger-sampling-request", "trigger-elicitation-request", "get-roots-list"} <= set(names)
+        answerer = DialogAnswerer(window)
+        kinds: set[str] = set()
+        try:
+            for tool in list(conn.tools):
+                name = tool["name"]
+                args = ARGS.get(name, fill_required(tool.get("inputSchema", {})))
+                rec = await call(window, name, args, timeout=60)
+                if (tool.get("execution") or {}).get("taskSupport") == "required":
+                    assert rec.outcome == "tool error", name
+                    continue
+                assert rec.outcome == "ok", (name, rec.outcome, rec.error_text, rec.result)
+                for kind in ("text", "image", "audio", "resource", "resource_link", "structured", "unknown"):
+                    if result_widgets(window, kind):
+                        kinds.add(kind)
+                assert not result_widgets(window, "unknown"), name
+                if name == "get-tiny-image":
+                    [img] = result_widgets(window, "image")
+                    assert img.view.image is not None
+                    await result_shot(window, "calls-everything-image-light")
+                if name == "get-annotated-message":
+                    badges = [b.text() for w in result_widgets(window, "text") for b in w.badges]
+                    assert any(b.startswith("priority") for b in badges) and any(b.startswith("for ") for b in badges)
+                    await result_shot(window, "calls-everything-annotated-light")
+                if name == "get-structured-content":
+                    [s] = result_widgets(window, "structured")
+                    assert s.findChild(QLabel, "structuredValid") is not None
+                    await result_shot(window, "calls-everything-structured-light")
+                if name == "get-resource-links":
+                    links = result_widgets(window, "resource_link")
+                    assert len(links) == 2
+                    links[0].read_button.click()
+                    await until(lambda: links[0].contents is not None, 10, "the link to be read")
+                    await result_shot(window, "calls-everything-resource-links-light")
+                if name == "get-resource-reference":
+                    assert result_widgets(window, "resource")
+                    await result_shot(window, "calls-everything-resource-light")
+                if name == "trigger-sampling-request":
+                    assert "hi from the person at the keyboard" in str(rec.result)
+                    assert [r.method for r in rec.rounds] == ["sampling/createMessage"]
+                    await result_shot(window, "calls-everything-sampling-light")
+                if name == "trigger-elicitation-request":
+                    assert [r.method for r in rec.rounds] == ["elicitation/create"]
+                    assert rec.rounds[0].response["action"] == "accept"
+                    await result_shot(window, "calls-everything-elicitation-light")
+                if name == "trigger-long-running-operation":
+                    assert rec.progress is not None and rec.total
+        finally:
+            await answerer.stop()
+        assert {"text", "image", "resource", "resource_link", "structured"} <= kinds
+        assert {"samplingDialog", "elicitationDialog", "confirmDialog"} <= set(answerer.seen)
+        # long-running with progress, then cancel
+        settings.setValue(confirm.SETTING, confirm.NEVER)
+        rec = await call(window, "trigger-long-running-operation", {"duration": 30, "steps": 30}, wait=False)
+        await until(lambda: rec.progress, 15, "progress from the server")
+        assert find(window, QWidget, "callProgress").isVisible()
+        await result_shot(window, "calls-everything-progress-light")
+        find(window, QPushButton, "cancelButton").click()
+        await until(lambda: not rec.running, 10)
+        assert rec.outcome == "cancelled"
+        rec = await call(window, "echo", {"message": "still alive"})
+        assert rec.outcome == "ok"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "modern"])
+async def test_sdk_server_both_eras(open_window, mode):
+    async with open_window() as window:
+        conn = window.add_server(ServerSpec(name="sdk", command=[PY, str(SDK_SERVER)]), mode=mode)
+        await connected(conn, 60)
+        assert conn.era == mode
+        rec = await call(window, "add", {"a": 2, "b": 3})
+        assert rec.result["structuredContent"] == {"result": 5}
+        assert result_widgets(window, "structured")
+        rec = await call(window, "fail", {})
+        assert rec.outcome == "tool error"
+        rec = await call(window, "tone", {})
+        [audio] = result_widgets(window, "audio")
+        info = audio.findChild(QLabel, "audioInfo").text()
+        assert "WAV" in info and "0.25 s" in info and "8,000 Hz" in info
+        await result_shot(window, f"calls-sdk-audio-{mode}-light")
+        rec = await call(window, "slow", {"seconds": 0.3})
+        assert rec.outcome == "ok" and rec.progress is not None
+        rec = await call(window, "ask_name", {}, wait=False)
+        dlg = await dialog(window, "elicitationDialog")
+        dlg.form.set_value({"name": "Ada"})
+        click(dlg, "elicitAccept")
+        await until(lambda: not rec.running, 15)
+        assert rec.outcome == "ok" and "Hello, Ada!" in str(rec.result)
+        assert len(rec.rounds) == 1
+        assert window.findChild(QWidget, "callConversation") is not None
+        await result_shot(window, f"calls-sdk-mrtr-{mode}-light")
+        # cancel the elicitation: the server gets action "cancel"
+        rec = await call(window, "ask_name", {}, wait=False)
+        click(await dialog(window, "elicitationDialog"), "elicitCancel")
+        await until(lambda: not rec.running, 15)
+        assert rec.rounds[0].response == {"action": "cancel"}
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+async def test_hostile_odd_content_is_refused_with_messages(open_window, theme):
+    async with open_window(theme) as window:
+        conn = window.add_server(ServerSpec(name="hostile", command=hostile_cmd("odd-content")))
+        await connected(conn)
+        rec = await call(window, "echo", {"message": "hi"})
+        assert rec.outcome == "ok"
+        [unknown] = result_widgets(window, "unknown")
+        assert "hologram" in unknown.findChild(QLabel, "unknownWarning").text()
+        bad, bomb = result_widgets(window, "image")
+        assert bad.view.image is None and "not valid base64" in bad.view.error
+        assert bomb.view.image is None and "60000×60000" in bomb.view.error
+        await result_shot(window, f"calls-odd-content-{theme}")
+
+
+async def test_hostile_20_mb_text_previews_at_once_without_stalling(open_window):
+    async with open_window() as window:
+        conn = window.add_server(ServerSpec(name="hostile", command=hostile_cmd("big-reply", "20")))
+        await connected(conn)
+        gaps: list[float] = []
+        measuring = [False]
+
+        async def ticker():
+            # The gap between two turns of the loop, in CPU time of this thread: the work done without
+            # letting the loop turn. (Wall time would also count the machine being busy with other
+            # processes, which is not a stall of ours; it is reported beside.)
+            last, last_wall = time.thread_time(), time.perf_counter()
+            while True:
+                await asyncio.sleep(0.005)
+                now, wall = time.thread_time(), time.perf_counter()
+                if measuring[0]:
+                    gaps.append((now - last, wall - last_wall, measuring[0]))
+                last, last_wall = now, wall
+
+        tick = asyncio.ensure_future(ticker())
+        try:
+            rec = await call(window, "echo", {"message": "hi"}, wait=False)
+            await until(lambda: not rec.running, 60, "the 20 MB answer")
+            # from the moment the answer is in: rendering the preview, then "show all", never stall
+            measuring[0] = "preview"
+            await until(lambda: result_widgets(window, "text"), 5)
+            [text] = result_widgets(window, "text")
+            view = text.view
+            assert not view.fully_shown() and view.more.isVisibleTo(text)
+            assert len(view.text()) < 100_000
+            measuring[0] = False  # (a screenshot is not the app's work)
+            await result_shot(window, "calls-big-reply-preview-light")
+            measuring[0] = "show all"
+            find(text, QWidget, "showAllButton").click()
+            await until(view.fully_shown, 60, "the whole text to load")
+            await asyncio.sleep(0.1)
+            measuring[0] = False
+        finally:
+            tick.cancel()
+        assert len(view.full) == 20 * 1024 * 1024
+        assert view.edit.document().characterCount() >= 20 * 1024 * 1024
+        worst, wall, phase = max(gaps)
+        assert worst < 0.1, f"the event loop stalled {worst * 1000:.0f} ms ({wall * 1000:.0f} ms wall) during {phase}"
+        await result_shot(window, "calls-big-reply-all-light")
