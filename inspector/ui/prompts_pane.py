@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QSplitter,
                                QVBoxLayout, QWidget)
 
+from ._tasks import spawn
 from .. import errors as E
 from . import theme
 from ._text import visible, visible_block
@@ -342,17 +343,4 @@ class PromptsPane(QWidget):
             self._msg_lay.addWidget(card)
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any] | None:
-        try:
-            task = asyncio.ensure_future(coro)
-        except RuntimeError:
-            coro.close()
-            return None
-        self._tasks.add(task)
-
-        def done(t: asyncio.Task[Any]) -> None:
-            self._tasks.discard(t)
-            if not t.cancelled() and t.exception() is not None:
-                log.error("prompts pane task failed", exc_info=t.exception())
-                self._say(f"Internal error: {t.exception()}", "error")
-        task.add_done_callback(done)
-        return task
+        return spawn(coro, self._tasks, lambda exc: self._say(f"Internal error: {exc}", "error"), "prompts pane task")

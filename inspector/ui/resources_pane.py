@@ -21,6 +21,7 @@ from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout,
                                QWidget)
 
+from ._tasks import spawn
 from .. import errors as E
 from ..templates import TemplateError, check, expand
 from . import theme
@@ -546,17 +547,4 @@ class ResourcesPane(QWidget):
 
     # ------------------------------------------------------------------ tasks
     def _spawn(self, coro: Any) -> asyncio.Task[Any] | None:
-        try:
-            task = asyncio.ensure_future(coro)
-        except RuntimeError:
-            coro.close()
-            return None
-        self._tasks.add(task)
-
-        def done(t: asyncio.Task[Any]) -> None:
-            self._tasks.discard(t)
-            if not t.cancelled() and t.exception() is not None:
-                log.error("resources pane task failed", exc_info=t.exception())
-                self._say(f"Internal error: {t.exception()}", "error")
-        task.add_done_callback(done)
-        return task
+        return spawn(coro, self._tasks, lambda exc: self._say(f"Internal error: {exc}", "error"), "resources pane task")
