@@ -58,18 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    from .cli import _pairs  # the same KEY=VALUE rules as --cli (no Qt there)
+    from .cli import _pairs, parse_with_command  # the same rules as --cli (no Qt there)
     from .protocol.session import Mode
 
-    argv = list(argv)
-    command: list[str] = []
-    if "--" in argv:
-        cut = argv.index("--")
-        argv, command = argv[:cut], argv[cut + 1:]
-    args = build_parser().parse_intermixed_args(argv)
-    if command and args.target:
-        raise E.UsageError(f"unexpected arguments before --: {' '.join(args.target)}")
-    args.command = command or args.target
+    args = parse_with_command(build_parser(), argv)
     if args.timeout is not None and args.timeout <= 0:
         raise E.UsageError("--timeout must be positive")
     try:

@@ -189,16 +189,23 @@ async def _open_browser(url: str) -> bool:
     return await asyncio.to_thread(webbrowser.open, url)
 
 
-def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+def parse_with_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """Options, and the server command after `--` (or, the official inspector's
+    way, among the options when its own arguments have no dash): `args.command`."""
     argv = list(argv)
     command: list[str] = []
     if "--" in argv:
         cut = argv.index("--")
         argv, command = argv[:cut], argv[cut + 1:]
-    args = build_parser().parse_intermixed_args(argv)
+    args = parser.parse_intermixed_args(argv)
     if command and args.target:
         raise E.UsageError(f"unexpected arguments before --: {' '.join(args.target)}")
     args.command = command or args.target
+    return args
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    args = parse_with_command(build_parser(), argv)
     if args.timeout <= 0:
         raise E.UsageError("--timeout must be positive")
     try:
