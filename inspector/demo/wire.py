@@ -28,13 +28,16 @@ META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
+from inspector.protocol.jsonrpc import (  # noqa: E402,F401  (re-exported for the demo modules)
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+)
+from inspector.protocol.jsonrpc import UNSUPPORTED_PROTOCOL_VERSION as UNSUPPORTED_VERSION  # noqa: E402,F401
+
 RESOURCE_NOT_FOUND = -32002
-UNSUPPORTED_VERSION = -32022
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 

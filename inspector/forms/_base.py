@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVB
 
 from .registry import constraints_text
 from .schema import SchemaTree, Shape, pointer
+from .validation import json_type  # noqa: F401  (re-exported for the field modules)
 
 MAX_FIELDS = 1500        # fields one build may create before it gives up (raw JSON instead)
 BUILD_BUDGET_S = 0.15    # seconds one build may take before it gives up
@@ -65,24 +66,6 @@ def same(a: Any, b: Any) -> bool:
     if isinstance(a, list):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     return a == b
-
-
-def json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "unknown"
 
 
 _ESCAPE = {"\u00a0": "\\u00a0", "\u2028": "\\u2028", "\u2029": "\\u2029", "\ufeff": "\\ufeff",

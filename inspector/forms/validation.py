@@ -78,9 +78,9 @@ def property_types(schema: Any, key: str) -> set[str]:
     if isinstance(types, list):
         return {t for t in types if isinstance(t, str)}
     if "enum" in prop and isinstance(prop["enum"], list):
-        return {_json_type(v) for v in prop["enum"]}
+        return {json_type(v) for v in prop["enum"]}
     if "const" in prop:
-        return {_json_type(prop["const"])}
+        return {json_type(prop["const"])}
     return set()
 
 
@@ -91,9 +91,9 @@ def coerce(schema: Any, key: str, text: str) -> Any:
     otherwise JSON when it parses, else the text."""
     types = property_types(schema, key)
     parsed, ok = _loads(text)
-    if types == {"string"} or (types and "string" in types and (not ok or _json_type(parsed) not in types)):
+    if types == {"string"} or (types and "string" in types and (not ok or json_type(parsed) not in types)):
         return text
-    if ok and (not types or _json_type(parsed) in types or ("number" in types and _json_type(parsed) == "integer")):
+    if ok and (not types or json_type(parsed) in types or ("number" in types and json_type(parsed) == "integer")):
         return parsed
     return parsed if ok and not types else text
 
@@ -105,7 +105,8 @@ def _loads(text: str) -> tuple[Any, bool]:
         return None, False
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """The JSON Schema type name of a Python value from json.loads."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -118,7 +119,9 @@ def _json_type(value: Any) -> str:
         return "string"
     if isinstance(value, list):
         return "array"
-    return "object"
+    if isinstance(value, dict):
+        return "object"
+    return "unknown"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -13,9 +13,10 @@ import logging
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QSplitter,
+from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSplitter,
                                QVBoxLayout, QWidget)
 
+from ._layout import scrolling_column
 from ._tasks import spawn
 from .. import errors as E
 from . import theme
@@ -150,17 +151,7 @@ class PromptsPane(QWidget):
         d.addLayout(row)
         d.addWidget(self.result_head)
         d.addWidget(self.messages)
-        scroll = QScrollArea(right)
-        scroll.setObjectName("promptScroll")
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QScrollArea.NoFrame)
-        inner = QWidget(scroll)
-        il = QVBoxLayout(inner)
-        il.setContentsMargins(0, 0, 6, 0)
-        il.addWidget(self.placeholder)
-        il.addWidget(self.detail)
-        il.addStretch(1)
-        scroll.setWidget(inner)
+        scroll = scrolling_column(right, "promptScroll", self.placeholder, self.detail)
         rl = QVBoxLayout(right)
         rl.setContentsMargins(8, 0, 0, 0)
         rl.addWidget(scroll)

@@ -18,9 +18,10 @@ import time
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt
-from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout,
+from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout,
                                QWidget)
 
+from ._layout import scrolling_column
 from ._tasks import spawn
 from .. import errors as E
 from ..templates import TemplateError, check, expand
@@ -182,17 +183,7 @@ class ResourcesPane(QWidget):
         d.addWidget(self.status)
         d.addWidget(self.result_head)
         d.addWidget(self.contents_host, 1)
-        scroll = QScrollArea(right)
-        scroll.setObjectName("resourceScroll")
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QScrollArea.NoFrame)
-        inner = QWidget(scroll)
-        il = QVBoxLayout(inner)
-        il.setContentsMargins(0, 0, 6, 0)
-        il.addWidget(self.placeholder)
-        il.addWidget(self.detail)
-        il.addStretch(1)
-        scroll.setWidget(inner)
+        scroll = scrolling_column(right, "resourceScroll", self.placeholder, self.detail)
         rl = QVBoxLayout(right)
         rl.setContentsMargins(8, 0, 0, 0)
         rl.addWidget(self.subscriptions)
