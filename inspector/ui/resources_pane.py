@@ -206,7 +206,7 @@ class ResourcesPane(QWidget):
             return
         if self.conn is not None:
             f = self.conn.features
-            for sig, slot in ((f.resourcesChanged, self._show_lists), (f.subscriptionsChanged, self._show_subs),
+            for sig, slot in ((f.resourcesChanged, self._show_lists), (f.subscriptionsChanged, self._show_lists),
                               (f.resourceUpdated, self._updated), (self.conn.statusChanged, self._show_lists)):
                 try:
                     sig.disconnect(slot)
@@ -218,7 +218,7 @@ class ResourcesPane(QWidget):
         if conn is not None:
             f = conn.features
             f.resourcesChanged.connect(self._show_lists)
-            f.subscriptionsChanged.connect(self._show_subs)
+            f.subscriptionsChanged.connect(self._show_lists)  # the list's "subscribed" badges, and the button
             f.resourceUpdated.connect(self._updated)
             conn.statusChanged.connect(self._show_lists)
             self.auto.setChecked(f.auto_reread)

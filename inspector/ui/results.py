@@ -40,7 +40,7 @@ PREVIEW_CHARS = 64_000          # text shown at once; the rest on "Show all"
 JSON_PARSE_MAX = 1_000_000      # text longer than this is not tried as JSON
 HIGHLIGHT_LIMIT = 100_000       # pygments colours only below this many characters
 CHUNK_CHARS = 32_000            # "Show all" starts with slices this big, then adapts them ...
-TURN_TARGET_S = 0.04            # ... so that one event-loop turn (insert + Qt's layout) takes about this long
+TURN_TARGET_S = 0.025           # ... so that one event-loop turn (insert + Qt's layout) takes about this long
 MARKDOWN_MAX = 100_000          # Markdown renders at most this much (a note says so)
 IMAGE_VIEW_MAX = 4096           # a decoded image is scaled down to fit this box before showing
 KNOWN_KINDS = ("text", "image", "audio", "resource", "resource_link")
@@ -249,7 +249,7 @@ class TextView(QWidget):
             if turn > TURN_TARGET_S * 1.3:
                 self._chunk = max(2_000, int(self._chunk * TURN_TARGET_S / turn))
             elif turn < TURN_TARGET_S * 0.7:
-                self._chunk = min(CHUNK_CHARS * 8, int(self._chunk * 1.3))
+                self._chunk = min(CHUNK_CHARS * 4, int(self._chunk * 1.3))
         self._last_start = start
         cursor = QTextCursor(self.edit.document())
         cursor.movePosition(QTextCursor.End)
