@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
                 epilog="Server: -- COMMAND [ARGS...] (stdio), URL (HTTP), or --config FILE --server NAME. "
                        "Exit codes: 0 ok, 1 usage/invalid arguments, 3 authorization required, "
                        "4 cannot connect / server exited / unsupported protocol, 5 tool returned isError, "
-                       "6 JSON-RPC error, 7 timeout, 8 invalid answer from the server.")
+                       "6 JSON-RPC error, 7 timeout, 8 invalid answer from the server, 130 interrupted.")
     p.add_argument("--cli", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--method", choices=METHODS, help="the MCP method (default: tools/list, or tools/call with "
                    "--tool-name, resources/read with --uri, prompts/get with --prompt-name)")
@@ -46,6 +46,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tool-arg", action="append", default=[], metavar="KEY=VALUE",
                    help="a tool argument, coerced by the tool's inputSchema (repeatable)")
     p.add_argument("--tool-args-json", metavar="JSON", help="all tool arguments as one JSON object")
+    task = p.add_mutually_exclusive_group()
+    task.add_argument("--task", dest="task", action="store_const", const=True, default=None,
+                      help="run the tool as a task (protocol 2025-11-25): follow it with tasks/get, print each "
+                           "status on stderr, fetch the result with tasks/result (default: only for tools "
+                           "whose execution.taskSupport is \"required\")")
+    task.add_argument("--no-task", dest="task", action="store_const", const=False,
+                      help="call the tool plainly even when it says it must run as a task")
     p.add_argument("--uri", help="resource URI for resources/read")
     p.add_argument("--prompt-name", help="prompt for prompts/get")
     p.add_argument("--prompt-args", action="append", default=[], metavar="KEY=VALUE",
@@ -354,7 +361,16 @@ async def _perform(client: Any, args: argparse.Namespace) -> Any:
         if not args.tool_name:
             raise E.UsageError("tools/call needs --tool-name")
         arguments = await _tool_arguments(client, args)
-        return await client.call_tool(args.tool_name, arguments, on_progress=_progress_to_stderr)
+        if (args.task is None or args.task) and not client.tools and client.tasks_exist:
+            await client.list_tools()  # to know whether the tool must (or can) run as a task
+        if args.task and client.tasks_exist and args.tool_name in client.tools:
+            from .protocol.tasks import task_support
+
+            if task_support(client.tools[args.tool_name]) == "forbidden":
+                print(f"spyglass: warning: tool {args.tool_name!r} does not declare task support "
+                      "(execution.taskSupport); asking for a task anyway", file=sys.stderr)
+        return await client.call_tool(args.tool_name, arguments, on_progress=_progress_to_stderr,
+                                      task=args.task, on_task=_task_to_stderr)
     if m == "resources/list":
         return await client.list_resources()
     if m == "resources/templates/list":
@@ -485,6 +501,12 @@ def _preload(module: str) -> None:
             pass
 
     threading.Thread(target=load, name=f"preload-{module}", daemon=True).start()
+
+
+def _task_to_stderr(task: dict[str, Any]) -> None:
+    from .protocol.tasks import describe
+
+    print(f"spyglass: task {task.get('taskId')}: {describe(task)}", file=sys.stderr, flush=True)
 
 
 def _progress_to_stderr(progress: Any, total: Any, message: str | None) -> None:

@@ -23,6 +23,7 @@ from .protocol import jsonrpc as rpc
 from .protocol.headers import HeaderAnnotationError, header_params
 from .protocol.pagination import PaginationError, Paginator
 from .protocol.session import ClientSession, Mode, State
+from .protocol import tasks as T
 from .protocol.versions import Era, MODERN_VERSION
 from .traffic.frame import Frame
 from .transport.base import Closed, Transport
@@ -32,10 +33,13 @@ log = logging.getLogger("spyglass.client")
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_PROBE_TIMEOUT = 5.0
 STDERR_TAIL = 20
+STOP_TASK_WAIT_S = 1.0  # how long a cancelled task call waits for the answer to its tasks/cancel
 
 Handler = Callable[[dict[str, Any] | None], Awaitable[Any]]
 """Answers one server request (legacy) or one MRTR input request (modern)."""
 ProgressCallback = Callable[[Any, Any, str | None], None]
+TaskCallback = Callable[[dict[str, Any]], None]
+"""Told every new state of a task (the CreateTaskResult's task, tasks/get results, status notifications)."""
 
 
 @dataclass
@@ -105,6 +109,9 @@ class Client:
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL)
         self.malformed_count = 0
         self._calls: dict[rpc.RequestId, _Call] = {}
+        self.tools: dict[str, dict[str, Any]] = {}  # name -> tool, from the last tools/list
+        self._task_watchers: dict[str, TaskCallback] = {}  # taskId -> followed by a call_tool
+        self._task_progress: dict[Any, ProgressCallback] = {}  # progress token of a task's tools/call
         self._handshake: asyncio.Future[ServerHello] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._tokens = itertools.count(1)
@@ -207,10 +214,11 @@ class Client:
 
     # ------------------------------------------------------------------ requests
     async def request(self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = ...,
-                      on_progress: ProgressCallback | None = None) -> Any:
+                      on_progress: ProgressCallback | None = None, progress_token: Any = None) -> Any:
         """Send a request and wait for its result; raises a SpyglassError."""
         self._check_open()
-        token = f"spyglass-{next(self._tokens)}" if on_progress is not None else None
+        token = progress_token if progress_token is not None else (
+            f"spyglass-{next(self._tokens)}" if on_progress is not None else None)
         send = self.session.send_request(method, params, progress_token=token)
         rid = self.session.last_request_id
         call = _Call(method, asyncio.get_running_loop().create_future(),
@@ -312,14 +320,161 @@ class Client:
                     headers[tool["name"]] = params
             self.transport.set_tool_headers(headers)
             result["tools"] = kept
+        self.tools = {t["name"]: t for t in result["tools"] if isinstance(t, dict) and isinstance(t.get("name"), str)}
         return result
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
-                        on_progress: ProgressCallback | None = None, timeout: float | None = ...) -> dict[str, Any]:
+                        on_progress: ProgressCallback | None = None, timeout: float | None = ...,
+                        task: bool | None = None, on_task: TaskCallback | None = None,
+                        task_ttl_ms: int | None = None) -> dict[str, Any]:
+        """Call a tool and return its CallToolResult. With `task` (None: when the tool's
+        `execution.taskSupport` is "required"), on a 2025-11-25 connection, the call is
+        task-augmented: the server's task is followed (`on_task` sees each state) until
+        `tasks/result` brings the result. Cancelling the awaiting coroutine cancels the task."""
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
-        return await self.request("tools/call", params, on_progress=on_progress, timeout=timeout)
+        if task and not self.tasks_exist:
+            raise E.UsageError(f"tools/call {name}: tasks exist only in protocol {T.TASKS_VERSION}; this connection "
+                               f"uses {self.protocol_version or 'no protocol yet'}")
+        if not (self.wants_task(name) if task is None else task):
+            result = await self.request("tools/call", params, on_progress=on_progress, timeout=timeout)
+            if isinstance(result, dict) and "content" not in result and isinstance(result.get("task"), dict):
+                raise E.InvalidResponse(f"tools/call {name}: the server answered with a task "
+                                        f"({result['task'].get('taskId')!r}) although the call did not ask for one",
+                                        method="tools/call", result=result)
+            return result
+        params["task"] = T.task_params(task_ttl_ms)
+        token = f"spyglass-{next(self._tokens)}" if on_progress is not None else None
+        result = await self.request("tools/call", params, on_progress=on_progress, timeout=timeout,
+                                    progress_token=token)
+        try:
+            created = T.created_task(result)
+        except T.TaskShapeError as exc:
+            raise E.InvalidResponse(f"tools/call: the server answered with a task, but {exc}",
+                                    method="tools/call", result=result) from None
+        if created is None:
+            return result  # the server ran it at once, which it may
+        return await self._follow_task(created, on_task=on_task, on_progress=on_progress, token=token,
+                                       timeout=self.timeout if timeout is ... else timeout)
+
+    # ------------------------------------------------------------------ tasks (2025-11-25)
+    @property
+    def tasks_exist(self) -> bool:
+        """Whether this connection's protocol revision has tasks."""
+        return self.era is Era.LEGACY and self.protocol_version == T.TASKS_VERSION
+
+    def wants_task(self, tool: str) -> bool:
+        """A tool that must run as a task (its `execution.taskSupport` is "required")."""
+        return self.tasks_exist and T.task_support(self.tools.get(tool)) == "required"
+
+    def server_can(self, what: str) -> bool:
+        """The server's `tasks.list` / `tasks.cancel` capability."""
+        return T.server_can(self.hello.capabilities if self.hello else None, what)
+
+    async def list_tasks(self) -> dict[str, Any]:
+        result = await self.list_all("tasks/list", "tasks")
+        for task in result["tasks"]:
+            try:
+                T.check_task(task)
+            except T.TaskShapeError as exc:
+                raise E.InvalidResponse(f"tasks/list: {exc}", method="tasks/list", result=result) from None
+        return result
+
+    async def get_task(self, task_id: str, *, timeout: float | None = ...) -> dict[str, Any]:
+        result = await self.request("tasks/get", {"taskId": task_id}, timeout=timeout)
+        try:
+            return T.check_task(result)
+        except T.TaskShapeError as exc:
+            raise E.InvalidResponse(f"tasks/get: {exc}", method="tasks/get", result=result) from None
+
+    async def cancel_task(self, task_id: str) -> dict[str, Any]:
+        return await self.request("tasks/cancel", {"taskId": task_id})
+
+    async def task_result(self, task_id: str) -> dict[str, Any]:
+        """The result of a task; the server holds the answer until the task ends."""
+        return await self.request("tasks/result", {"taskId": task_id}, timeout=None)
+
+    async def _follow_task(self, task: dict[str, Any], *, on_task: TaskCallback | None,
+                           on_progress: ProgressCallback | None, token: Any, timeout: float | None) -> dict[str, Any]:
+        """Wait for a task's result: `tasks/result` is asked at once (the server answers it when the task
+        ends, and delivers the task's own requests, such as an elicitation, meanwhile); `tasks/get` polls
+        the status at the server's `pollInterval` for the user to see. A server that answers
+        `tasks/result` with an error before the end is polled until the end, then asked again."""
+        tid = task["taskId"]
+        latest = task
+        changed = asyncio.Event()
+
+        def update(new: dict[str, Any]) -> None:
+            nonlocal latest
+            seen = new is not task and (new.get("status"), new.get("statusMessage")) == (
+                latest.get("status"), latest.get("statusMessage"))
+            latest = new
+            changed.set()
+            if on_task is not None and not seen:
+                try:
+                    on_task(dict(new))
+                except Exception:
+                    log.exception("task callback failed")
+
+        update(task)
+        self._task_watchers[tid] = update
+        if token is not None and on_progress is not None:
+            self._task_progress[token] = on_progress  # progress for a task goes on until it ends
+        fetch: asyncio.Future[Any] | None = asyncio.ensure_future(self.task_result(tid))
+        asked_again = False
+        ended_at: float | None = None
+        try:
+            while True:
+                if fetch is not None and fetch.done():
+                    exc = fetch.exception()
+                    if exc is None:
+                        return fetch.result()
+                    if latest["status"] in T.TERMINAL or asked_again or not isinstance(exc, E.RemoteError):
+                        raise exc
+                    fetch = None  # answered early: poll until the end, then ask once more
+                if fetch is None and latest["status"] in T.TERMINAL:
+                    fetch, asked_again = asyncio.ensure_future(self.task_result(tid)), True
+                    continue
+                if latest["status"] in T.TERMINAL and ended_at is None:
+                    ended_at = time.monotonic()
+                if ended_at is not None and timeout is not None and time.monotonic() - ended_at > timeout:
+                    raise E.RequestTimeout(f"tasks/result: task {tid} ended ({latest['status']}) but its result "
+                                           f"did not come within {timeout:g} s", method="tasks/result",
+                                           seconds=timeout)
+                changed.clear()
+                waits: set[asyncio.Future[Any]] = {asyncio.ensure_future(changed.wait())}
+                if fetch is not None:
+                    waits.add(fetch)
+                done, _ = await asyncio.wait(waits, timeout=T.poll_seconds(latest),
+                                             return_when=asyncio.FIRST_COMPLETED)
+                for w in waits:
+                    if w is not fetch:
+                        w.cancel()
+                if done or latest["status"] in T.TERMINAL and fetch is not None:
+                    continue  # a result, or a status notification: look again before polling
+                update(await self.get_task(tid, timeout=timeout))
+        except asyncio.CancelledError:
+            if latest["status"] not in T.TERMINAL and self.closed is None:
+                # tasks/cancel goes out now; its answer is awaited briefly, so that a caller that closes the
+                # connection next (the CLI on Ctrl+C) does not cut it off. It carries on in the background.
+                await asyncio.wait({self._spawn(self._stop_task(tid))}, timeout=STOP_TASK_WAIT_S)
+            raise
+        finally:
+            self._task_watchers.pop(tid, None)
+            if token is not None:
+                self._task_progress.pop(token, None)
+            if fetch is not None and not fetch.done():
+                fetch.cancel()
+
+    async def _stop_task(self, tid: str) -> None:
+        if not self.server_can("cancel"):
+            log.info("task %s: the server offers no tasks/cancel; it is left to run", tid)
+            return
+        try:
+            await self.request("tasks/cancel", {"taskId": tid}, timeout=min(self.timeout or 10.0, 10.0))
+        except E.SpyglassError as exc:
+            log.info("tasks/cancel %s: %s", tid, exc.message)
 
     async def list_resources(self, *, refresh: bool = False) -> dict[str, Any]:
         return await self.list_all("resources/list", "resources", refresh=refresh)
@@ -511,10 +666,11 @@ class Client:
             else:
                 self._handle_events([event])
 
-    def _spawn(self, coro: Awaitable[Any]) -> None:
+    def _spawn(self, coro: Awaitable[Any]) -> asyncio.Future[Any]:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._task_done)
+        return task
 
     def _task_done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
@@ -568,6 +724,14 @@ class Client:
             sub = self._subscriptions.get((meta or {}).get("io.modelcontextprotocol/subscriptionId"))
             if sub is not None and not sub.acknowledged.done():
                 sub.acknowledged.set_result((event.params or {}).get("notifications") or {})
+        if event.method == "notifications/tasks/status" and self._task_watchers:
+            watcher = self._task_watchers.get((event.params or {}).get("taskId")) \
+                if isinstance(event.params, dict) and isinstance(event.params.get("taskId"), str) else None
+            if watcher is not None:
+                try:
+                    watcher(T.check_task({k: v for k, v in event.params.items() if k != "_meta"}))
+                except T.TaskShapeError as exc:
+                    log.warning("notifications/tasks/status ignored: %s", exc)
         if self.on_notification:
             self.on_notification(event.method, event.params)
 
@@ -599,6 +763,15 @@ class Client:
 
     def _progress(self, event: ev.ProgressReceived) -> None:
         if event.request_id is None:
+            try:
+                follower = self._task_progress.get(event.token)
+            except TypeError:  # an unhashable token
+                follower = None
+            if follower is not None:
+                try:
+                    follower(event.progress, event.total, event.message)
+                except Exception:
+                    log.exception("progress callback failed")
             return
         call = self._calls.get(event.request_id)
         if call is None:

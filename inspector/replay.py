@@ -18,8 +18,10 @@ def _env_value(name: str, value: str, reveal: bool) -> str:
 
 
 def cli_command(spec: ServerSpec, tool: str, arguments: dict[str, Any] | None, *, protocol: str | None = None,
-                reveal_secrets: bool = False) -> str:
+                reveal_secrets: bool = False, task: bool = False) -> str:
     parts = ["spyglass", "--cli", "--tool-name", tool]
+    if task:
+        parts.append("--task")
     if arguments:
         parts += ["--tool-args-json", json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))]
     if protocol and protocol != "auto":
@@ -40,8 +42,11 @@ def cli_command(spec: ServerSpec, tool: str, arguments: dict[str, Any] | None, *
 
 
 def jsonrpc_request(tool: str, arguments: dict[str, Any] | None, *, request_id: int = 1,
-                    protocol_version: str | None = None, client_info: dict[str, Any] | None = None) -> str:
+                    protocol_version: str | None = None, client_info: dict[str, Any] | None = None,
+                    task: bool = False) -> str:
     params: dict[str, Any] = {"name": tool, "arguments": arguments or {}}
+    if task:
+        params["task"] = {}
     if protocol_version == MODERN_VERSION:
         params["_meta"] = {META_PROTOCOL_VERSION: MODERN_VERSION, META_CLIENT_CAPABILITIES: {},
                            META_CLIENT_INFO: client_info or {"name": "spyglass", "version": "0.1.0"}}
@@ -51,10 +56,10 @@ def jsonrpc_request(tool: str, arguments: dict[str, Any] | None, *, request_id: 
 
 def curl_command(spec: ServerSpec, tool: str, arguments: dict[str, Any] | None, *,
                  protocol_version: str | None = None, session_id: str | None = None,
-                 reveal_secrets: bool = False) -> str:
+                 reveal_secrets: bool = False, task: bool = False) -> str:
     if not spec.url:
         raise ValueError("curl commands are for HTTP servers")
-    body = json.loads(jsonrpc_request(tool, arguments, protocol_version=protocol_version))
+    body = json.loads(jsonrpc_request(tool, arguments, protocol_version=protocol_version, task=task))
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
     if protocol_version:
         headers["MCP-Protocol-Version"] = protocol_version

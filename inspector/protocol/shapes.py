@@ -44,6 +44,8 @@ def _call_tool(result: Any) -> str | None:
         return f"result is {_kind(result)}, not an object"
     if "content" not in result and "structuredContent" in result:
         return None
+    if "content" not in result and isinstance(result.get("task"), dict):
+        return None  # a CreateTaskResult (2025-11-25 tasks); the client checks the task itself
     return _content_list(result.get("content"), "content")
 
 
@@ -96,6 +98,7 @@ CHECKS: dict[str, Callable[[Any], str | None]] = {
     "resources/templates/list": lambda r: _list_of_named(r, "resourceTemplates", ("uriTemplate", "name")),
     "prompts/list": lambda r: _list_of_named(r, "prompts", ("name",)),
     "tools/call": _call_tool,
+    "tasks/result": _call_tool,  # Spyglass only fetches the results of tools/call tasks
     "resources/read": _read_resource,
     "prompts/get": _get_prompt,
     "completion/complete": _complete,

@@ -29,19 +29,20 @@ RECORD_ROLE = Qt.UserRole + 1
 def copy_text(rec: CallRecord, conn: Any, kind: str) -> str:
     """The call as `cli`, `jsonrpc` or `curl` text (secrets masked)."""
     args = rec.arguments if isinstance(rec.arguments, dict) else None
+    task = rec.task_id is not None or rec.as_task is True
     if kind == "cli":
         mode = getattr(conn, "mode", None)
-        return replay.cli_command(conn.spec, rec.tool, args, protocol=mode if mode != "auto" else None)
+        return replay.cli_command(conn.spec, rec.tool, args, protocol=mode if mode != "auto" else None, task=task)
     version = getattr(conn, "protocol_version", None)
     if kind == "jsonrpc":
-        return replay.jsonrpc_request(rec.tool, args, protocol_version=version)
+        return replay.jsonrpc_request(rec.tool, args, protocol_version=version, task=task)
     if kind == "curl":
         session = None
         client = getattr(conn, "client", None)
         transport = getattr(client, "transport", None)
         session = getattr(transport, "session_id", None)
         return replay.curl_command(conn.spec, rec.tool, args, protocol_version=version,
-                                   session_id=session if isinstance(session, str) else None)
+                                   session_id=session if isinstance(session, str) else None, task=task)
     raise ValueError(kind)
 
 

@@ -81,6 +81,11 @@ class CallRecord:
     rounds: list[Round] = field(default_factory=list)
     validated_anyway: bool = False
     task: asyncio.Task[Any] | None = None
+    as_task: bool | None = None       # run as an MCP task: True, False, or None (when the tool requires it)
+    task_id: str | None = None        # the server's task, once it answered with one
+    task_status: str | None = None
+    task_message: str | None = None
+    task_trail: list[tuple[float, str, str | None]] = field(default_factory=list)  # (seconds in, status, message)
 
     @property
     def running(self) -> bool:
@@ -130,8 +135,9 @@ class CallManager(QObject):
 
     # ------------------------------------------------------------------ calling
     def call(self, conn: Any, tool: str, arguments: Any, tool_def: dict[str, Any] | None = None, *,
-             anyway: bool = False) -> CallRecord:
-        rec = CallRecord(next(self._ids), conn.server_id, tool, arguments, tool_def, validated_anyway=anyway)
+             anyway: bool = False, as_task: bool | None = None) -> CallRecord:
+        rec = CallRecord(next(self._ids), conn.server_id, tool, arguments, tool_def, validated_anyway=anyway,
+                         as_task=as_task)
         recs = self.history.setdefault(conn.server_id, [])
         recs.append(rec)
         while len(recs) > HISTORY_LIMIT:
@@ -161,13 +167,24 @@ class CallManager(QObject):
             rec.message = message if isinstance(message, str) else None
             self.updated.emit(rec)
 
+        def task_state(task: dict[str, Any]) -> None:
+            rec.task_id = task.get("taskId")
+            rec.task_status = task.get("status")
+            rec.task_message = task.get("statusMessage") if isinstance(task.get("statusMessage"), str) else None
+            rec.task_trail.append((time.monotonic() - rec.started, str(rec.task_status), rec.task_message))
+            self.updated.emit(rec)
+
         try:
             if client is None:
                 raise E.ConnectError(f"{conn.name} is not connected")
             result = await client.call_tool(rec.tool, rec.arguments if rec.arguments is not None else {},
-                                            on_progress=progress)
+                                            on_progress=progress, task=rec.as_task, on_task=task_state)
         except asyncio.CancelledError:
-            self._end(rec, CANCELLED, error_text="cancelled by you; the server was told to stop")
+            told = "the server was told to stop"
+            if rec.task_id is not None and rec.task_status not in ("completed", "failed", "cancelled"):
+                told = ("tasks/cancel was sent" if client is not None and client.server_can("cancel")
+                        else "the server offers no tasks/cancel, so its task may run on")
+            self._end(rec, CANCELLED, error_text=f"cancelled by you; {told}")
             raise
         except E.RemoteError as exc:
             self._end(rec, REJECTED, error=exc, error_text=exc.rpc_message)

@@ -20,9 +20,11 @@ from ..forms.validation import Checker
 from . import theme
 from ._text import pretty_json, visible, visible_block
 from .calls import CANCELLED, FAILED, OK, REJECTED, RUNNING, TIMEOUT, TOOL_ERROR, CallRecord, code_name
-from .results import ContentView, Reader, TextView, _json_lexer, _label, try_json
+from .results import ContentView, Reader, TextView, _json_lexer, _label, mono_font, try_json
+from ..protocol.tasks import describe as describe_task
 
 TREE_NODE_LIMIT = 5000
+TASK_TRAIL_SHOWN = 40  # the last task states listed under "Ran as task"
 
 
 def _frame(name: str, parent: QWidget, border: str | None = None) -> tuple[QFrame, QVBoxLayout]:
@@ -233,6 +235,8 @@ class ResultView(QWidget):
         self.raw_button.blockSignals(False)
         lay = self._new_page()
         self.update_status()
+        if rec.task_id is not None:
+            lay.addWidget(self._task(rec))
         if rec.rounds:
             lay.addWidget(self._conversation(rec))
         if rec.outcome == RUNNING:
@@ -346,10 +350,25 @@ class ResultView(QWidget):
         title = {CANCELLED: "Cancelled", TIMEOUT: "No answer in time", FAILED: "The call failed"}[rec.outcome]
         lay.addWidget(_bold(_label(title, f, name="failureTitle"), 1.1))
         lay.addWidget(_label(visible_block(rec.error_text, 4000), f, name="failureMessage"))
-        if rec.outcome == CANCELLED:
+        if rec.outcome == CANCELLED and rec.task_id is None:
             lay.addWidget(_label("Spyglass told the server to stop (notifications/cancelled, or by closing the "
                                  "request's stream on HTTP); any answer that still arrives is ignored.", f,
                                  role="muted"))
+        return f
+
+    def _task(self, rec: CallRecord) -> QFrame:
+        """The task a call ran as (2025-11-25 tasks): its id and every status it went through."""
+        f, lay = _frame("callTask", self.page)
+        lay.addWidget(_bold(_label(f"Ran as task {visible(rec.task_id, 120)}", f, name="taskTitle")))
+        lay.addWidget(_label("The server answered the call with a task at once; Spyglass followed it with "
+                             "tasks/get and fetched the result with tasks/result.", f, role="muted"))
+        lines = [f"{secs:6.1f} s  {visible(describe_task({'status': status, 'statusMessage': message}), 300)}"
+                 for secs, status, message in rec.task_trail[-TASK_TRAIL_SHOWN:]]
+        if len(rec.task_trail) > TASK_TRAIL_SHOWN:
+            lines.insert(0, f"… {len(rec.task_trail) - TASK_TRAIL_SHOWN} earlier states")
+        trail = _label("\n".join(lines), f, name="taskTrail")
+        trail.setFont(mono_font())
+        lay.addWidget(trail)
         return f
 
     def _conversation(self, rec: CallRecord) -> QFrame:

@@ -95,6 +95,8 @@ _COLOURS = {
     "destructive": ("#cf222e", "#ff7b72"),
     "idempotent": ("#0969da", "#58a6ff"),
     "open-world": ("#9a6700", "#d29922"),
+    "task": ("#8250df", "#bc8cff"),
+    "task optional": ("#8250df", "#bc8cff"),
     "warning": ("#bc4c00", "#f0883e"),
     "new": ("#1a7f37", "#3fb950"),
     "removed": ("#6e7781", "#8b949e"),

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLabel, QLineEdit
 
 from . import theme
 from ._text import plain_tooltip, visible
+from ..protocol.tasks import task_support
 
 TOOL_ROLE = Qt.UserRole + 1
 BADGES_ROLE = Qt.UserRole + 2
@@ -211,7 +212,9 @@ class ToolModel(QStandardItemModel):
         item.setData(name, Qt.UserRole)
         self._tools.append(tool)
         item.setData(len(self._tools) - 1, TOOL_ROLE)
-        item.setData(badges(t), BADGES_ROLE)
+        support = task_support(t)
+        item.setData(badges(t) + (["task"] if support == "required" else ["task optional"] if support == "optional"
+                                  else []), BADGES_ROLE)
         problems = flags(tool, duplicates)
         item.setData(problems, FLAGS_ROLE)
         item.setData(change, CHANGE_ROLE)

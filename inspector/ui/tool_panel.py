@@ -18,8 +18,8 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QPushButton, QSplitter,
-                               QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QPushButton,
+                               QSplitter, QTabWidget, QVBoxLayout, QWidget)
 
 from . import confirm, theme
 from ._text import plain_tooltip, visible, visible_block
@@ -29,6 +29,7 @@ from .result_view import ResultView
 from .schema_view import JsonView
 from .server_requests import run_dialog
 from .tool_list import HINTS_NOTE, badges, display_name, flags, hints_tooltip
+from ..protocol.tasks import TASKS_VERSION, describe as describe_task, task_support
 
 log = logging.getLogger("spyglass.ui.tool_panel")
 
@@ -55,6 +56,8 @@ class ToolCallPanel(QWidget):
         self._drafts: dict[tuple[str, str], Any] = {}
         self.shown_record: CallRecord | None = None
         self._confirming = False
+        self._task_box_tool: Any = None
+        self._rounds_shown = self._trail_shown = -1
         self._build()
         self.calls.started.connect(self._call_started)
         self.calls.updated.connect(self._call_updated)
@@ -137,6 +140,9 @@ class ToolCallPanel(QWidget):
         self.cancel_button.setToolTip("Cancel the call in flight (the server is told to stop)")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
+        self.task_box = QCheckBox("Run as a task", top)
+        self.task_box.setObjectName("runAsTask")
+        self.task_box.hide()
         self.progress = QProgressBar(top)
         self.progress.setObjectName("callProgress")
         self.progress.setTextVisible(True)
@@ -147,6 +153,7 @@ class ToolCallPanel(QWidget):
         self.call_status.setTextFormat(Qt.PlainText)
         row.addWidget(self.call_button)
         row.addWidget(self.cancel_button)
+        row.addWidget(self.task_box)
         row.addWidget(self.progress)
         row.addWidget(self.call_status, 1)
         t.addLayout(row)
@@ -221,7 +228,11 @@ class ToolCallPanel(QWidget):
 
     def _header(self, tool: dict[str, Any], change: str | None) -> None:
         self.title.setText(visible(display_name(tool), 300))
-        self.name.setText(f"name: {visible(tool.get('name'), 300)}")
+        support = task_support(tool)
+        runs = {"required": " · runs only as a task (execution.taskSupport: required)",
+                "optional": " · can run as a task (execution.taskSupport: optional)"}.get(support, "")
+        self.name.setText(f"name: {visible(tool.get('name'), 300)}{runs}")
+        self._show_task_box(tool)
         b = badges(tool)
         self.badges.setText("Hints: " + (" · ".join(b) if b else "none") + f"   ({HINTS_NOTE})")
         self.badges.setToolTip(plain_tooltip(hints_tooltip(tool)))
@@ -248,6 +259,40 @@ class ToolCallPanel(QWidget):
         self.output_schema.setVisible(out is not None)
         if out is not None:
             self.output_schema.set_json(out)
+
+    def _show_task_box(self, tool: dict[str, Any]) -> None:
+        """"Run as a task": shown for tools that declare task support; ticked and fixed when it is required;
+        disabled (saying why) when the connection's protocol has no tasks."""
+        support = task_support(tool)
+        conn = self.connection()
+        client = conn.client if conn is not None else None
+        box = self.task_box
+        box.setVisible(support != "forbidden")
+        if support == "forbidden":
+            return
+        if client is not None and not client.tasks_exist:
+            box.setChecked(False)
+            box.setEnabled(False)
+            box.setToolTip(f"Tasks exist only in protocol {TASKS_VERSION}; this connection uses "
+                           f"{client.protocol_version or 'no protocol yet'}, so the tool is called plainly")
+        elif support == "required":
+            box.setChecked(True)
+            box.setEnabled(False)
+            box.setToolTip("This tool runs only as a task: the server answers with a task at once, Spyglass "
+                           "follows it (tasks/get) and fetches the result (tasks/result); Cancel sends tasks/cancel")
+        else:
+            if not box.isEnabled() or self._task_box_tool != tool.get("name"):
+                box.setChecked(False)
+            box.setEnabled(True)
+            box.setToolTip("Ask the server to run the call as a task: it answers at once, Spyglass follows the "
+                           "task (tasks/get) and fetches the result (tasks/result); Cancel sends tasks/cancel")
+        self._task_box_tool = tool.get("name")
+
+    def _as_task(self, tool: dict[str, Any]) -> bool | None:
+        """What the call asks for: None lets the client decide (a task when the tool requires one)."""
+        if task_support(tool) == "optional" and not self.task_box.isHidden() and self.task_box.isEnabled():
+            return self.task_box.isChecked()
+        return None
 
     def _drop_form(self) -> None:
         if self.form is not None:
@@ -331,24 +376,26 @@ class ToolCallPanel(QWidget):
             return None
         return self._start(conn, tool, args, anyway)
 
-    async def _confirm_then_call(self, conn: Any, tool: dict[str, Any], args: Any, anyway: bool) -> None:
+    async def _confirm_then_call(self, conn: Any, tool: dict[str, Any], args: Any, anyway: bool,
+                                 as_task: Any = ...) -> None:
         try:
             dialog = confirm.ConfirmDialog(tool, args, self.window())
             code = await run_dialog(dialog)
         finally:
             self._confirming = False
         if code == confirm.ConfirmDialog.Accepted:
-            self._start(conn, tool, args, anyway)
+            self._start(conn, tool, args, anyway, as_task)
         else:
             self._say("Not called: you cancelled the confirmation.", "muted")
 
-    def _start(self, conn: Any, tool: dict[str, Any], args: Any, anyway: bool) -> CallRecord:
+    def _start(self, conn: Any, tool: dict[str, Any], args: Any, anyway: bool, as_task: Any = ...) -> CallRecord:
         if self.memory is not None:
             try:
                 self.memory.remember(self._memory_server(conn), str(tool.get("name")), args, tool.get("inputSchema"))
             except Exception:
                 log.debug("remembering arguments", exc_info=True)
-        rec = self.calls.call(conn, str(tool.get("name")), args, tool, anyway=anyway)
+        rec = self.calls.call(conn, str(tool.get("name")), args, tool, anyway=anyway,
+                              as_task=self._as_task(tool) if as_task is ... else as_task)
         return rec
 
     def rerun(self, rec: CallRecord | None) -> None:
@@ -358,10 +405,11 @@ class ToolCallPanel(QWidget):
         tool = rec.tool_def or {"name": rec.tool}
         if confirm.needs_confirmation(tool, confirm.policy_from(self.settings)):
             self._confirming = True
-            task = asyncio.ensure_future(self._confirm_then_call(conn, tool, rec.arguments, rec.validated_anyway))
+            task = asyncio.ensure_future(self._confirm_then_call(conn, tool, rec.arguments, rec.validated_anyway,
+                                                                 rec.as_task))
             task.add_done_callback(lambda t: t.cancelled() or t.exception())
             return
-        self._start(conn, tool, rec.arguments, rec.validated_anyway)
+        self._start(conn, tool, rec.arguments, rec.validated_anyway, rec.as_task)
 
     def cancel(self) -> None:
         rec = self._running_here()
@@ -405,7 +453,7 @@ class ToolCallPanel(QWidget):
 
     def _call_updated(self, rec: CallRecord) -> None:
         if rec is self.shown_record:
-            if rec.rounds and len(rec.rounds) != getattr(self, "_rounds_shown", -1):
+            if (rec.rounds and len(rec.rounds) != self._rounds_shown) or len(rec.task_trail) != self._trail_shown:
                 self.show_record(rec)
             self._update_call_row()
 
@@ -420,6 +468,7 @@ class ToolCallPanel(QWidget):
     def show_record(self, rec: CallRecord) -> None:
         self.shown_record = rec
         self._rounds_shown = len(rec.rounds)
+        self._trail_shown = len(rec.task_trail)
         conn = self.connection()
         reader = self.reader_for(conn) if conn is not None and conn.server_id == rec.server_id else None
         self.result_view.show_record(rec, reader)
@@ -476,6 +525,8 @@ class ToolCallPanel(QWidget):
             self.progress.setRange(0, 0)  # busy
             self.progress.setFormat(f"{rec.progress:g}" if rec.progress is not None else "")
         text = f"Running · {rec.elapsed:.1f} s"
+        if rec.task_status is not None:
+            text += f" · task {visible(describe_task({'status': rec.task_status, 'statusMessage': rec.task_message}), 200)}"
         if rec.message:
             text += f" · {visible(rec.message, 200)}"
         if rec.rounds and not rec.rounds[-1].answered and rec.rounds[-1].error is None:

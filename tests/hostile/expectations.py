@@ -60,6 +60,13 @@ EXPECTATIONS: dict[str, Expect] = {
     "sampling-uninvited": Expect(("sampling-uninvited",), says=("sampling answered: error -1",
                                                                 "sampling request declined")),
     "is-error": Expect(("is-error",), exit_code=5, says=("it broke",)),
+    # tasks (2025-11-25) gone wrong
+    "task-bad-shape": Expect(("task-bad-shape",), args=(*CALL, "--task"), exit_code=8,
+                             says=("answered with a task, but the task has no taskId string",)),
+    "task-eager-result": Expect(("task-eager-result",), args=(*CALL, "--task"),
+                                says=("done after 3 polls", "task task-1: working", "task task-1: completed")),
+    "task-no-result": Expect(("task-no-result",), args=(*CALL, "--task", "--timeout", "1"), exit_code=7,
+                             says=("ended (completed) but its result did not come within 1 s",)),
     # untrusted text: escapes made visible in text output
     "untrusted-text": Expect(("untrusted-text",), args=("--format", "text"),
                              says=("\\x1b[31mRED", "<U+202E>", "<script>")),

@@ -62,6 +62,14 @@ sampling-uninvited  before answering tools/call send sampling/createMessage
 untrusted-text      a tool whose description holds HTML, a file:// link, a
                     script and ANSI escapes, and whose title hides a
                     right-to-left override
+task-bad-shape      advertise tasks; a task-augmented ``tools/call`` answers
+                    with a task whose taskId is a number and status "dancing"
+task-eager-result   advertise tasks; a task-augmented ``tools/call`` creates a
+                    task that is "working" for the first N ``tasks/get`` polls
+                    (default 2), then "completed"; ``tasks/result`` before
+                    that is refused (-32602) instead of being held open
+task-no-result      advertise tasks; the task is "completed" at once but
+                    ``tasks/result`` is never answered
 modern              answer ``server/discover`` (2026-07-28 era probe) with a
                     result; without this case it is -32601 Method not found
 
@@ -567,6 +575,78 @@ class FloodAtStart(Case):
                                    "params": {"level": "info", "logger": "flood", "data": f"flood {i}/{total}"}},
                                   flush=(i % 1000 == 0))
             srv.flush()
+
+
+class _TaskCase(Case):
+    """Shared by the task cases: tasks in the capabilities (2025-11-25), echo may run as a task,
+    and a task-augmented tools/call gets a task that `task_request` then serves."""
+
+    TASK_ID = "task-1"
+
+    def on_request(self, srv: Server, req: Message, call_next: Handler) -> Body:
+        params = req.get("params") if isinstance(req.get("params"), dict) else {}
+        if method_is(req, "initialize"):
+            body = call_next(req)
+            if body and "result" in body:
+                body["result"]["capabilities"]["tasks"] = {"list": {}, "cancel": {},
+                                                           "requests": {"tools": {"call": {}}}}
+            return body
+        if method_is(req, "tools/list"):
+            tools = [dict(t, execution={"taskSupport": "optional"}) if t["name"] == "echo" else t for t in TOOLS]
+            return result({"tools": tools})
+        if method_is(req, "tools/call") and isinstance(params.get("task"), dict):
+            self.polls = 0
+            return result({"task": self.task("working")})
+        if req.get("method") in ("tasks/get", "tasks/result", "tasks/cancel"):
+            if params.get("taskId") != self.TASK_ID:
+                return error(INVALID_PARAMS, f"no task {params.get('taskId')!r}")
+            return self.task_request(srv, req)
+        return call_next(req)
+
+    def task(self, status: str) -> dict[str, Any]:
+        return {"taskId": self.TASK_ID, "status": status, "statusMessage": f"{status} (hostile)",
+                "createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:00Z",
+                "ttl": 60000, "pollInterval": 100}
+
+    def task_request(self, srv: Server, req: Message) -> Body:
+        return error(INVALID_PARAMS, "not in this case")
+
+
+@case("task-bad-shape")
+class TaskBadShape(_TaskCase):
+    """A task-augmented tools/call answers with a task that has a numeric taskId and status "dancing"."""
+
+    def task(self, status: str) -> dict[str, Any]:
+        return {"taskId": 7, "status": "dancing"}
+
+
+@case("task-eager-result", default=2)
+class TaskEagerResult(_TaskCase):
+    """The task works for N tasks/get polls, then completes; an early tasks/result is refused."""
+
+    polls = 0
+
+    def task_request(self, srv: Server, req: Message) -> Body:
+        done = self.polls >= (self.arg or 0)
+        if method_is(req, "tasks/get"):
+            self.polls += 1
+            return result(self.task("completed" if done else "working"))
+        if method_is(req, "tasks/result"):
+            if not done:
+                return error(INVALID_PARAMS, "task-1 is still working; ask again when it is done")
+            return result({"content": [{"type": "text", "text": f"done after {self.polls} polls"}],
+                           "_meta": {"io.modelcontextprotocol/related-task": {"taskId": self.TASK_ID}}})
+        return result(self.task("cancelled"))
+
+
+@case("task-no-result")
+class TaskNoResult(_TaskCase):
+    """The task is completed at once, but tasks/result is never answered."""
+
+    def task_request(self, srv: Server, req: Message) -> Body:
+        if method_is(req, "tasks/result"):
+            return None
+        return result(self.task("completed"))
 
 
 # --- the server ---------------------------------------------------------------

@@ -9,14 +9,15 @@ import time
 
 import pytest
 import shiboken6
-from PySide6.QtWidgets import QApplication, QDialog, QLabel, QPlainTextEdit, QPushButton, QWidget
+from PySide6.QtWidgets import QApplication, QCheckBox, QDialog, QLabel, QListView, QPlainTextEdit, QPushButton, QWidget
 
 from inspector.config import ServerSpec
 from inspector.ui import confirm
 from calling import call, click, connected, dialog, dialog_shot, result_shot, result_widgets, select_tool
 from support import PY, SDK_SERVER
 from test_client_everything import ARGS, elicitation, fill_required
-from uikit import everything_cmd, find, hostile_cmd, until
+from inspector.ui.tool_list import BADGES_ROLE
+from uikit import everything_cmd, find, hostile_cmd, row_of, until
 
 
 class DialogAnswerer:
@@ -93,10 +94,10 @@ async def test_server_everything_every_tool_through_the_form(open_window, settin
                 name = tool["name"]
                 args = ARGS.get(name, fill_required(tool.get("inputSchema", {})))
                 rec = await call(window, name, args, timeout=60)
-                if (tool.get("execution") or {}).get("taskSupport") == "required":
-                    assert rec.outcome == "tool error", name
-                    continue
                 assert rec.outcome == "ok", (name, rec.outcome, rec.error_text, rec.result)
+                if (tool.get("execution") or {}).get("taskSupport") == "required":  # ran as a task
+                    assert rec.task_id and rec.task_status == "completed", name
+                    assert window.findChild(QWidget, "callTask").isVisible()
                 for kind in ("text", "image", "audio", "resource", "resource_link", "structured", "unknown"):
                     if result_widgets(window, kind):
                         kinds.add(kind)
@@ -245,3 +246,75 @@ async def test_hostile_20_mb_text_previews_at_once_without_stalling(open_window)
         # A freeze a user would notice; the 100 ms goal itself is measured by bench/big_text.py.
         assert worst < 0.25, f"the event loop stalled {worst * 1000:.0f} ms ({wall * 1000:.0f} ms wall) during {phase}"
         await result_shot(window, "calls-big-reply-all-light")
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+async def test_server_everything_task_tool_runs_as_a_task_asks_for_input_and_cancels(open_window, theme):
+    async with open_window(theme) as window:
+        conn = window.add_server(ServerSpec(name="everything", command=everything_cmd()))
+        await connected(conn, 60)
+        tools = find(window, QListView, "toolList")
+        assert "task" in row_of(tools, "simulate-research-query").data(BADGES_ROLE)
+        assert "task" not in row_of(tools, "echo").data(BADGES_ROLE)
+        select_tool(window, "echo")
+        box = find(window, QCheckBox, "runAsTask")
+        assert box.isHidden()  # echo cannot run as a task: no box
+        select_tool(window, "simulate-research-query")
+        assert box.isVisible() and box.isChecked() and not box.isEnabled()
+        assert "runs only as a task" in find(window, QLabel, "toolName").text()
+        answerer = DialogAnswerer(window)
+        try:
+            rec = await call(window, "simulate-research-query", {"topic": "python", "ambiguous": True}, wait=False)
+            await until(lambda: rec.task_status == "working", 20, "the task to start working")
+            assert "task working" in find(window, QLabel, "callStatus").text()
+            await until(lambda: not rec.running, 60, "the task to end")
+        finally:
+            await answerer.stop()
+        assert rec.outcome == "ok", (rec.error_text, rec.result)
+        assert "elicitationDialog" in answerer.seen and "elicitation/create" in [r.method for r in rec.rounds]
+        assert not [s for s in answerer.seen if s.startswith("refused")], answerer.seen
+        statuses = [status for _secs, status, _msg in rec.task_trail]
+        assert statuses[0] == "working" and "input_required" in statuses and statuses[-1] == "completed"
+        trail = find(window, QLabel, "taskTrail").text()
+        assert "input required: Found multiple interpretations" in trail and "completed" in trail
+        assert "python (programming)" in text_of_result(window)
+        assert find(window, QLabel, "taskTitle").text() == f"Ran as task {rec.task_id}"
+        assert "Research Report: python" in text_of_result(window)
+        await result_shot(window, f"calls-task-{theme}")
+        # Cancel while it works: tasks/cancel goes out and the call ends as cancelled
+        rec = await call(window, "simulate-research-query", {"topic": "otters"}, wait=False)
+        await until(lambda: rec.task_status == "working", 20, "the second task to start working")
+        find(window, QPushButton, "cancelButton").click()
+        await until(lambda: not rec.running, 10, "the cancel")
+        assert rec.outcome == "cancelled" and "tasks/cancel was sent" in rec.error_text
+        assert find(window, QLabel, "failureMessage").text().endswith("tasks/cancel was sent")
+        store = window.store
+        await until(lambda: any(store.method(n) == "tasks/cancel" and store.direction(n) == "out"
+                                and rec.task_id in store.text(n) for n in range(len(store))), 10,
+                    "tasks/cancel on the wire")
+
+
+async def test_an_optional_task_runs_as_one_when_ticked_and_survives_an_eager_tasks_result(open_window):
+    async with open_window() as window:
+        conn = window.add_server(ServerSpec(name="hostile", command=hostile_cmd("task-eager-result")))
+        await connected(conn)
+        assert "task optional" in row_of(find(window, QListView, "toolList"), "echo").data(BADGES_ROLE)
+        select_tool(window, "echo")
+        box = find(window, QCheckBox, "runAsTask")
+        assert box.isVisible() and box.isEnabled() and not box.isChecked()
+        rec = await call(window, "echo", {"message": "plain"})
+        assert rec.outcome == "ok" and rec.task_id is None  # unticked: an ordinary call
+        box.setChecked(True)
+        rec = await call(window, "echo", {"message": "as a task"})
+        assert rec.outcome == "ok" and rec.task_id == "task-1", rec.error_text
+        [text] = result_widgets(window, "text")
+        assert text.view.text() == "done after 3 polls"
+        hist = window.tool_detail.history
+        window.tool_detail.result_tabs.setCurrentIndex(1)
+        hist.tree.setCurrentItem(hist.tree.topLevelItem(0))  # the newest call
+        assert hist.copy_as("cli").startswith("spyglass --cli --tool-name echo --task ")
+        assert '"task": {}' in hist.copy_as("jsonrpc")
+
+
+def text_of_result(window) -> str:
+    return "\n".join(w.view.text() for w in result_widgets(window, "text"))
