@@ -60,7 +60,8 @@ async def run_case(window, name: str, expect, heartbeat) -> tuple[str, float]:
     call = call_of(expect.args)
     if call is not None and conn.client is not None:
         try:
-            result = await conn.client.call_tool(*call, timeout=5 if "--timeout" not in expect.args else 1)
+            result = await conn.client.call_tool(*call, timeout=5 if "--timeout" not in expect.args else 1,
+                                                 task=True if "--task" in expect.args else None)
             outcome += " | call: " + ("isError" if result.get("isError") else "ok")
         except E.SpyglassError as exc:
             outcome += f" | call: {exc.kind}: {exc.message[:90]}"

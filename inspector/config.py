@@ -59,19 +59,25 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     the parser stopped (also in `.details["line"]` / `["column"]`).
     """
     path = os.fspath(path)
+    return parse_json(read_text(path), path)
+
+
+def read_text(path: str, error: type[ConfigError] = ConfigError, max_bytes: int | None = None) -> str:
+    """A config file's text (UTF-8, with or without Notepad's byte order mark); `error` says clearly why
+    it cannot be read: missing, a folder, bigger than `max_bytes`, not UTF-8, or an OS error."""
     try:
-        with open(path, encoding="utf-8-sig") as fh:  # -sig: Notepad's byte order mark
-            text = fh.read()
+        if max_bytes is not None and (size := os.path.getsize(path)) > max_bytes:
+            raise error(f"{path} is {size // (1024 * 1024)} MiB: too big for a config file", file=path)
+        with open(path, encoding="utf-8-sig") as fh:
+            return fh.read()
     except FileNotFoundError:
-        raise ConfigError(f"config file not found: {path}", file=path) from None
+        raise error(f"config file not found: {path}", file=path) from None
     except IsADirectoryError:
-        raise ConfigError(f"{path} is a folder, not a config file", file=path) from None
+        raise error(f"{path} is a folder, not a config file", file=path) from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path} is not UTF-8 text (byte {exc.start}): not a JSON config file",
-                          file=path) from None
+        raise error(f"{path} is not UTF-8 text (byte {exc.start}): not a JSON config file", file=path) from None
     except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}", file=path) from None
-    return parse_json(text, path)
+        raise error(f"cannot read config file {path}: {exc.strerror or exc}", file=path) from None
 
 
 def parse_json(text: str, source: str = "<text>") -> Any:

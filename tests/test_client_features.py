@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 
-import pytest
 
 from support import demo_cmd, everything_cmd
 from inspector.client import Client

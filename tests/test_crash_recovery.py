@@ -8,7 +8,6 @@ import re
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 from support import HOSTILE, PY, ROOT
 

@@ -11,7 +11,6 @@ import pytest
 
 import http_peers
 from support import PY, ROOT
-from inspector import errors as E
 from inspector.client import Client
 from inspector.protocol.versions import Era
 from inspector.transport.http import HttpSettings, HttpTransport

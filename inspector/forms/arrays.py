@@ -175,7 +175,8 @@ class ArrayField(Group):
         self.edited()
 
     def remove(self, i: int) -> None:
-        f, row = self.items.pop(i), self.rows.pop(i)
+        self.items.pop(i)
+        row = self.rows.pop(i)
         row.setParent(None)
         row.deleteLater()
         self._retitle()

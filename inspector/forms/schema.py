@@ -242,7 +242,6 @@ class SchemaTree:
         variants = s.schema[key]
         if not isinstance(variants, list) or not variants:
             raise SchemaTrouble(f"{key} is not a non-empty list")
-        base = {k: v for k, v in s.schema.items() if k != key}
         resolved = []
         for v in variants:
             try:

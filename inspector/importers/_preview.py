@@ -9,7 +9,7 @@ import shutil
 from typing import Any, Mapping
 
 from ..catalog import Catalog, same_definition
-from ..config import ConfigError, parse_json
+from ..config import ConfigError, parse_json, read_text
 from . import _mcpservers, _registry
 from ._model import FORMAT_LABELS, Conflict, ImportEntry, ImportFileError, ImportPreview
 from ._placeholders import has_placeholder, resolve
@@ -25,22 +25,7 @@ def preview_file(path: str | os.PathLike[str], catalog: Catalog | None = None, *
     when the file as a whole cannot be read or is not a format Spyglass knows.
     """
     path = os.fspath(path)
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_BYTES:
-            raise ImportFileError(f"{path} is {size // (1024 * 1024)} MiB: too big for a config file", file=path)
-        with open(path, encoding="utf-8-sig") as fh:
-            text = fh.read()
-    except FileNotFoundError:
-        raise ImportFileError(f"file not found: {path}", file=path) from None
-    except IsADirectoryError:
-        raise ImportFileError(f"{path} is a folder, not a config file", file=path) from None
-    except UnicodeDecodeError as exc:
-        raise ImportFileError(f"{path} is not UTF-8 text (byte {exc.start}): not a JSON config file",
-                              file=path) from None
-    except OSError as exc:
-        raise ImportFileError(f"cannot read {path}: {exc.strerror or exc}", file=path) from None
-    return preview_text(text, path, catalog, env=env)
+    return preview_text(read_text(path, ImportFileError, MAX_BYTES), path, catalog, env=env)
 
 
 def preview_text(text: str, source: str = "<pasted text>", catalog: Catalog | None = None, *,

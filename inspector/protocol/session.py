@@ -28,7 +28,6 @@ from .framing import Oversize
 from .mode import Mode
 from .shapes import check_result
 from .versions import (
-    LATEST_LEGACY,
     LEGACY_VERSIONS,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,

@@ -6,7 +6,6 @@ import abc
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..protocol.framing import Oversize
 
 FrameCallback = Callable[..., None]
 """`on_frame(frame, mono, meta=None)`: a frame exactly as received (or an oversize

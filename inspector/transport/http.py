@@ -298,7 +298,7 @@ class HttpTransport(Transport):
             if status == 404 and had_session:
                 self.session_id = None
                 self._fail(wire_id, SessionExpired(
-                    f"the server ended the session (HTTP 404 for Mcp-Session-Id); reconnect to start a new one",
+                    "the server ended the session (HTTP 404 for Mcp-Session-Id); reconnect to start a new one",
                     url=self.url))
                 return
             self._fail(wire_id, HttpStatusError(

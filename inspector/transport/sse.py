@@ -18,7 +18,7 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 from httpx_sse import EventSource
 
-from ..errors import AuthRequired, ConnectError, HttpStatusError, InvalidResponse, TransportClosed
+from ..errors import AuthRequired, ConnectError, HttpStatusError, TransportClosed
 from .base import Closed, Transport
 from .http import HttpSettings, _auth_required, _excerpt, _read_capped, _reason
 from ..secrets import mask_mapping

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFormLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 
 def scrolling_column(parent: QWidget, name: str, *widgets: QWidget) -> QScrollArea:
@@ -19,3 +20,24 @@ def scrolling_column(parent: QWidget, name: str, *widgets: QWidget) -> QScrollAr
     lay.addStretch(1)
     scroll.setWidget(inner)
     return scroll
+
+
+def label_grid(parent: QWidget, fields: tuple[tuple[str, str], ...], prefix: str, *,
+               wrap: bool = False) -> tuple[QFormLayout, dict[str, QLabel]]:
+    """A form of read-only, selectable plain-text values: one row per (key, caption) of `fields`, each
+    value a QLabel named `<prefix>:<key>`. A long value is clipped (or wrapped), never widens the window."""
+    form = QFormLayout()
+    form.setLabelAlignment(Qt.AlignRight)
+    form.setFieldGrowthPolicy(QFormLayout.ExpandingFieldsGrow)
+    labels: dict[str, QLabel] = {}
+    for key, caption in fields:
+        label = QLabel(parent)
+        label.setObjectName(f"{prefix}:{key}")
+        label.setTextFormat(Qt.PlainText)
+        label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        label.setWordWrap(wrap)
+        label.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
+        label.setMinimumWidth(1)
+        labels[key] = label
+        form.addRow(caption + ":", label)
+    return form, labels

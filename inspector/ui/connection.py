@@ -55,14 +55,11 @@ MAX_MESSAGE = 64 * 1024 * 1024  # largest stdio message read; the Preferences di
 
 
 def make_transport(spec: ServerSpec, auth: Any = None):
-    """The transport for a spec; a clear ConnectError when this build cannot reach it.
+    """The transport for a spec.
     `auth`: the OAuthProvider of a URL server (issue 10; see auth_session.py)."""
     if spec.url is not None:
-        try:
-            from ..transport.http import HttpSettings, HttpTransport
-        except ImportError:
-            raise E.ConnectError(f"{spec.url}: HTTP servers are not supported by this build of Spyglass "
-                                 "(inspector.transport.http is missing)") from None
+        from ..transport.http import HttpSettings, HttpTransport
+
         settings = HttpSettings(headers=dict(spec.headers), auth=auth)
         kind = spec.transport or ("sse" if spec.url.rstrip("/").endswith("/sse") else "http")
         if kind == "sse":

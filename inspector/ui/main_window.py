@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import sys
 from typing import Any, Awaitable
 
 from PySide6.QtCore import QByteArray, QItemSelectionModel, QModelIndex, QSettings, Qt, QTimer, Signal
@@ -21,7 +20,7 @@ from PySide6.QtWidgets import (QApplication, QDockWidget, QGridLayout, QHBoxLayo
 from ..config import ServerSpec
 from . import theme
 from ._text import visible
-from .add_server_dialog import AddServerDialog, describe_spec
+from .add_server_dialog import AddServerDialog
 from .banner import Banner
 from .connection import Connection, Status
 from .log_pane import LogPane
@@ -248,21 +247,24 @@ class MainWindow(QMainWindow):
         from .prompts_pane import PromptsPane
         from .resources_pane import ResourcesPane
         from .server_extras import RootsEditor
+        from .tasks_pane import TasksPane
 
         self.resources_pane = ResourcesPane(self)
         self.prompts_pane = PromptsPane(self)
+        self.tasks_pane = TasksPane(self)
         self.roots_editor = RootsEditor(self)
         self.roots_editor.on_changed = self._save_roots
         self.tabs.insertTab(1, self.resources_pane, "Resources")
         self.tabs.insertTab(2, self.prompts_pane, "Prompts")
+        self.tabs.insertTab(3, self.tasks_pane, "Tasks")
+        self.tool_detail.calls.updated.connect(
+            lambda rec: self.tasks_pane.task_seen(rec.server_id, rec.task_id, rec.task_status))
         self.tabs.insertTab(self.tabs.indexOf(self.info_view) + 1, self.roots_editor, "Roots")
         self.log_controls = LogControls(self.log_pane)
         self.log_dock.setWidget(self.log_controls)
         self.selectionChanged.connect(self._show_features)
 
     def _show_features(self) -> None:
-        import json
-
         conn = self.selected_connection()
         if conn is not None and not conn.features.roots_loaded:
             conn.features.roots_loaded = True
@@ -273,12 +275,11 @@ class MainWindow(QMainWindow):
             conn.features.roots = [r for r in saved if isinstance(r, dict) and isinstance(r.get("uri"), str)]
         self.resources_pane.show_connection(conn)
         self.prompts_pane.show_connection(conn)
+        self.tasks_pane.show_connection(conn)
         self.roots_editor.show_connection(conn)
         self.log_controls.set_connection(conn)
 
     def _save_roots(self, conn: Connection) -> None:
-        import json
-
         self.settings.setValue(f"roots/{conn.spec.name}", json.dumps(conn.features.roots))
 
     def _build_docks(self) -> None:
@@ -301,26 +302,21 @@ class MainWindow(QMainWindow):
         self._default_state = self.saveState(SETTINGS_VERSION)
 
     def _build_traffic(self) -> QWidget:
-        """The traffic pane over the store (another module); a plain note if this build lacks it."""
-        try:
-            from ..traffic.store import TrafficStore
-            from .traffic_pane import TrafficPane
-        except ImportError as exc:
-            log.info("traffic pane not available: %s", exc)
-            note = QLabel("The traffic pane is not part of this build yet.", self)
-            note.setObjectName("trafficPlaceholder")
-            note.setAlignment(Qt.AlignCenter)
-            return note
+        """The traffic pane over its store; a note (and a banner) when the store cannot be opened."""
+        from ..traffic.store import TrafficStore
+        from .traffic_pane import TrafficPane
+
         try:
             self.store = TrafficStore(self._store_path) if self._store_path else TrafficStore()
             self.traffic_pane = TrafficPane(self.store, self, flush_ms=None)  # flushed by our timer below
         except Exception as exc:  # a broken store must not take the window down
             log.exception("could not open the traffic store")
             self.store = None
-            note = QLabel(f"Traffic is not recorded: {exc}", self)
-            note.setObjectName("trafficPlaceholder")
+            message = f"Traffic is not recorded: {exc}"
+            note = QLabel(message, self)
+            note.setObjectName("trafficUnavailable")
             note.setWordWrap(True)
-            QTimer.singleShot(0, lambda: self.show_banner(f"Traffic is not recorded: {exc}"))
+            QTimer.singleShot(0, lambda: self.show_banner(message))
             return note
         self._flush_timer = QTimer(self)
         self._flush_timer.setObjectName("trafficFlushTimer")

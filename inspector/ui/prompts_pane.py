@@ -25,30 +25,9 @@ from .arg_form import ArgumentForm
 from .catalog_items import CatalogModel, cache_text, catalog_view, describe_prompt, prompt_problems, title_of
 from .connection import Connection, Status
 from .resources_pane import _heading, _plain
+from .results import ContentView
 
 log = logging.getLogger("spyglass.ui.prompts")
-
-try:
-    from .results import ContentView
-except ImportError:  # pragma: no cover - the renderers ship with the window
-    ContentView = None  # type: ignore[assignment,misc]
-
-
-class _FallbackContent(QWidget):
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("contentView")
-        self._lay = QVBoxLayout(self)
-        self._lay.setContentsMargins(0, 0, 0, 0)
-
-    def set_blocks(self, blocks: list[dict], *, reader: Any = None) -> None:
-        from ._text import pretty_json
-
-        for b in blocks if isinstance(blocks, list) else []:
-            text = b.get("text") if isinstance(b, dict) and b.get("type") == "text" else pretty_json(b)
-            self._lay.addWidget(_plain(self, "result:text", selectable=True))
-            self._lay.itemAt(self._lay.count() - 1).widget().setText(visible_block(text))
-
 
 class MessageCard(QFrame):
     """One prompt message: its role, then its content block(s)."""
@@ -73,7 +52,7 @@ class MessageCard(QFrame):
         lay.addWidget(head)
         content = m.get("content")
         blocks = content if isinstance(content, list) else [content] if content is not None else []
-        self.view = (ContentView or _FallbackContent)(self)
+        self.view = ContentView(self)
         self.view.set_blocks(blocks, reader=reader)
         lay.addWidget(self.view)
         if not isinstance(message, dict):

@@ -31,16 +31,12 @@ from .arg_form import ArgumentForm
 from .catalog_items import (CatalogModel, annotation_lines, cache_text, catalog_view, describe_resource,
                             describe_template, human_size, title_of)
 from .connection import Connection, Status
+from .results import render_resource_contents
 
 log = logging.getLogger("spyglass.ui.resources")
 
-try:
-    from .results import render_resource_contents
-except ImportError:  # pragma: no cover - the renderers ship with the window
-    render_resource_contents = None  # type: ignore[assignment]
-
-
 def _fallback_contents(contents: Any) -> QWidget:
+    """Contents the renderers failed on, shown raw."""
     from PySide6.QtWidgets import QPlainTextEdit
 
     from ._text import pretty_json
@@ -457,9 +453,8 @@ class ResourcesPane(QWidget):
             self.result_head.setText("")
             self.shown_uri = None
             return
-        render = render_resource_contents or _fallback_contents
         try:
-            self.contents = render(contents)
+            self.contents = render_resource_contents(contents)
         except Exception as exc:  # a renderer bug: show it raw with the reason
             log.exception("rendering resource contents")
             self.contents = _fallback_contents(contents)

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (QFileDialog, QFrame, QHBoxLayout, QLabel, QPlainT
 from .. import media
 from . import theme
 from ._text import plain_tooltip, pretty_json, visible, visible_block
-from .highlight import HIGHLIGHT_MAX, JsonHighlighter
+from .highlight import JsonHighlighter
 
 log = logging.getLogger("spyglass.ui.results")
 

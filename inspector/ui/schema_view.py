@@ -49,11 +49,8 @@ class JsonView(QPlainTextEdit):
         if len(text) > HIGHLIGHT_LIMIT:
             self.setPlainText(text)
             return
-        try:
-            from pygments.lexers import JsonLexer
-        except ImportError:  # pragma: no cover - pygments is a dependency
-            self.setPlainText(text)
-            return
+        from pygments.lexers import JsonLexer
+
         colours = _DARK if theme.is_dark() else _LIGHT
         formats: dict[str | None, QTextCharFormat] = {None: QTextCharFormat()}
         for name, c in colours.items():

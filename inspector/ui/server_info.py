@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFormLayout, QLabel, QPlainTextEdit, QSizePolicy, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
 
+from ._layout import label_grid
 from ._text import plain_tooltip, visible, visible_block
 from .connection import Connection
 from .schema_view import JsonView
@@ -19,19 +20,8 @@ class ServerInfoView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("serverInfo")
-        form = QFormLayout()
-        form.setLabelAlignment(Qt.AlignRight)
-        form.setFieldGrowthPolicy(QFormLayout.ExpandingFieldsGrow)
-        self.labels: dict[str, QLabel] = {}
-        for key, text in FIELDS:
-            label = QLabel(self)
-            label.setObjectName(f"serverInfo:{key}")
-            label.setTextFormat(Qt.PlainText)
-            label.setTextInteractionFlags(Qt.TextSelectableByMouse)
-            label.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
-            label.setMinimumWidth(1)  # a long path is clipped (full text in the tooltip), never widens the window
-            self.labels[key] = label
-            form.addRow(text + ":", label)
+        # a long path is clipped (the full text is in the tooltip)
+        form, self.labels = label_grid(self, FIELDS, "serverInfo")
         self.instructions = QPlainTextEdit(self)
         self.instructions.setObjectName("serverInstructions")
         self.instructions.setReadOnly(True)

@@ -11,10 +11,11 @@ import datetime
 import time
 from typing import Any, Callable
 
-from PySide6.QtCore import QEvent, Qt, QTimer
-from PySide6.QtWidgets import (QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QMessageBox, QPushButton,
-                               QSizePolicy, QVBoxLayout, QWidget)
+from PySide6.QtCore import QEvent, QTimer
+from PySide6.QtWidgets import (QGroupBox, QHBoxLayout, QLabel, QLineEdit, QMessageBox, QPushButton, QVBoxLayout,
+                               QWidget)
 
+from ._layout import label_grid
 from ._text import visible
 from .schema_view import JsonView
 
@@ -42,20 +43,7 @@ class TokenView(QGroupBox):
         self.setObjectName("tokenView")
         self.session: Any = None
         self.spawn: Callable[[Any, str], Any] | None = None
-        form = QFormLayout()
-        form.setLabelAlignment(Qt.AlignRight)
-        form.setFieldGrowthPolicy(QFormLayout.ExpandingFieldsGrow)
-        self.labels: dict[str, QLabel] = {}
-        for key, text in FIELDS:
-            label = QLabel(self)
-            label.setObjectName(f"token:{key}")
-            label.setTextFormat(Qt.PlainText)
-            label.setTextInteractionFlags(Qt.TextSelectableByMouse)
-            label.setWordWrap(True)
-            label.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
-            label.setMinimumWidth(1)
-            self.labels[key] = label
-            form.addRow(text + ":", label)
+        form, self.labels = label_grid(self, FIELDS, "token", wrap=True)
         self.labels["status"].setToolTip("Tokens never reach a log, a trace, an export or a config file.")
         self.raw = QLineEdit(self)
         self.raw.setObjectName("tokenRaw")

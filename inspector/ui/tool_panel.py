@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPlainTextEdit, Q
 from . import confirm, theme
 from ._text import plain_tooltip, visible, visible_block
 from .call_history import CallHistory
-from .calls import RUNNING, CallManager, CallRecord
+from .calls import CallManager, CallRecord
 from .result_view import ResultView
 from .schema_view import JsonView
 from .server_requests import run_dialog

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QDialog, QListView, QPushButton, QWidget
 
 from inspector.ui import Status
@@ -42,8 +41,13 @@ async def call(window, name: str, args: Any = None, *, timeout: float = 30, wait
 
 
 def result_widgets(window, kind: str) -> list[QWidget]:
+    return shown_in_result(window, QWidget, f"result:{kind}")
+
+
+def shown_in_result(window, cls: Any, name: str) -> list[Any]:
+    """The widgets named `name` on the result page now shown (not those of a page being deleted)."""
     view = window.findChild(QWidget, "resultView")
-    return [w for w in view.findChildren(QWidget, f"result:{kind}") if w.isVisibleTo(view)]
+    return [w for w in view.findChildren(cls, name) if w.isVisibleTo(view)]
 
 
 async def dialog(window, name: str, timeout: float = 20) -> QDialog:

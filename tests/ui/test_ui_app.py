@@ -239,3 +239,16 @@ def test_a_signal_closes_the_window_and_ends_every_server(tmp_path, sig):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+async def test_a_traffic_store_that_cannot_open_is_said_and_the_window_still_works(open_window, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    async with open_window(store_path=str(blocker / "traffic.sqlite")) as window:
+        note = find(window, QLabel, "trafficUnavailable")
+        assert note.text().startswith("Traffic is not recorded: ") and "a-file" in note.text()
+        await until(lambda: window.banner.isVisible(), 5, "the banner")
+        assert window.banner.label.text().startswith("Traffic is not recorded: ")
+        conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()))
+        await until(lambda: conn.status is Status.CONNECTED and conn.tools_loaded, 30, "the demo server")
+        assert "echo" in [t["name"] for t in conn.tools]

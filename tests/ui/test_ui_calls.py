@@ -4,16 +4,15 @@ validation, progress and cancel, elicitation in both eras, history and copy-as; 
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QLabel, QListView, QPlainTextEdit, QPushButton, QTextBrowser, QWidget
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton, QTextBrowser, QWidget
 
 from inspector.config import ServerSpec
 from inspector.ui import confirm
 from calling import call, click, connected, dialog, dialog_shot, result_shot, result_widgets, select_tool
-from uikit import demo_cmd, find, shot, until
+from uikit import demo_cmd, find, until
 
 
 def demo(window, mode="auto"):
@@ -104,7 +103,6 @@ async def test_validation_first_then_call_anyway_and_rpc_error(open_window):
         panel.form.set_value({"message": "hi"})
         await until(lambda: button.text() == "Call", 5)
         # a JSON-RPC error: call a tool the server no longer has (listed as removed) -> -32602
-        tool_list = find(window, QListView, "toolList")
         await conn.client.call_tool("toggle_bonus_tool", {})
         await until(lambda: any(t.get("name") == "bonus" for t in conn.tools), 10)
         await conn.client.call_tool("toggle_bonus_tool", {})
@@ -237,7 +235,6 @@ async def test_history_rerun_and_copy_as(open_window):
         await result_shot(window, "calls-history-light")
         find(window, QPushButton, "rerunButton").click()
         await until(lambda: hist.tree.topLevelItemCount() == 3, 5)
-        recs = window.calls.records(conn.server_id)
         await until(lambda: not recs[-1].running if (recs := window.calls.records(conn.server_id)) else False, 10)
         assert window.calls.records(conn.server_id)[-1].arguments == {"message": "one"}
         # arguments are remembered per server and tool

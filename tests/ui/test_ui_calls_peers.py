@@ -13,11 +13,12 @@ from PySide6.QtWidgets import QApplication, QCheckBox, QDialog, QLabel, QListVie
 
 from inspector.config import ServerSpec
 from inspector.ui import confirm
-from calling import call, click, connected, dialog, dialog_shot, result_shot, result_widgets, select_tool
+from calling import (call, click, connected, dialog, dialog_shot, result_shot, result_widgets, select_tool,
+                     shown_in_result)
 from support import PY, SDK_SERVER
 from test_client_everything import ARGS, elicitation, fill_required
 from inspector.ui.tool_list import BADGES_ROLE
-from uikit import everything_cmd, find, hostile_cmd, row_of, until
+from uikit import demo_cmd, everything_cmd, find, hostile_cmd, row_of, shot, until
 
 
 class DialogAnswerer:
@@ -97,7 +98,7 @@ async def test_server_everything_every_tool_through_the_form(open_window, settin
                 assert rec.outcome == "ok", (name, rec.outcome, rec.error_text, rec.result)
                 if (tool.get("execution") or {}).get("taskSupport") == "required":  # ran as a task
                     assert rec.task_id and rec.task_status == "completed", name
-                    assert window.findChild(QWidget, "callTask").isVisible()
+                    assert shown_in_result(window, QWidget, "callTask")
                 for kind in ("text", "image", "audio", "resource", "resource_link", "structured", "unknown"):
                     if result_widgets(window, kind):
                         kinds.add(kind)
@@ -275,10 +276,10 @@ async def test_server_everything_task_tool_runs_as_a_task_asks_for_input_and_can
         assert not [s for s in answerer.seen if s.startswith("refused")], answerer.seen
         statuses = [status for _secs, status, _msg in rec.task_trail]
         assert statuses[0] == "working" and "input_required" in statuses and statuses[-1] == "completed"
-        trail = find(window, QLabel, "taskTrail").text()
+        [trail] = [w.text() for w in shown_in_result(window, QLabel, "taskTrail")]
         assert "input required: Found multiple interpretations" in trail and "completed" in trail
         assert "python (programming)" in text_of_result(window)
-        assert find(window, QLabel, "taskTitle").text() == f"Ran as task {rec.task_id}"
+        assert [w.text() for w in shown_in_result(window, QLabel, "taskTitle")] == [f"Ran as task {rec.task_id}"]
         assert "Research Report: python" in text_of_result(window)
         await result_shot(window, f"calls-task-{theme}")
         # Cancel while it works: tasks/cancel goes out and the call ends as cancelled
@@ -287,7 +288,8 @@ async def test_server_everything_task_tool_runs_as_a_task_asks_for_input_and_can
         find(window, QPushButton, "cancelButton").click()
         await until(lambda: not rec.running, 10, "the cancel")
         assert rec.outcome == "cancelled" and "tasks/cancel was sent" in rec.error_text
-        assert find(window, QLabel, "failureMessage").text().endswith("tasks/cancel was sent")
+        [failure] = shown_in_result(window, QLabel, "failureMessage")
+        assert failure.text().endswith("tasks/cancel was sent")
         store = window.store
         await until(lambda: any(store.method(n) == "tasks/cancel" and store.direction(n) == "out"
                                 and rec.task_id in store.text(n) for n in range(len(store))), 10,
@@ -318,3 +320,64 @@ async def test_an_optional_task_runs_as_one_when_ticked_and_survives_an_eager_ta
 
 def text_of_result(window) -> str:
     return "\n".join(w.view.text() for w in result_widgets(window, "text"))
+
+
+async def test_tasks_tab_lists_the_servers_tasks_fetches_a_result_and_cancels(open_window):
+    from PySide6.QtWidgets import QTreeWidget
+
+    async with open_window() as window:
+        conn = window.add_server(ServerSpec(name="everything", command=everything_cmd()))
+        await connected(conn, 60)
+        pane = window.tasks_pane
+        window.tabs.setCurrentWidget(pane)
+        tree = find(pane, QTreeWidget, "taskList")
+        assert tree.topLevelItemCount() == 0 and pane.available() == (True, "")
+        # a task started from the Tools tab shows up here, running, then completed
+        first = await call(window, "simulate-research-query", {"topic": "owls"}, wait=False)
+        await until(lambda: first.task_id, 20, "the task to be created")
+        window.tabs.setCurrentWidget(pane)
+
+        def row_status(tid):
+            for i in range(tree.topLevelItemCount()):
+                if tree.topLevelItem(i).text(0) == tid:
+                    return tree.topLevelItem(i).text(1)
+            return None
+
+        await until(lambda: row_status(first.task_id) == "working", 10, "the running task in the list")
+        await until(lambda: row_status(first.task_id) == "completed", 30, "the list to show it completed")
+        assert pane.select(first.task_id)
+        assert '"status": "completed"' in find(pane, QWidget, "taskDetail").toPlainText()
+        find(pane, QPushButton, "taskResultButton").click()
+        await until(lambda: pane.result is not None, 10, "tasks/result")
+        [text] = [w for w in find(pane, QWidget, "taskResult").blocks("text")]
+        assert "Research Report: owls" in text.view.text()
+        assert not find(pane, QLabel, "tasksMessage").isVisible()  # nothing to say: connected, tasks listed
+        await result_shot(window, "tasks-tab-light")
+        # another one, cancelled from here
+        second = await call(window, "simulate-research-query", {"topic": "bats"}, wait=False)
+        await until(lambda: second.task_id, 20, "the second task")
+        window.tabs.setCurrentWidget(pane)
+        pane.refresh()
+        await until(lambda: pane.select(second.task_id), 10, "the second task in the list")
+        cancel = find(pane, QPushButton, "tasksCancel")
+        assert cancel.isEnabled() and find(pane, QPushButton, "taskResultButton").text() == "Wait for result"
+        cancel.click()
+        await until(lambda: row_status(second.task_id) == "cancelled", 10, "the task cancelled")
+        assert "cancelled" in find(pane, QLabel, "tasksMessage").text()
+
+
+async def test_tasks_tab_says_why_a_server_has_no_task_list(open_window):
+    async with open_window() as window:
+        window.tabs.setCurrentWidget(window.tasks_pane)
+        assert find(window.tasks_pane, QLabel, "tasksMessage").text() == "Select a server to see its tasks."
+        modern = window.add_server(ServerSpec(name="demo", command=demo_cmd()), mode="modern")
+        await connected(modern)
+        window.select_connection(modern)
+        await until(lambda: "this connection uses 2026-07-28, which has none" in
+                    find(window.tasks_pane, QLabel, "tasksMessage").text(), 5, "the modern note")
+        legacy = window.add_server(ServerSpec(name="demo legacy", command=demo_cmd()), mode="legacy")
+        await connected(legacy)
+        window.select_connection(legacy)
+        await until(lambda: "does not list its tasks (no tasks.list capability)" in
+                    find(window.tasks_pane, QLabel, "tasksMessage").text(), 5, "the no-capability note")
+        assert not find(window.tasks_pane, QPushButton, "tasksRefresh").isEnabled()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QPainter
-from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit, QListView, QPushButton
+from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit, QPushButton
 
 from inspector.catalog import Catalog
 from inspector.config import ServerSpec
@@ -301,9 +300,12 @@ def test_launch_flag_import_opens_the_preview(qapp, tmp_path, monkeypatch):
     seen = []
     real = desktop.import_file
 
+    dialogs = []
+
     def spy(window, path):
         dialog = real(window, path)
         seen.append((path, dialog is not None and dialog.isVisible(), len(dialog.preview.entries)))
+        dialogs.append(dialog)
         return dialog
 
     monkeypatch.setattr(desktop, "import_file", spy)
@@ -312,6 +314,9 @@ def test_launch_flag_import_opens_the_preview(qapp, tmp_path, monkeypatch):
     out = tmp_path / "import.png"
     assert main(["--import", str(DATA / "claude_desktop_config.json"), "--screenshot", str(out),
                  "--", *demo_cmd()]) == 0
+    for dialog in dialogs:  # main() returned, but this process goes on: no modal dialog left for other tests
+        dialog.reject()
+        dialog.deleteLater()
     assert seen == [(str(DATA / "claude_desktop_config.json"), True, 3)]
     assert not (tmp_path / "config" / "servers.json").exists()  # the preview wrote nothing
 
