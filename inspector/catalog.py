@@ -41,6 +41,7 @@ APP = "spyglass"
 FILE_NAME = "servers.json"
 FORMAT = "spyglass-catalog"
 VERSION = 1
+OAUTH_KEPT = ("client_id", "scope")  # what a server's OAuth options keep in the file (not the client secret)
 MODES = ("auto", "legacy", "modern")
 _TEMP_PREFIX = "."  # temp files: .servers.json.<random>.tmp beside the catalog
 _TEMP_SUFFIX = ".tmp"
@@ -329,6 +330,9 @@ class Catalog:
         spec.transport = raw.get("transport") if isinstance(raw.get("transport"), str) else None
         spec.env = self._fields_from_json(entry, "env", raw.get("env"))
         spec.headers = self._fields_from_json(entry, "header", raw.get("headers"))
+        oauth = raw.get("oauth")
+        spec.oauth = {k: v for k, v in oauth.items() if k in OAUTH_KEPT and isinstance(v, str) and v} \
+            if isinstance(oauth, dict) else {}
         return entry
 
     def _fields_from_json(self, entry: CatalogEntry, kind: str, raw: Any) -> dict[str, str]:
@@ -435,6 +439,9 @@ class Catalog:
             secret = entry.secret_fields()
             item["env"] = self._fields_to_json(entry, "env", spec.env, secret, store_secrets)
             item["headers"] = self._fields_to_json(entry, "header", spec.headers, secret, store_secrets)
+            oauth = {k: v for k, v in spec.oauth.items() if k in OAUTH_KEPT and v}
+            if oauth:
+                item["oauth"] = oauth  # a client secret is never written here: the token store keeps it
             item["mode"] = entry.mode
             if entry.timeout:
                 item["timeout"] = entry.timeout

@@ -18,9 +18,9 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 from httpx_sse import EventSource
 
-from ..errors import AuthRequired, ConnectError, HttpStatusError, TransportClosed
+from ..errors import ConnectError, HttpStatusError, SpyglassError, TransportClosed
 from .base import Closed, Transport
-from .http import HttpSettings, _auth_required, _excerpt, _read_capped, _reason
+from .http import MAX_AUTH_ROUNDS, HttpSettings, _auth_required, _excerpt, _read_capped, _reason
 from ..secrets import mask_mapping
 
 log = logging.getLogger("spyglass.sse")
@@ -36,6 +36,7 @@ class SseTransport(Transport):
         self._tasks: set[asyncio.Task[None]] = set()
         self._closing = False
         self._posts = itertools.count(1)
+        self._authorizing = 0  # authorization flows under way
 
     def describe(self) -> str:
         return self.url
@@ -47,8 +48,14 @@ class SseTransport(Transport):
         endpoint_ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._reader = asyncio.ensure_future(self._read(endpoint_ready))
         try:
-            self.endpoint = await asyncio.wait_for(asyncio.shield(endpoint_ready),
-                                                   self.settings.connect_timeout)
+            while True:
+                try:
+                    self.endpoint = await asyncio.wait_for(asyncio.shield(endpoint_ready),
+                                                           self.settings.connect_timeout)
+                    break
+                except asyncio.TimeoutError:
+                    if not self.authorizing:  # (the user signing in is not the server being slow)
+                        raise
         except asyncio.TimeoutError:
             await self._abort()
             raise ConnectError(f"{self.url} sent no `endpoint` event within {self.settings.connect_timeout:g} s; "
@@ -64,7 +71,32 @@ class SseTransport(Transport):
         if self._client:
             await self._client.aclose()
 
+    @property
+    def authorizing(self) -> bool:
+        """An authorization flow is under way (the user may be signing in): not the server's delay."""
+        return self._authorizing > 0
+
+    async def _authorized_again(self, resp: httpx.Response, attempt: int) -> bool:
+        """A 401 (or 403 for more scope) with an authorization provider: run its flow; True means
+        send the same request again."""
+        auth = self.settings.auth
+        if auth is None or resp.status_code not in (401, 403) or attempt >= MAX_AUTH_ROUNDS:
+            return False
+        await resp.aread()
+        handler = auth.on_unauthorized if resp.status_code == 401 else auth.on_forbidden
+        self._authorizing += 1
+        try:
+            return await handler(self._client, self.url, resp)
+        finally:
+            self._authorizing -= 1
+
     async def _read(self, endpoint_ready: asyncio.Future[str]) -> None:
+        for attempt in range(MAX_AUTH_ROUNDS + 1):
+            if not await self._read_once(endpoint_ready, attempt):
+                return
+
+    async def _read_once(self, endpoint_ready: asyncio.Future[str], attempt: int) -> bool:
+        """One GET of the SSE stream; True when authorization asks for another."""
         assert self._client is not None
         headers = dict(self.settings.headers)
         if self.settings.auth:
@@ -75,6 +107,8 @@ class SseTransport(Transport):
             async with self._client.stream("GET", self.url, headers=headers) as resp:
                 self._exchange("GET", headers, resp, "GET#sse")
                 ctype = resp.headers.get("content-type", "").split(";")[0].strip().lower()
+                if not endpoint_ready.done() and await self._authorized_again(resp, attempt):
+                    return True
                 if resp.status_code == 401:
                     raise _auth_required(resp, self.url)
                 if resp.status_code != 200 or ctype != "text/event-stream":
@@ -97,24 +131,25 @@ class SseTransport(Transport):
                                                                  "event": event.event})
         except asyncio.CancelledError:
             raise
-        except (AuthRequired, HttpStatusError, ConnectError) as exc:
+        except (SpyglassError, HttpStatusError, ConnectError) as exc:  # incl. a failed authorization flow
             if not endpoint_ready.done():
                 endpoint_ready.set_exception(exc)
-                return
+                return False
             reason = exc.message
         except httpx.ConnectError as exc:
             error = ConnectError(f"cannot connect to {self.url}: {_reason(exc)}", url=self.url)
             if not endpoint_ready.done():
                 endpoint_ready.set_exception(error)
-                return
+                return False
             reason = error.message
         except (httpx.TransportError, httpx.StreamError) as exc:
             reason = f"the SSE stream broke: {_reason(exc)}"
         if not endpoint_ready.done():
             endpoint_ready.set_exception(ConnectError(f"{self.url}: {reason} before sending its endpoint"))
-            return
+            return False
         if not self._closing:
             self.on_close(Closed(reason))
+        return False
 
     async def send(self, data: bytes) -> None:
         if self._client is None or self.endpoint is None or self._closing:
@@ -132,14 +167,17 @@ class SseTransport(Transport):
 
     async def _post(self, data: bytes, wire_id: Any) -> None:
         assert self._client is not None and self.endpoint is not None
-        headers = dict(self.settings.headers)
-        headers["Content-Type"] = "application/json"
-        if self.settings.auth:
-            headers.update(await self.settings.auth.request_headers("POST", self.endpoint))
         stream = f"POST#{next(self._posts)}"
         try:
-            resp = await self._client.post(self.endpoint, content=data, headers=headers)
-            self._exchange("POST", headers, resp, stream)
+            for attempt in range(MAX_AUTH_ROUNDS + 1):
+                headers = dict(self.settings.headers)
+                headers["Content-Type"] = "application/json"
+                if self.settings.auth:
+                    headers.update(await self.settings.auth.request_headers("POST", self.endpoint))
+                resp = await self._client.post(self.endpoint, content=data, headers=headers)
+                self._exchange("POST", headers, resp, stream)
+                if not await self._authorized_again(resp, attempt):
+                    break
             if resp.status_code == 401:
                 self._fail(wire_id, _auth_required(resp, self.url))
             elif resp.status_code >= 400:
@@ -147,6 +185,8 @@ class SseTransport(Transport):
                                                     f"{_excerpt(resp.content)}", status=resp.status_code))
         except asyncio.CancelledError:
             raise
+        except SpyglassError as exc:  # the authorization flow failed, naming its step
+            self._fail(wire_id, exc)
         except httpx.HTTPError as exc:
             self._fail(wire_id, ConnectError(f"cannot post to {self.endpoint}: {_reason(exc)}"))
 

@@ -2,7 +2,8 @@
 
 One threaded stdlib HTTP server on 127.0.0.1 (random port) plays both parts:
 the protected resource at /mcp (with its RFC 9728 metadata) and the
-authorization server at the same origin (issuer = the base URL). `mode` picks a
+authorization server at the same origin (issuer = the base URL); /sse is the same
+protected server over the 2024-11-05 HTTP+SSE transport. `mode` picks a
 misbehaviour: metadata-not-json, issuer-mismatch, no-pkce, wrong-state,
 wrong-iss, token-500, refresh-expired, no-dcr, confidential, login-page.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import queue
 import secrets
 import threading
 import time
@@ -35,10 +37,16 @@ class FakeAS:
         self.token_requests: list[dict[str, str]] = []
         self.authorization_requests: list[dict[str, str]] = []
         self.registrations: list[dict[str, Any]] = []
+        self.sse_sessions: dict[str, queue.Queue[bytes | None]] = {}
+        self.stopping = threading.Event()
 
     @property
     def mcp_url(self) -> str:
         return f"{self.base}/mcp"
+
+    @property
+    def sse_url(self) -> str:
+        return f"{self.base}/sse"
 
     def metadata(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -81,8 +89,9 @@ def _handler(fake: FakeAS) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             url = urlsplit(self.path)
             fake.requests.append(("GET", url.path))
-            if url.path == "/.well-known/oauth-protected-resource/mcp":
-                doc: dict[str, Any] = {"resource": fake.mcp_url, "authorization_servers": [fake.base]}
+            if url.path in ("/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource/sse"):
+                resource = fake.sse_url if url.path.endswith("/sse") else fake.mcp_url
+                doc: dict[str, Any] = {"resource": resource, "authorization_servers": [fake.base]}
                 if fake.scopes_supported is not None:
                     doc["scopes_supported"] = fake.scopes_supported
                 return self._send(200, doc)
@@ -102,7 +111,46 @@ def _handler(fake: FakeAS) -> type[BaseHTTPRequestHandler]:
                 return self._send(302, b"", "text/plain", {"Location": f"{q['redirect_uri']}?{urlencode(back)}"})
             if url.path == "/mcp":
                 return self._send(405, {"error": "no GET stream"})
+            if url.path == "/sse":
+                return self._sse_stream()
             return self._send(404, {"error": "not found"})
+
+        def _authorized(self, resource: str) -> bool:
+            """A valid bearer token; else a 401 with the challenge is sent and False returned."""
+            auth = self.headers.get("Authorization", "")
+            if auth.startswith("Bearer ") and auth[7:] in fake.tokens:
+                return True
+            challenge = f'Bearer resource_metadata="{fake.base}/.well-known/oauth-protected-resource/{resource}"'
+            self._send(401, {"error": "invalid_token"}, headers={"WWW-Authenticate": challenge})
+            return False
+
+        def _sse_stream(self) -> None:
+            if not self._authorized("sse"):
+                return
+            session = secrets.token_hex(8)
+            inbox: queue.Queue[bytes | None] = queue.Queue()
+            fake.sse_sessions[session] = inbox
+            self.close_connection = True
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            try:
+                self.wfile.write(f"event: endpoint\ndata: /messages?session={session}\n\n".encode())
+                self.wfile.flush()
+                while not fake.stopping.is_set():
+                    try:
+                        data = inbox.get(timeout=0.2)
+                    except queue.Empty:
+                        continue
+                    if data is None:
+                        break
+                    self.wfile.write(b"event: message\ndata: " + data + b"\n\n")
+                    self.wfile.flush()
+            except OSError:
+                pass
+            finally:
+                fake.sse_sessions.pop(session, None)
 
         def do_POST(self) -> None:
             url = urlsplit(self.path)
@@ -121,6 +169,16 @@ def _handler(fake: FakeAS) -> type[BaseHTTPRequestHandler]:
                 return self._token({k: v[0] for k, v in parse_qs(body.decode()).items()})
             if url.path == "/mcp":
                 return self._mcp(body)
+            if url.path == "/messages":
+                inbox = fake.sse_sessions.get(parse_qs(url.query).get("session", [""])[0])
+                if inbox is None:
+                    return self._send(404, {"error": "unknown session"})
+                if not self._authorized("sse"):
+                    return None
+                reply = self._reply(json.loads(body))
+                if reply is not None:
+                    inbox.put(json.dumps(reply).encode())
+                return self._send(202, b"", "text/plain")
             return self._send(404, {"error": "not found"})
 
         def _token(self, form: dict[str, str]) -> None:
@@ -155,23 +213,26 @@ def _handler(fake: FakeAS) -> type[BaseHTTPRequestHandler]:
             return self._send(200, answer)
 
         def _mcp(self, body: bytes) -> None:
-            auth = self.headers.get("Authorization", "")
-            if not auth.startswith("Bearer ") or auth[7:] not in fake.tokens:
-                challenge = f'Bearer resource_metadata="{fake.base}/.well-known/oauth-protected-resource/mcp"'
-                return self._send(401, {"error": "invalid_token"}, headers={"WWW-Authenticate": challenge})
-            msg = json.loads(body)
-            if "id" not in msg:
+            if not self._authorized("mcp"):
+                return None
+            reply = self._reply(json.loads(body))
+            if reply is None:
                 return self._send(202, b"", "text/plain")
+            return self._send(200, reply)
+
+        def _reply(self, msg: dict[str, Any]) -> dict[str, Any] | None:
+            if "id" not in msg:
+                return None
             method = msg.get("method")
             if method == "initialize":
-                result: Any = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-                               "serverInfo": {"name": "fake-protected", "version": "1"}}
+                asked = (msg.get("params") or {}).get("protocolVersion")
+                result: Any = {"protocolVersion": "2024-11-05" if asked == "2024-11-05" else "2025-11-25",
+                               "capabilities": {"tools": {}}, "serverInfo": {"name": "fake-protected", "version": "1"}}
             elif method == "tools/list":
                 result = {"tools": [{"name": "whoami", "inputSchema": {"type": "object"}}]}
             else:
-                return self._send(200, {"jsonrpc": "2.0", "id": msg["id"],
-                                        "error": {"code": -32601, "message": "Method not found"}})
-            return self._send(200, {"jsonrpc": "2.0", "id": msg["id"], "result": result})
+                return {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "Method not found"}}
+            return {"jsonrpc": "2.0", "id": msg["id"], "result": result}
 
     return Handler
 
@@ -194,5 +255,6 @@ def running(mode: str = "ok", **kwargs: Any) -> Iterator[FakeAS]:
     try:
         yield fake
     finally:
+        fake.stopping.set()
         server.shutdown()
         server.server_close()

@@ -72,3 +72,18 @@ def test_the_flow_is_in_the_trace_with_secrets_masked(tmp_path):
     assert {"discovery", "token"} <= {s.split(":")[0] for s in steps if s}
     text = trace.read_text()
     assert tokens and not any(token in text for token in tokens)
+
+
+def test_headless_authorization_over_the_http_sse_transport():
+    with fake_as.running() as server:
+        proc = spyglass("--auth-headless", "--token-store", "memory", "--transport", "sse", server.sse_url)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["tools"][0]["name"] == "whoami"
+        # the stream was refused, then opened with the token; the posts carried it
+        gets = [path for method, path in server.requests if method == "GET" and path == "/sse"]
+        assert len(gets) == 2 and ("GET", "/.well-known/oauth-protected-resource/sse") in server.requests
+        assert server.token_requests and server.token_requests[0]["resource"] == server.sse_url
+        # a token of one's own that the server refuses: no flow, exit 3 with the challenge
+        proc = spyglass("--auth-token", "not-a-token", "--transport", "sse", server.sse_url)
+    assert proc.returncode == 3 and "requires authorization (HTTP 401)" in proc.stderr
+    assert "oauth-protected-resource/sse" in proc.stderr

@@ -84,6 +84,24 @@ def test_secrets_go_to_the_keyring_never_the_file(catalog_path, memory_keyring):
     assert "tok-2" not in repr(masked) and masked.headers["X-Team"] == "docs"
 
 
+def test_oauth_client_and_scope_are_kept_but_never_the_client_secret(catalog_path, memory_keyring):
+    catalog = Catalog(catalog_path).load()
+    spec = ServerSpec(name="crm", url="https://crm.example.com/mcp",
+                      oauth={"client_id": "my-client", "client_secret": "cs-very-secret", "scope": "crm:read"})
+    entry = catalog.add(spec)
+    catalog.save()
+    text = catalog_path.read_text()
+    assert "cs-very-secret" not in text
+    assert json.loads(text)["servers"][0]["oauth"] == {"client_id": "my-client", "scope": "crm:read"}
+    again = Catalog(catalog_path).load()
+    assert again.get(entry.id).spec.oauth == {"client_id": "my-client", "scope": "crm:read"}
+    # a hand-edited file with odd oauth values keeps only what it can use
+    data = json.loads(text)
+    data["servers"][0]["oauth"] = {"client_id": 7, "scope": "a b", "client_secret": "x", "other": "y"}
+    catalog_path.write_text(json.dumps(data))
+    assert Catalog(catalog_path).load().get(entry.id).spec.oauth == {"scope": "a b"}
+
+
 def test_marked_fields_are_secret_whatever_their_name(catalog_path, memory_keyring):
     catalog = Catalog(catalog_path).load()
     entry = catalog.add(ServerSpec(name="db", command=["db-mcp"], env={"DSN": "postgres://u:pw@h/db"}),
