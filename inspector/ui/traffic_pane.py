@@ -260,6 +260,8 @@ class TrafficPane(QWidget):
         menu.addAction(self.export_shown_action)
         menu.addAction(self.export_all_action)
         self.export_button.setMenu(menu)
+        # room for the menu arrow, which the style draws inside the button (over the last letter otherwise)
+        self.export_button.setMinimumWidth(self.export_button.sizeHint().width() + 12)
         self.count_label = QLabel()
         self.count_label.setObjectName("trafficCount")
         bar = QHBoxLayout()
