@@ -22,6 +22,7 @@ from .protocol import events as ev
 from .protocol import jsonrpc as rpc
 from .protocol.headers import HeaderAnnotationError, header_params
 from .protocol.pagination import PaginationError, Paginator
+from .client_tasks import ClientTaskStore
 from .protocol.session import ClientSession, Mode, State
 from .protocol import tasks as T
 from .protocol.versions import Era, MODERN_VERSION
@@ -89,6 +90,10 @@ class Client:
             capabilities["sampling"] = {}
         if "elicitation/create" in self.handlers:
             capabilities["elicitation"] = {}
+        # requests the server may ask to run as tasks (2025-11-25): the same handlers, in the background
+        self.task_store = ClientTaskStore(self.handlers, notify=self._notify_quietly)
+        if (tasks_capability := self.task_store.capability()) is not None:
+            capabilities["tasks"] = tasks_capability
         kwargs: dict[str, Any] = {"mode": Mode.parse(mode) if isinstance(mode, str) else mode,
                                   "capabilities": capabilities, "log_level": log_level}
         if client_info:
@@ -197,6 +202,7 @@ class Client:
             log.exception("closing after a failed connect")
 
     async def close(self) -> None:
+        self.task_store.close()
         for call in list(self._calls.values()):
             if not call.future.done():
                 call.future.set_exception(E.TransportClosed("the connection was closed"))
@@ -268,6 +274,14 @@ class Client:
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         self._check_open()
         await self._write(self.session.send_notification(method, params))
+
+    async def _notify_quietly(self, method: str, params: dict[str, Any]) -> None:
+        """A notification that may find the connection gone (a client task ending as it closes)."""
+        if self.closed is None and self.session.state is State.READY:
+            try:
+                await self.notify(method, params)
+            except E.SpyglassError as exc:
+                log.info("%s not sent: %s", method, exc.message)
 
     def _check_open(self) -> None:
         if self.closed is not None:
@@ -407,6 +421,8 @@ class Client:
 
         def update(new: dict[str, Any]) -> None:
             nonlocal latest
+            if new is not task and T.is_older(new, latest):
+                return  # an answer overtaken by a later status notification
             seen = new is not task and (new.get("status"), new.get("statusMessage")) == (
                 latest.get("status"), latest.get("statusMessage"))
             latest = new
@@ -785,7 +801,14 @@ class Client:
 
     async def _answer_request(self, event: ev.ServerRequest) -> None:
         handler = self.handlers.get(event.method)
-        if handler is None:
+        if self.task_store.wants(event.method, event.params):
+            send = self.session.respond(event.id, self.task_store.start(event.method, event.params))
+        elif event.method.startswith("tasks/"):
+            try:
+                send = self.session.respond(event.id, await self.task_store.answer(event.method, event.params))
+            except E.RemoteError as exc:
+                send = self.session.respond_error(event.id, exc.code, exc.rpc_message, exc.data)
+        elif handler is None:
             send = self.session.respond_error(event.id, rpc.METHOD_NOT_FOUND, f"Method not found: {event.method}")
         else:
             try:

@@ -197,3 +197,112 @@ def test_cli_ctrl_c_during_a_task_sends_tasks_cancel_and_exits_130(tmp_path):
     cancels = [m for m in sent if m.get("method") == "tasks/cancel"]
     created = next(m for m in sent if m.get("method") == "tasks/get")["params"]["taskId"]
     assert cancels and cancels[0]["params"] == {"taskId": created}
+
+
+# ---------------------------------------------------------------------------------------------- tasks the server asks for
+
+async def test_the_server_can_ask_the_client_to_elicit_and_sample_as_tasks():
+    frames: list = []
+    asked: list = []
+
+    async def elicit(params):
+        asked.append(params)
+        await asyncio.sleep(1.2)  # a person taking their time: the server polls meanwhile
+        return {"action": "accept", "content": {"name": "Ada", "favoriteColor": "Blue", "agreeToTerms": True}}
+
+    async def sample(params):
+        return {"role": "assistant", "content": {"type": "text", "text": "hi from a fake model"}, "model": "m",
+                "stopReason": "endTurn"}
+
+    client = Client(StdioTransport(everything_cmd()), handlers={"elicitation/create": elicit,
+                                                                "sampling/createMessage": sample},
+                    timeout=30, traffic=frames.append)
+    async with client:
+        assert client.session.capabilities["tasks"] == {
+            "list": {}, "cancel": {}, "requests": {"sampling": {"createMessage": {}}, "elicitation": {"create": {}}}}
+        names = {t["name"] for t in (await client.list_tools())["tools"]}
+        assert {"trigger-elicitation-request-async", "trigger-sampling-request-async"} <= names
+        result = await client.call_tool("trigger-elicitation-request-async", {})
+        assert result["content"][0]["text"] == "[COMPLETED] User provided the requested information!"
+        assert "task" not in asked[0]  # the handler sees the plain request
+        result = await client.call_tool("trigger-sampling-request-async", {"prompt": "hi"})
+        assert "[COMPLETED] Async sampling completed!" in result["content"][0]["text"]
+        assert "hi from a fake model" in result["content"][0]["text"]
+    answers = [json.loads(f.data) for f in frames if f.direction == "out" and b'"result"' in f.data]
+    created = [a["result"]["task"] for a in answers if isinstance(a["result"].get("task"), dict)]
+    assert [t["status"] for t in created] == ["input_required", "working"]
+    polled = [a["result"]["status"] for a in answers if a["result"].get("taskId") == created[0]["taskId"]]
+    assert "input_required" in polled and polled[-1] == "completed"  # tasks/get while waiting, then done
+
+
+async def test_client_task_store_answers_get_list_cancel_and_result():
+    from inspector.client_tasks import ClientTaskStore
+
+    gate = asyncio.Event()
+
+    async def elicit(params):
+        await gate.wait()
+        return {"action": "decline"}
+
+    async def sample(params):
+        raise RuntimeError("no model configured")
+
+    notes: list = []
+
+    async def notify(method, params):
+        notes.append((method, params["status"]))
+
+    store = ClientTaskStore({"elicitation/create": elicit, "sampling/createMessage": sample}, notify=notify)
+    assert store.wants("elicitation/create", {"task": {}, "message": "x"})
+    assert not store.wants("elicitation/create", {"message": "x"}) and not store.wants("roots/list", {"task": {}})
+    first = store.start("elicitation/create", {"task": {"ttl": 5000}, "message": "x"})["task"]
+    assert first["status"] == "input_required" and first["ttl"] == 5000
+    assert (await store.answer("tasks/get", {"taskId": first["taskId"]}))["status"] == "input_required"
+    waiting = asyncio.ensure_future(store.answer("tasks/result", {"taskId": first["taskId"]}))
+    await asyncio.sleep(0.05)
+    assert not waiting.done()  # held until the task ends
+    gate.set()
+    result = await waiting
+    assert result["action"] == "decline" and result["_meta"][T.RELATED_TASK_META] == {"taskId": first["taskId"]}
+    # a failing handler: the task fails and tasks/result carries the error
+    failed = store.start("sampling/createMessage", {"task": {}, "messages": []})["task"]
+    with pytest.raises(E.RemoteError, match="no model configured"):
+        await store.answer("tasks/result", {"taskId": failed["taskId"]})
+    assert (await store.answer("tasks/get", {"taskId": failed["taskId"]}))["status"] == "failed"
+    # cancelled by the server
+    gate.clear()
+    third = store.start("elicitation/create", {"task": {}, "message": "y"})["task"]
+    assert (await store.answer("tasks/cancel", {"taskId": third["taskId"]}))["status"] == "cancelled"
+    with pytest.raises(E.RemoteError, match="was cancelled"):
+        await store.answer("tasks/result", {"taskId": third["taskId"]})
+    with pytest.raises(E.RemoteError, match="already ended"):
+        await store.answer("tasks/cancel", {"taskId": third["taskId"]})
+    listed = (await store.answer("tasks/list", {}))["tasks"]
+    assert [t["status"] for t in listed] == ["completed", "failed", "cancelled"]
+    with pytest.raises(E.RemoteError, match="no task 'nope'") as err:
+        await store.answer("tasks/get", {"taskId": "nope"})
+    assert err.value.code == -32602
+    await asyncio.sleep(0.05)
+    assert notes == [("notifications/tasks/status", "completed"), ("notifications/tasks/status", "failed"),
+                     ("notifications/tasks/status", "cancelled")]
+
+
+def test_modern_requests_do_not_declare_tasks():
+    from inspector.protocol.session import ClientSession, Mode
+
+    caps = {"elicitation": {}, "tasks": {"list": {}, "requests": {"elicitation": {"create": {}}}}}
+    [send] = ClientSession(mode=Mode.parse("modern"), capabilities=caps).start()
+    meta = json.loads(send.data)["params"]["_meta"]
+    assert meta["io.modelcontextprotocol/clientCapabilities"] == {"elicitation": {}}
+    [send] = ClientSession(mode=Mode.parse("legacy"), capabilities=caps).start()  # initialize declares them
+    assert json.loads(send.data)["params"]["capabilities"]["tasks"] == caps["tasks"]
+
+
+def test_an_earlier_state_never_replaces_a_later_one():
+    later = {"taskId": "a", "status": "working", "statusMessage": "Generating", "lastUpdatedAt": "2026-11-30T11:00:03.500Z"}
+    earlier = {"taskId": "a", "status": "working", "statusMessage": "Synthesizing",
+               "lastUpdatedAt": "2026-11-30T11:00:02.400Z"}
+    assert T.is_older(earlier, later) and not T.is_older(later, earlier)
+    assert T.is_older({"taskId": "a", "status": "working"}, {"taskId": "a", "status": "completed"})
+    assert not T.is_older({"taskId": "a", "status": "working"}, {"taskId": "a", "status": "working"})  # no stamps
+    assert not T.is_older({**later, "lastUpdatedAt": "garbage"}, earlier)

@@ -246,7 +246,8 @@ class ClientSession:
             self._by_token[progress_token] = logical
         if modern:
             meta[META_PROTOCOL_VERSION] = MODERN_VERSION
-            meta[META_CLIENT_CAPABILITIES] = copy.deepcopy(self.capabilities)
+            meta[META_CLIENT_CAPABILITIES] = {k: copy.deepcopy(v) for k, v in self.capabilities.items()
+                                              if k != "tasks"}  # (2026-07-28 has no tasks)
             meta[META_CLIENT_INFO] = self.client_info
             if self.log_level:
                 meta[META_LOG_LEVEL] = self.log_level
@@ -474,7 +475,8 @@ class ClientSession:
 
     # server → client ------------------------------------------------------
     _HANDLED_REQUESTS = {"roots/list": "roots", "sampling/createMessage": "sampling",
-                         "elicitation/create": "elicitation"}
+                         "elicitation/create": "elicitation", "tasks/get": "tasks", "tasks/result": "tasks",
+                         "tasks/list": "tasks", "tasks/cancel": "tasks"}
 
     def _receive_request(self, msg: rpc.Request) -> list[ev.Event]:
         if msg.method == "ping":

@@ -10,6 +10,7 @@ which the server holds open until the task ends; `tasks/cancel` stops it. The
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 TASKS_VERSION = "2025-11-25"
@@ -80,6 +81,25 @@ def check_task(task: Any) -> dict[str, Any]:
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
             raise TaskShapeError(f"task {tid!r}: {key} must be a non-negative integer of milliseconds")
     return task
+
+
+def _stamp(value: Any) -> datetime.datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=datetime.timezone.utc)
+
+
+def is_older(new: dict[str, Any], seen: dict[str, Any]) -> bool:
+    """Whether `new` is an earlier state of the task than `seen`: a `tasks/get` answer overtaken by a status
+    notification sent after it, say. A task that ended does not start again; otherwise `lastUpdatedAt` decides."""
+    if seen.get("status") in TERMINAL and new.get("status") not in TERMINAL:
+        return True
+    a, b = _stamp(seen.get("lastUpdatedAt")), _stamp(new.get("lastUpdatedAt"))
+    return a is not None and b is not None and b < a
 
 
 def poll_seconds(task: dict[str, Any]) -> float:
