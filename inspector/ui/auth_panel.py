@@ -484,7 +484,8 @@ class WindowAuth:
             spec.url, dict(spec.oauth), store=store, parent=conn,
             open_url=lambda url: (self.open_url or open_in_browser)(url),
             traffic=lambda frame, c=conn: c.traffic_sink(c.server_id, frame) if c.traffic_sink else None,
-            note=lambda text, level, c=conn: c._note(text, level=level))
+            note=lambda text, level, c=conn: c._note(text, level=level),
+            client_metadata_url=lambda: getattr(getattr(self.window, "preferences", None), "client_metadata_url", ""))
         session.browserWaiting.connect(lambda url, s=session, c=conn: self._browser(s, c, url))
         conn.auth = session
         return session

@@ -72,10 +72,12 @@ class AuthSession(QObject):
 
     def __init__(self, server_url: str, options: dict[str, str] | None = None, *, store: Any,
                  open_url: Callable[[str], Any] | None = None, traffic: Callable[[Frame], None] | None = None,
-                 note: Callable[[str, str], None] | None = None, parent: QObject | None = None) -> None:
+                 note: Callable[[str, str], None] | None = None, parent: QObject | None = None,
+                 client_metadata_url: Callable[[], str] = lambda: "") -> None:
         super().__init__(parent)
         self.server_url = server_url
         self.options = dict(options or {})
+        self.client_metadata_url = client_metadata_url  # the Preferences' value, read at each attempt
         self.store = store
         self.open_url = open_url
         self.traffic = traffic
@@ -138,7 +140,8 @@ class AuthSession(QObject):
             if kept and kept.get("client_id") == client_id:
                 secret = kept.get("client_secret") or None
         scope = (o.get("scope") or "").strip() or None
-        return AuthSettings(client_id=client_id, client_secret=secret if client_id else None, scope=scope)
+        return AuthSettings(client_id=client_id, client_secret=secret if client_id else None, scope=scope,
+                            client_metadata_url=self.client_metadata_url() or None)
 
     def start_attempt(self) -> OAuthProvider:
         """A fresh provider for one connect attempt (tokens come back from the store on the first 401)."""

@@ -11,11 +11,13 @@ Keys (QSettings("Spyglass", "Spyglass"), read by other parts of the window too):
 | `protocolMode` | auto, legacy, modern: for servers added without one | auto |
 | `traffic/maxMessageMiB` | largest message read from a stdio server | 64 |
 | `traffic/keepSessionsMiB` | disk used by saved traffic sessions; older ones are deleted at start; 0 = no limit | 1024 |
+| `auth/clientMetadataUrl` | Spyglass's Client ID Metadata Document URL (https, with a path), for OAuth | empty |
 """
 
 from __future__ import annotations
 
 import logging
+import urllib.parse
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,7 @@ from typing import Any
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (QApplication, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox, QFormLayout,
-                               QGroupBox, QLabel, QSpinBox, QVBoxLayout, QWidget)
+                               QGroupBox, QLabel, QLineEdit, QSpinBox, QVBoxLayout, QWidget)
 
 from . import theme
 
@@ -51,10 +53,12 @@ class Preferences:
     protocol_mode: str = "auto"
     max_message_mib: int = 64
     keep_sessions_mib: int = 1024
+    client_metadata_url: str = ""
 
     KEYS = {"theme": "theme", "font_size": "fontSize", "timeout": "requestTimeout",
             "confirm_policy": "confirmPolicy", "protocol_mode": "protocolMode",
-            "max_message_mib": "traffic/maxMessageMiB", "keep_sessions_mib": "traffic/keepSessionsMiB"}
+            "max_message_mib": "traffic/maxMessageMiB", "keep_sessions_mib": "traffic/keepSessionsMiB",
+            "client_metadata_url": "auth/clientMetadataUrl"}
 
     @classmethod
     def load(cls, settings: QSettings) -> "Preferences":
@@ -80,12 +84,28 @@ class Preferences:
         out.timeout = out.timeout if 0 < out.timeout <= 24 * 3600 else 60.0
         out.max_message_mib = min(max(out.max_message_mib, 1), 1024)
         out.keep_sessions_mib = max(out.keep_sessions_mib, 0)
+        if client_metadata_problem(out.client_metadata_url):
+            out.client_metadata_url = ""
         return out
 
     def save(self, settings: QSettings) -> None:
         for f in fields(self):
             settings.setValue(self.KEYS[f.name], getattr(self, f.name))
         settings.sync()
+
+
+def client_metadata_problem(url: str) -> str | None:
+    """Why `url` cannot be a Client ID Metadata Document URL (an https URL with a path), or None."""
+    if not url:
+        return None
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme != "https" or not parts.netloc:
+        return "it must be an https:// URL"
+    if parts.path in ("", "/"):
+        return "it must have a path (the document's own address, e.g. https://example.com/spyglass.json)"
+    if parts.fragment or "@" in parts.netloc:
+        return "it must not have a fragment or user information"
+    return None
 
 
 # ---------------------------------------------------------------------- applying
@@ -203,6 +223,17 @@ class PreferencesDialog(QDialog):
         self.keep_sessions.setSuffix(" MiB")
         self.keep_sessions.setValue(prefs.keep_sessions_mib)
         self.keep_sessions.setToolTip("Older traffic sessions are deleted at start beyond this size")
+        self.client_metadata = QLineEdit(prefs.client_metadata_url, self)
+        self.client_metadata.setObjectName("prefClientMetadataUrl")
+        self.client_metadata.setPlaceholderText("https://example.com/spyglass-client.json (optional)")
+        self.client_metadata.setToolTip("Where you publish a Client ID Metadata Document for Spyglass. Authorization "
+                                        "servers that accept such documents take this URL as Spyglass's client ID; "
+                                        "others get dynamic registration or ask for a client ID.")
+        self.client_metadata_note = QLabel("", self)
+        self.client_metadata_note.setObjectName("prefClientMetadataProblem")
+        self.client_metadata_note.setWordWrap(True)
+        self.client_metadata_note.hide()
+        self.client_metadata.textChanged.connect(lambda _t: self._check_client_metadata())
 
         look = QGroupBox("Appearance", self)
         f1 = QFormLayout(look)
@@ -221,6 +252,10 @@ class PreferencesDialog(QDialog):
         f3 = QFormLayout(trace)
         f3.addRow("Largest message:", self.max_message)
         f3.addRow("Keep saved sessions up to:", self.keep_sessions)
+        sign_in = QGroupBox("Authorization", self)
+        f4 = QFormLayout(sign_in)
+        f4.addRow("Client metadata URL:", self.client_metadata)
+        f4.addRow("", self.client_metadata_note)
         buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel | QDialogButtonBox.RestoreDefaults,
                                    self)
         buttons.setObjectName("prefButtons")
@@ -228,7 +263,7 @@ class PreferencesDialog(QDialog):
         buttons.rejected.connect(self.reject)
         buttons.button(QDialogButtonBox.RestoreDefaults).clicked.connect(lambda: self.show_values(Preferences()))
         lay = QVBoxLayout(self)
-        for box in (look, calls, trace):
+        for box in (look, calls, trace, sign_in):
             lay.addWidget(box)
         lay.addWidget(buttons)
         self.setMinimumWidth(560)
@@ -241,14 +276,26 @@ class PreferencesDialog(QDialog):
         self.protocol.setCurrentIndex(max(0, self.protocol.findData(prefs.protocol_mode)))
         self.max_message.setValue(prefs.max_message_mib)
         self.keep_sessions.setValue(prefs.keep_sessions_mib)
+        self.client_metadata.setText(prefs.client_metadata_url)
+
+    def _check_client_metadata(self) -> str | None:
+        problem = client_metadata_problem(self.client_metadata.text().strip())
+        self.client_metadata_note.setText(f"Not usable: {problem}." if problem else "")
+        self.client_metadata_note.setStyleSheet(f"color: {theme.colour('error').name()};")
+        self.client_metadata_note.setVisible(bool(problem))
+        return problem
 
     def values(self) -> Preferences:
         return Preferences(theme=self.theme.currentData(), font_size=self.font_size.value(),
                            timeout=float(self.timeout.value()), confirm_policy=self.confirm.currentData(),
                            protocol_mode=self.protocol.currentData(), max_message_mib=self.max_message.value(),
-                           keep_sessions_mib=self.keep_sessions.value())
+                           keep_sessions_mib=self.keep_sessions.value(),
+                           client_metadata_url=self.client_metadata.text().strip())
 
     def accept(self) -> None:
+        if self._check_client_metadata():
+            self.client_metadata.setFocus()
+            return  # the note says why; nothing is saved until it is mended or emptied
         prefs = self.values()
         prefs.save(self.settings)
         super().accept()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QPainter
-from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit, QPushButton
+from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QLineEdit, QPushButton
 
 from inspector.catalog import Catalog
 from inspector.config import ServerSpec
@@ -365,17 +365,27 @@ async def test_preferences_persist_across_a_restart(open_window, settings, qapp)
             dialog.protocol.setCurrentIndex(dialog.protocol.findData("legacy"))
             dialog.max_message.setValue(8)
             dialog.keep_sessions.setValue(256)
+            cimd = find(dialog, QLineEdit, "prefClientMetadataUrl")
+            cimd.setText("http://example.com/spyglass.json")  # not https: refused, with the reason
+            dialog.accept()
+            problem = find(dialog, QLabel, "prefClientMetadataProblem")
+            assert dialog.isVisible() and problem.text() == "Not usable: it must be an https:// URL."
+            cimd.setText("https://example.com/spyglass.json")
+            assert not problem.isVisible()
             dialog.accept()
             assert qapp.font().pointSize() == 16 and window.preferences.timeout == 15
             assert connection.MAX_MESSAGE == 8 * 1024 * 1024
             conn = window.add_server(ServerSpec(name="s", command=["x"]), connect=False)
             assert conn.mode == "legacy" and conn.timeout == 15  # defaults for new servers
             assert settings.value("confirmPolicy") == "not-read-only"  # what the call panel reads
+            remote = window.add_server(ServerSpec(name="r", url="https://mcp.example.com/mcp"), connect=False)
+            assert remote.auth.settings().client_metadata_url == "https://example.com/spyglass.json"
             await grab(window, "preferences-large-text-dark")
         async with open_window() as again:  # a restart: a new window on the same settings
             prefs = Preferences.load(settings)
             assert prefs == Preferences(theme="dark", font_size=16, timeout=15.0, confirm_policy="not-read-only",
-                                        protocol_mode="legacy", max_message_mib=8, keep_sessions_mib=256)
+                                        protocol_mode="legacy", max_message_mib=8, keep_sessions_mib=256,
+                                        client_metadata_url="https://example.com/spyglass.json")
             assert again.preferences == prefs
             dialog = PreferencesDialog(settings, again)
             assert dialog.values() == prefs
@@ -392,7 +402,8 @@ def test_preferences_ignore_garbage(settings):
     from inspector.ui.preferences import Preferences
 
     for key, value in (("theme", "pink"), ("fontSize", "huge"), ("requestTimeout", "-3"),
-                       ("confirmPolicy", "sometimes"), ("protocolMode", "1999"), ("traffic/maxMessageMiB", "0")):
+                       ("confirmPolicy", "sometimes"), ("protocolMode", "1999"), ("traffic/maxMessageMiB", "0"),
+                       ("auth/clientMetadataUrl", "https://example.com/")):
         settings.setValue(key, value)
     assert Preferences.load(settings) == Preferences(max_message_mib=1)
 
