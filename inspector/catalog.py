@@ -92,6 +92,7 @@ class CatalogEntry:
     source: dict[str, str] | None = None    # where it was imported from: file, entry, format
     added: str = ""                         # ISO 8601 UTC
     missing_secrets: set[str] = field(default_factory=set)  # secret fields the keyring did not have
+    roots: list[dict[str, str]] | None = None  # the roots offered to this server; None: never set
 
     @property
     def name(self) -> str:
@@ -330,6 +331,10 @@ class Catalog:
         spec.transport = raw.get("transport") if isinstance(raw.get("transport"), str) else None
         spec.env = self._fields_from_json(entry, "env", raw.get("env"))
         spec.headers = self._fields_from_json(entry, "header", raw.get("headers"))
+        roots = raw.get("roots")
+        if isinstance(roots, list):
+            entry.roots = [{k: r[k] for k in ("uri", "name") if isinstance(r.get(k), str)} for r in roots
+                           if isinstance(r, dict) and isinstance(r.get("uri"), str)]
         oauth = raw.get("oauth")
         spec.oauth = {k: v for k, v in oauth.items() if k in OAUTH_KEPT and isinstance(v, str) and v} \
             if isinstance(oauth, dict) else {}
@@ -443,6 +448,8 @@ class Catalog:
             if oauth:
                 item["oauth"] = oauth  # a client secret is never written here: the token store keeps it
             item["mode"] = entry.mode
+            if entry.roots is not None:
+                item["roots"] = [dict(r) for r in entry.roots]
             if entry.timeout:
                 item["timeout"] = entry.timeout
             marks = sorted(entry.secret_marks)

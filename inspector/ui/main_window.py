@@ -268,11 +268,15 @@ class MainWindow(QMainWindow):
         conn = self.selected_connection()
         if conn is not None and not conn.features.roots_loaded:
             conn.features.roots_loaded = True
-            try:
-                saved = json.loads(self.settings.value(f"roots/{conn.spec.name}") or "[]")
-            except (TypeError, ValueError):
-                saved = []
-            conn.features.roots = [r for r in saved if isinstance(r, dict) and isinstance(r.get("uri"), str)]
+            entry = self.catalog_link.entry_of(conn)
+            if entry is not None and entry.roots is not None:
+                saved: Any = entry.roots
+            else:  # a server the catalog does not keep (or roots saved by an earlier Spyglass)
+                try:
+                    saved = json.loads(self.settings.value(f"roots/{conn.spec.name}") or "[]")
+                except (TypeError, ValueError):
+                    saved = []
+            conn.features.roots = [dict(r) for r in saved if isinstance(r, dict) and isinstance(r.get("uri"), str)]
         self.resources_pane.show_connection(conn)
         self.prompts_pane.show_connection(conn)
         self.tasks_pane.show_connection(conn)
@@ -280,7 +284,14 @@ class MainWindow(QMainWindow):
         self.log_controls.set_connection(conn)
 
     def _save_roots(self, conn: Connection) -> None:
-        self.settings.setValue(f"roots/{conn.spec.name}", json.dumps(conn.features.roots))
+        """With the server in the catalog (servers.json); a server it does not keep, in the settings."""
+        entry = self.catalog_link.entry_of(conn)
+        if entry is None:
+            self.settings.setValue(f"roots/{conn.spec.name}", json.dumps(conn.features.roots))
+            return
+        entry.roots = [dict(r) for r in conn.features.roots]
+        self.settings.remove(f"roots/{conn.spec.name}")
+        self.catalog_link.save()
 
     def _build_docks(self) -> None:
         self.traffic_dock = QDockWidget("Traffic", self)

@@ -102,6 +102,19 @@ def test_oauth_client_and_scope_are_kept_but_never_the_client_secret(catalog_pat
     assert Catalog(catalog_path).load().get(entry.id).spec.oauth == {"scope": "a b"}
 
 
+def test_roots_are_kept_with_their_server(catalog_path, memory_keyring):
+    catalog = Catalog(catalog_path).load()
+    entry = catalog.add(github())
+    assert entry.roots is None and "roots" not in json.dumps(catalog.to_json())  # never set: not written
+    entry.roots = [{"uri": "file:///home/ada/project", "name": "project"}]
+    catalog.save()
+    assert Catalog(catalog_path).load().get(entry.id).roots == entry.roots
+    data = json.loads(catalog_path.read_text())
+    data["servers"][0]["roots"] = [{"uri": "file:///a"}, "junk", {"name": "no uri"}, {"uri": "file:///b", "name": 3}]
+    catalog_path.write_text(json.dumps(data))
+    assert Catalog(catalog_path).load().get(entry.id).roots == [{"uri": "file:///a"}, {"uri": "file:///b"}]
+
+
 def test_marked_fields_are_secret_whatever_their_name(catalog_path, memory_keyring):
     catalog = Catalog(catalog_path).load()
     entry = catalog.add(ServerSpec(name="db", command=["db-mcp"], env={"DSN": "postgres://u:pw@h/db"}),

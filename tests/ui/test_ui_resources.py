@@ -237,7 +237,13 @@ async def test_cursor_repeated_forever_stops_with_a_message(open_window):
 
 
 async def test_roots_answered_and_changes_announced(open_window, tmp_path):
-    async with open_window() as window:
+    import json
+
+    from inspector.catalog import Catalog
+    from inspector.keystore import MemorySecrets
+
+    catalog_file = tmp_path / "config" / "servers.json"
+    async with open_window(catalog=Catalog(catalog_file, secrets=MemorySecrets()).load()) as window:
         conn = window.add_server(ServerSpec(name="everything", command=everything_cmd()))
         sent = []
         conn.traffic_sink = lambda sid, frame, orig=conn.traffic_sink: (sent.append(frame), orig and orig(sid, frame))
@@ -252,12 +258,18 @@ async def test_roots_answered_and_changes_announced(open_window, tmp_path):
                                 for f in sent), 5, "notifications/roots/list_changed")
         result = await conn.client.call_tool("get-roots-list", {})
         assert uri in result["content"][0]["text"]
-        # kept per server in the settings, offered again on the next connection
-        assert uri in window.settings.value("roots/everything")
+        # kept with the server in the catalog file, offered again after a restart
+        saved = json.loads(catalog_file.read_text())["servers"][0]["roots"]
+        assert saved == [{"uri": uri, "name": "project"}] and window.settings.value("roots/everything") is None
         await shot(window, "roots-light")
-        window.roots_editor.view.setCurrentRow(0)
-        await window.roots_editor.remove_selected()
-        assert conn.features.roots == []
+    async with open_window(catalog=Catalog(catalog_file, secrets=MemorySecrets()).load()) as again:
+        [conn] = again.restore_servers()
+        again.select_connection(conn)
+        assert conn.features.roots == saved
+        again.tabs.setCurrentWidget(again.roots_editor)
+        again.roots_editor.view.setCurrentRow(0)
+        await again.roots_editor.remove_selected()
+        assert conn.features.roots == [] and json.loads(catalog_file.read_text())["servers"][0]["roots"] == []
 
 
 async def test_server_info_shows_cache_and_refresh_bypasses_it(open_window):
