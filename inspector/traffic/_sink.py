@@ -259,10 +259,12 @@ def _drain(stdin: BinaryIO, inbox: "queue.SimpleQueue[Any]") -> None:
 
 
 def main(argv: list[str]) -> int:
-    # Ctrl+C or a closing terminal are for the app: we finish writing, then stop at end of input.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "SIGHUP"):
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    # Ctrl+C, a closing terminal, or SIGTERM sent to the whole process group (a logout, `timeout`,
+    # a service manager) are for the app: it shuts down and closes our input; we finish writing what
+    # came, then stop at end of input (also when the app itself was killed).
+    for name in ("SIGINT", "SIGHUP", "SIGTERM"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
     try:
         os.nice(NICE)  # the app's event loop comes first; SQLite catches up when the CPU is free
     except (AttributeError, OSError):  # pragma: no cover - Windows

@@ -201,8 +201,10 @@ async def test_screenshots_in_both_themes(open_window, mode):
         await shot(window, f"error-{mode}")
 
 
-@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT", "SIGTERM to the process group"])
 def test_a_signal_closes_the_window_and_ends_every_server(tmp_path, sig):
+    """Also when the whole process group gets it (a logout, `timeout`, a service manager): the session
+    writer is in that group, and must leave the ending to the app, losing nothing and saying nothing."""
     import signal
     import time
 
@@ -219,8 +221,9 @@ def test_a_signal_closes_the_window_and_ends_every_server(tmp_path, sig):
                     out.append(int(stat))
         return out
 
+    group = sig.endswith("process group")
     proc = subprocess.Popen([sys.executable, "-m", "inspector"], cwd=ROOT, env=isolated_env(tmp_path),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=group)
     try:
         deadline = time.monotonic() + 30
         kids = []
@@ -230,8 +233,13 @@ def test_a_signal_closes_the_window_and_ends_every_server(tmp_path, sig):
                     if "inspector.demo" in open(f"/proc/{k}/cmdline").read().replace("\0", " ")]
         assert kids, "the demo server did not start"
         time.sleep(0.5)
-        proc.send_signal(getattr(signal, sig))
-        assert proc.wait(timeout=20) == 0, proc.stderr.read()
+        if group:
+            os.killpg(proc.pid, signal.SIGTERM)
+        else:
+            proc.send_signal(getattr(signal, sig))
+        assert proc.wait(timeout=20) == 0
+        err = proc.stderr.read()
+        assert "session writer" not in err and "Traceback" not in err, err
         for k in kids:
             with pytest.raises(ProcessLookupError):
                 os.kill(k, 0)
