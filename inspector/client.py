@@ -439,6 +439,7 @@ class Client:
             self._task_progress[token] = on_progress  # progress for a task goes on until it ends
         fetch: asyncio.Future[Any] | None = asyncio.ensure_future(self.task_result(tid))
         asked_again = False
+        polling = True  # False once the server refused tasks/get: then only tasks/result is awaited
         ended_at: float | None = None
         try:
             while True:
@@ -446,7 +447,8 @@ class Client:
                     exc = fetch.exception()
                     if exc is None:
                         return fetch.result()
-                    if latest["status"] in T.TERMINAL or asked_again or not isinstance(exc, E.RemoteError):
+                    if (latest["status"] in T.TERMINAL or asked_again or not polling
+                            or not isinstance(exc, E.RemoteError)):
                         raise exc
                     fetch = None  # answered early: poll until the end, then ask once more
                 if fetch is None and latest["status"] in T.TERMINAL:
@@ -462,14 +464,20 @@ class Client:
                 waits: set[asyncio.Future[Any]] = {asyncio.ensure_future(changed.wait())}
                 if fetch is not None:
                     waits.add(fetch)
-                done, _ = await asyncio.wait(waits, timeout=T.poll_seconds(latest),
+                done, _ = await asyncio.wait(waits, timeout=T.poll_seconds(latest) if polling else None,
                                              return_when=asyncio.FIRST_COMPLETED)
                 for w in waits:
                     if w is not fetch:
                         w.cancel()
-                if done or latest["status"] in T.TERMINAL and fetch is not None:
+                if done or not polling or latest["status"] in T.TERMINAL and fetch is not None:
                     continue  # a result, or a status notification: look again before polling
-                update(await self.get_task(tid, timeout=timeout))
+                try:
+                    update(await self.get_task(tid, timeout=timeout))
+                except E.RemoteError as exc:
+                    if fetch is None:
+                        raise
+                    polling = False  # no status to show, but tasks/result may still bring the result
+                    log.info("task %s: tasks/get refused (%s); waiting for tasks/result only", tid, exc.message)
         except asyncio.CancelledError:
             if latest["status"] not in T.TERMINAL and self.closed is None:
                 # tasks/cancel goes out now; its answer is awaited briefly, so that a caller that closes the

@@ -70,6 +70,8 @@ task-eager-result   advertise tasks; a task-augmented ``tools/call`` creates a
                     that is refused (-32602) instead of being held open
 task-no-result      advertise tasks; the task is "completed" at once but
                     ``tasks/result`` is never answered
+task-no-get         advertise tasks; ``tasks/get`` is refused (-32601); the
+                    held ``tasks/result`` is answered right after that refusal
 modern              answer ``server/discover`` (2026-07-28 era probe) with a
                     result; without this case it is -32601 Method not found
 
@@ -647,6 +649,26 @@ class TaskNoResult(_TaskCase):
         if method_is(req, "tasks/result"):
             return None
         return result(self.task("completed"))
+
+
+@case("task-no-get")
+class TaskNoGet(_TaskCase):
+    """tasks/get is refused; the held tasks/result is answered right after that refusal."""
+
+    held: Any = None
+
+    def task_request(self, srv: Server, req: Message) -> Body:
+        if method_is(req, "tasks/result"):
+            self.held = req["id"]
+            return None
+        if method_is(req, "tasks/get"):
+            return error(METHOD_NOT_FOUND, "Method not found", "tasks/get")
+        return result(self.task("cancelled"))
+
+    def after_reply(self, srv: Server, req: Message) -> None:
+        if method_is(req, "tasks/get") and self.held is not None:
+            held, self.held = self.held, None
+            srv.reply(held, result({"content": [{"type": "text", "text": "result without any status"}]}))
 
 
 # --- the server ---------------------------------------------------------------
