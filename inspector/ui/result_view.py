@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QScrollArea, QToolButton, QTreeWidget,
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QFrame, QGridLayout, QHBoxLayout, QLabel, QScrollArea, QToolButton, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from .. import errors as E
@@ -361,12 +362,24 @@ class ResultView(QWidget):
         lay.addWidget(_bold(_label(f"Ran as task {visible(rec.task_id, 120)}", f, name="taskTitle")))
         lay.addWidget(_label("The server answered the call with a task at once; Spyglass followed it with "
                              "tasks/get and fetched the result with tasks/result.", f, role="muted"))
-        lines = [f"{secs:6.1f} s  {visible(describe_task({'status': status, 'statusMessage': message}), 300)}"
-                 for secs, status, message in rec.task_trail[-TASK_TRAIL_SHOWN:]]
+        # one row per state: the time in its own column, so that a long message wraps under itself
+        trail = QWidget(f)
+        trail.setObjectName("taskTrail")
+        grid = QGridLayout(trail)
+        grid.setContentsMargins(0, 2, 0, 0)
+        grid.setHorizontalSpacing(10)
+        grid.setVerticalSpacing(1)
+        grid.setColumnStretch(1, 1)
         if len(rec.task_trail) > TASK_TRAIL_SHOWN:
-            lines.insert(0, f"… {len(rec.task_trail) - TASK_TRAIL_SHOWN} earlier states")
-        trail = _label("\n".join(lines), f, name="taskTrail")
-        trail.setFont(mono_font())
+            grid.addWidget(_label(f"… {len(rec.task_trail) - TASK_TRAIL_SHOWN} earlier states", trail,
+                                  role="muted"), 0, 1)
+        for row, (secs, status, message) in enumerate(rec.task_trail[-TASK_TRAIL_SHOWN:], 1):
+            at = _label(f"{secs:.1f} s", trail, name="taskStateTime", role="muted", wrap=False)
+            at.setFont(mono_font())
+            at.setAlignment(Qt.AlignRight | Qt.AlignTop)
+            grid.addWidget(at, row, 0)
+            grid.addWidget(_label(visible(describe_task({"status": status, "statusMessage": message}), 300), trail,
+                                  name="taskState"), row, 1)
         lay.addWidget(trail)
         return f
 

@@ -276,7 +276,8 @@ async def test_server_everything_task_tool_runs_as_a_task_asks_for_input_and_can
         assert not [s for s in answerer.seen if s.startswith("refused")], answerer.seen
         statuses = [status for _secs, status, _msg in rec.task_trail]
         assert statuses[0] == "working" and "input_required" in statuses and statuses[-1] == "completed"
-        [trail] = [w.text() for w in shown_in_result(window, QLabel, "taskTrail")]
+        [box] = shown_in_result(window, QWidget, "taskTrail")
+        trail = "\n".join(label.text() for label in box.findChildren(QLabel, "taskState"))
         assert "input required: Found multiple interpretations" in trail and "completed" in trail
         assert "python (programming)" in text_of_result(window)
         assert [w.text() for w in shown_in_result(window, QLabel, "taskTitle")] == [f"Ran as task {rec.task_id}"]
