@@ -363,10 +363,13 @@ async def _perform(client: Any, args: argparse.Namespace) -> Any:
         arguments = await _tool_arguments(client, args)
         if (args.task is None or args.task) and not client.tools and client.tasks_exist:
             await client.list_tools()  # to know whether the tool must (or can) run as a task
-        if args.task and client.tasks_exist and args.tool_name in client.tools:
+        if args.task and client.tasks_exist:
             from .protocol.tasks import task_support
 
-            if task_support(client.tools[args.tool_name]) == "forbidden":
+            if not client.runs_tool_tasks:
+                print("spyglass: warning: the server does not declare tasks.requests.tools.call; asking for a "
+                      "task anyway", file=sys.stderr)
+            elif args.tool_name in client.tools and task_support(client.tools[args.tool_name]) == "forbidden":
                 print(f"spyglass: warning: tool {args.tool_name!r} does not declare task support "
                       "(execution.taskSupport); asking for a task anyway", file=sys.stderr)
         return await client.call_tool(args.tool_name, arguments, on_progress=_progress_to_stderr,

@@ -35,6 +35,7 @@ DEFAULT_TIMEOUT = 60.0
 DEFAULT_PROBE_TIMEOUT = 5.0
 STDERR_TAIL = 20
 STOP_TASK_WAIT_S = 1.0  # how long a cancelled task call waits for the answer to its tasks/cancel
+EARLY_STATUS_KEPT = 64  # status notifications of tasks nobody follows (yet) that are remembered
 
 Handler = Callable[[dict[str, Any] | None], Awaitable[Any]]
 """Answers one server request (legacy) or one MRTR input request (modern)."""
@@ -117,6 +118,8 @@ class Client:
         self.tools: dict[str, dict[str, Any]] = {}  # name -> tool, from the last tools/list
         self._task_watchers: dict[str, TaskCallback] = {}  # taskId -> followed by a call_tool
         self._task_progress: dict[Any, ProgressCallback] = {}  # progress token of a task's tools/call
+        # the latest status notification of tasks not (yet) followed: one may come with the CreateTaskResult
+        self._early_status: collections.OrderedDict[str, dict[str, Any]] = collections.OrderedDict()
         self._handshake: asyncio.Future[ServerHello] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._tokens = itertools.count(1)
@@ -341,10 +344,10 @@ class Client:
                         on_progress: ProgressCallback | None = None, timeout: float | None = ...,
                         task: bool | None = None, on_task: TaskCallback | None = None,
                         task_ttl_ms: int | None = None) -> dict[str, Any]:
-        """Call a tool and return its CallToolResult. With `task` (None: when the tool's
-        `execution.taskSupport` is "required"), on a 2025-11-25 connection, the call is
-        task-augmented: the server's task is followed (`on_task` sees each state) until
-        `tasks/result` brings the result. Cancelling the awaiting coroutine cancels the task."""
+        """Call a tool and return its CallToolResult. With `task` (None: when the tool requires one and the
+        server runs tool tasks), on a 2025-11-25 connection, the call is task-augmented: the server's task
+        is followed (`on_task` sees each state) until `tasks/result` brings the result. Cancelling the
+        awaiting coroutine cancels the task."""
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
@@ -360,17 +363,22 @@ class Client:
             return result
         params["task"] = T.task_params(task_ttl_ms)
         token = f"spyglass-{next(self._tokens)}" if on_progress is not None else None
-        result = await self.request("tools/call", params, on_progress=on_progress, timeout=timeout,
-                                    progress_token=token)
+        if token is not None:  # progress for a task goes on after the CreateTaskResult, until the task ends
+            self._task_progress[token] = on_progress
         try:
-            created = T.created_task(result)
-        except T.TaskShapeError as exc:
-            raise E.InvalidResponse(f"tools/call: the server answered with a task, but {exc}",
-                                    method="tools/call", result=result) from None
-        if created is None:
-            return result  # the server ran it at once, which it may
-        return await self._follow_task(created, on_task=on_task, on_progress=on_progress, token=token,
-                                       timeout=self.timeout if timeout is ... else timeout)
+            result = await self.request("tools/call", params, on_progress=on_progress, timeout=timeout,
+                                        progress_token=token)
+            try:
+                created = T.created_task(result)
+            except T.TaskShapeError as exc:
+                raise E.InvalidResponse(f"tools/call: the server answered with a task, but {exc}",
+                                        method="tools/call", result=result) from None
+            if created is None:
+                return result  # the server ran it at once, which it may
+            return await self._follow_task(created, on_task=on_task, timeout=self.timeout if timeout is ... else timeout)
+        finally:
+            if token is not None:
+                self._task_progress.pop(token, None)
 
     # ------------------------------------------------------------------ tasks (2025-11-25)
     @property
@@ -378,9 +386,14 @@ class Client:
         """Whether this connection's protocol revision has tasks."""
         return self.era is Era.LEGACY and self.protocol_version == T.TASKS_VERSION
 
+    @property
+    def runs_tool_tasks(self) -> bool:
+        """The server declared `tasks.requests.tools.call` (required before asking it for tool tasks)."""
+        return self.tasks_exist and T.server_runs_tool_tasks(self.hello.capabilities if self.hello else None)
+
     def wants_task(self, tool: str) -> bool:
-        """A tool that must run as a task (its `execution.taskSupport` is "required")."""
-        return self.tasks_exist and T.task_support(self.tools.get(tool)) == "required"
+        """A tool that must run as a task (`execution.taskSupport` "required"), on a server that runs them."""
+        return self.runs_tool_tasks and T.task_support(self.tools.get(tool)) == "required"
 
     def server_can(self, what: str) -> bool:
         """The server's `tasks.list` / `tasks.cancel` capability."""
@@ -402,19 +415,20 @@ class Client:
         except T.TaskShapeError as exc:
             raise E.InvalidResponse(f"tasks/get: {exc}", method="tasks/get", result=result) from None
 
-    async def cancel_task(self, task_id: str) -> dict[str, Any]:
-        return await self.request("tasks/cancel", {"taskId": task_id})
+    async def cancel_task(self, task_id: str, *, timeout: float | None = ...) -> dict[str, Any]:
+        return await self.request("tasks/cancel", {"taskId": task_id}, timeout=timeout)
 
-    async def task_result(self, task_id: str) -> dict[str, Any]:
-        """The result of a task; the server holds the answer until the task ends."""
-        return await self.request("tasks/result", {"taskId": task_id}, timeout=None)
+    async def task_result(self, task_id: str, *, timeout: float | None = None) -> dict[str, Any]:
+        """The result of a task; the server holds the answer until the task ends (so no timeout by default)."""
+        return await self.request("tasks/result", {"taskId": task_id}, timeout=timeout)
 
     async def _follow_task(self, task: dict[str, Any], *, on_task: TaskCallback | None,
-                           on_progress: ProgressCallback | None, token: Any, timeout: float | None) -> dict[str, Any]:
+                           timeout: float | None) -> dict[str, Any]:
         """Wait for a task's result: `tasks/result` is asked at once (the server answers it when the task
         ends, and delivers the task's own requests, such as an elicitation, meanwhile); `tasks/get` polls
         the status at the server's `pollInterval` for the user to see. A server that answers
-        `tasks/result` with an error before the end is polled until the end, then asked again."""
+        `tasks/result` with an error before the end is polled until the end, then asked again; one whose
+        `tasks/get` fails is no longer polled, and its result is awaited for `timeout` at most."""
         tid = task["taskId"]
         latest = task
         changed = asyncio.Event()
@@ -435,12 +449,13 @@ class Client:
 
         update(task)
         self._task_watchers[tid] = update
-        if token is not None and on_progress is not None:
-            self._task_progress[token] = on_progress  # progress for a task goes on until it ends
+        early = self._early_status.pop(tid, None)  # a status notification that came with the task itself
+        if early is not None:
+            update(early)
         fetch: asyncio.Future[Any] | None = asyncio.ensure_future(self.task_result(tid))
         asked_again = False
-        polling = True  # False once the server refused tasks/get: then only tasks/result is awaited
-        ended_at: float | None = None
+        polling = True  # False once tasks/get failed: then only tasks/result is awaited
+        waited_from = time.monotonic()  # since when a result is due: the task's end, or polling's end
         try:
             while True:
                 if fetch is not None and fetch.done():
@@ -454,40 +469,42 @@ class Client:
                 if fetch is None and latest["status"] in T.TERMINAL:
                     fetch, asked_again = asyncio.ensure_future(self.task_result(tid)), True
                     continue
-                if latest["status"] in T.TERMINAL and ended_at is None:
-                    ended_at = time.monotonic()
-                if ended_at is not None and timeout is not None and time.monotonic() - ended_at > timeout:
-                    raise E.RequestTimeout(f"tasks/result: task {tid} ended ({latest['status']}) but its result "
-                                           f"did not come within {timeout:g} s", method="tasks/result",
-                                           seconds=timeout)
+                due = latest["status"] in T.TERMINAL or not polling
+                if not due:
+                    waited_from = time.monotonic()
+                elif timeout is not None and time.monotonic() - waited_from > timeout:
+                    how = (f"ended ({latest['status']})" if latest["status"] in T.TERMINAL
+                           else "gives no status (tasks/get failed)")
+                    raise E.RequestTimeout(f"tasks/result: task {tid} {how} and its result did not come within "
+                                           f"{timeout:g} s", method="tasks/result", seconds=timeout)
                 changed.clear()
                 waits: set[asyncio.Future[Any]] = {asyncio.ensure_future(changed.wait())}
                 if fetch is not None:
                     waits.add(fetch)
-                done, _ = await asyncio.wait(waits, timeout=T.poll_seconds(latest) if polling else None,
-                                             return_when=asyncio.FIRST_COMPLETED)
+                wait_s = T.poll_seconds(latest) if not due else min(T.MAX_POLL_S, timeout or T.MAX_POLL_S)
+                done, _ = await asyncio.wait(waits, timeout=wait_s, return_when=asyncio.FIRST_COMPLETED)
                 for w in waits:
                     if w is not fetch:
                         w.cancel()
-                if done or not polling or latest["status"] in T.TERMINAL and fetch is not None:
-                    continue  # a result, or a status notification: look again before polling
+                if done or due:
+                    continue  # a result, or a status notification (or nothing to poll): look again
                 try:
                     update(await self.get_task(tid, timeout=timeout))
-                except E.RemoteError as exc:
+                except (E.RemoteError, E.InvalidResponse, E.RequestTimeout) as exc:
                     if fetch is None:
                         raise
                     polling = False  # no status to show, but tasks/result may still bring the result
-                    log.info("task %s: tasks/get refused (%s); waiting for tasks/result only", tid, exc.message)
-        except asyncio.CancelledError:
-            if latest["status"] not in T.TERMINAL and self.closed is None:
-                # tasks/cancel goes out now; its answer is awaited briefly, so that a caller that closes the
-                # connection next (the CLI on Ctrl+C) does not cut it off. It carries on in the background.
+                    waited_from = time.monotonic()
+                    log.info("task %s: tasks/get failed (%s); waiting for tasks/result only", tid, exc.message)
+        except BaseException as exc:
+            # cancelled, or given up (a timeout, a broken answer): a task still running is told to stop.
+            # Its answer is awaited briefly, so that a caller that closes the connection next (the CLI on
+            # Ctrl+C) does not cut it off; it carries on in the background.
+            if latest["status"] not in T.TERMINAL and self.closed is None and not isinstance(exc, E.TransportClosed):
                 await asyncio.wait({self._spawn(self._stop_task(tid))}, timeout=STOP_TASK_WAIT_S)
             raise
         finally:
             self._task_watchers.pop(tid, None)
-            if token is not None:
-                self._task_progress.pop(token, None)
             if fetch is not None and not fetch.done():
                 fetch.cancel()
 
@@ -496,7 +513,7 @@ class Client:
             log.info("task %s: the server offers no tasks/cancel; it is left to run", tid)
             return
         try:
-            await self.request("tasks/cancel", {"taskId": tid}, timeout=min(self.timeout or 10.0, 10.0))
+            await self.cancel_task(tid, timeout=min(self.timeout or 10.0, 10.0))
         except E.SpyglassError as exc:
             log.info("tasks/cancel %s: %s", tid, exc.message)
 
@@ -748,14 +765,19 @@ class Client:
             sub = self._subscriptions.get((meta or {}).get("io.modelcontextprotocol/subscriptionId"))
             if sub is not None and not sub.acknowledged.done():
                 sub.acknowledged.set_result((event.params or {}).get("notifications") or {})
-        if event.method == "notifications/tasks/status" and self._task_watchers:
-            watcher = self._task_watchers.get((event.params or {}).get("taskId")) \
-                if isinstance(event.params, dict) and isinstance(event.params.get("taskId"), str) else None
-            if watcher is not None:
-                try:
-                    watcher(T.check_task({k: v for k, v in event.params.items() if k != "_meta"}))
-                except T.TaskShapeError as exc:
-                    log.warning("notifications/tasks/status ignored: %s", exc)
+        if event.method == "notifications/tasks/status" and isinstance(event.params, dict):
+            try:
+                status = T.check_task({k: v for k, v in event.params.items() if k != "_meta"})
+            except T.TaskShapeError as exc:
+                log.warning("notifications/tasks/status ignored: %s", exc)
+            else:
+                watcher = self._task_watchers.get(status["taskId"])
+                if watcher is not None:
+                    watcher(status)
+                else:
+                    self._early_status[status["taskId"]] = status
+                    while len(self._early_status) > EARLY_STATUS_KEPT:
+                        self._early_status.popitem(last=False)
         if self.on_notification:
             self.on_notification(event.method, event.params)
 

@@ -26,9 +26,9 @@ log = logging.getLogger("spyglass.client.tasks")
 Handler = Callable[[dict[str, Any] | None], Awaitable[Any]]
 Notify = Callable[[str, dict[str, Any]], Awaitable[None]]
 
-TASK_METHODS = ("sampling/createMessage", "elicitation/create")  # what Spyglass runs as a task when asked
-# what each one's capability is called under tasks.requests
+# what Spyglass runs as a task when asked, and what each one's capability is called under tasks.requests
 _REQUESTS = {"sampling/createMessage": ("sampling", "createMessage"), "elicitation/create": ("elicitation", "create")}
+TASK_METHODS = tuple(_REQUESTS)
 DEFAULT_TTL_MS = 10 * 60 * 1000
 MAX_TTL_MS = 24 * 3600 * 1000
 MAX_KEPT = 200  # ended tasks kept for tasks/get and tasks/result; the oldest go first
@@ -43,7 +43,8 @@ class ClientTask:
     def __init__(self, task_id: str, method: str, ttl: int) -> None:
         self.id = task_id
         self.method = method
-        self.status = "input_required" if method == "elicitation/create" else "working"
+        # "working" also while the user is asked: input_required would mean the *server* must provide input
+        self.status = "working"
         self.message = "waiting for your answer" if method == "elicitation/create" else "waiting for a model reply"
         self.created = self.updated = _now()
         self.ttl = ttl
@@ -94,15 +95,21 @@ class ClientTaskStore:
 
     async def _run(self, task: ClientTask, params: dict[str, Any]) -> None:
         try:
-            task.result = await self.handlers[task.method](params)
+            result = await self.handlers[task.method](params)
+            if task.status in T.TERMINAL:  # cancelled meanwhile: an ended task does not change again
+                return
+            task.result = result
             self._end(task, "completed", "answered")
         except asyncio.CancelledError:
             if task.status not in T.TERMINAL:
                 self._end(task, "cancelled", "cancelled by the server")
         except E.RemoteError as exc:
-            task.error = exc
-            self._end(task, "failed", exc.rpc_message)
+            if task.status not in T.TERMINAL:
+                task.error = exc
+                self._end(task, "failed", exc.rpc_message)
         except Exception as exc:  # the handler failed: the task failed, with the reason
+            if task.status in T.TERMINAL:
+                return
             log.exception("client task %s failed", task.id)
             task.error = E.RemoteError(task.method, rpc.INTERNAL_ERROR, f"client handler failed: {exc}")
             self._end(task, "failed", f"client handler failed: {exc}")

@@ -230,9 +230,10 @@ async def test_the_server_can_ask_the_client_to_elicit_and_sample_as_tasks():
         assert "hi from a fake model" in result["content"][0]["text"]
     answers = [json.loads(f.data) for f in frames if f.direction == "out" and b'"result"' in f.data]
     created = [a["result"]["task"] for a in answers if isinstance(a["result"].get("task"), dict)]
-    assert [t["status"] for t in created] == ["input_required", "working"]
+    # "working" while the person answers (input_required would ask the server for input)
+    assert [t["status"] for t in created] == ["working", "working"]
     polled = [a["result"]["status"] for a in answers if a["result"].get("taskId") == created[0]["taskId"]]
-    assert "input_required" in polled and polled[-1] == "completed"  # tasks/get while waiting, then done
+    assert polled.count("working") >= 1 and polled[-1] == "completed"  # tasks/get while waiting, then done
 
 
 async def test_client_task_store_answers_get_list_cancel_and_result():
@@ -256,8 +257,8 @@ async def test_client_task_store_answers_get_list_cancel_and_result():
     assert store.wants("elicitation/create", {"task": {}, "message": "x"})
     assert not store.wants("elicitation/create", {"message": "x"}) and not store.wants("roots/list", {"task": {}})
     first = store.start("elicitation/create", {"task": {"ttl": 5000}, "message": "x"})["task"]
-    assert first["status"] == "input_required" and first["ttl"] == 5000
-    assert (await store.answer("tasks/get", {"taskId": first["taskId"]}))["status"] == "input_required"
+    assert first["status"] == "working" and first["ttl"] == 5000 and first["statusMessage"] == "waiting for your answer"
+    assert (await store.answer("tasks/get", {"taskId": first["taskId"]}))["status"] == "working"
     waiting = asyncio.ensure_future(store.answer("tasks/result", {"taskId": first["taskId"]}))
     await asyncio.sleep(0.05)
     assert not waiting.done()  # held until the task ends
@@ -306,3 +307,18 @@ def test_an_earlier_state_never_replaces_a_later_one():
     assert T.is_older({"taskId": "a", "status": "working"}, {"taskId": "a", "status": "completed"})
     assert not T.is_older({"taskId": "a", "status": "working"}, {"taskId": "a", "status": "working"})  # no stamps
     assert not T.is_older({**later, "lastUpdatedAt": "garbage"}, earlier)
+
+
+async def test_a_server_that_does_not_declare_tool_tasks_is_never_asked_for_one():
+    frames: list = []
+    from support import PY
+
+    hostile = [PY, str(ROOT / "tests" / "hostile" / "server.py"), "task-unadvertised"]
+    async with Client(StdioTransport(hostile), mode="legacy", traffic=frames.append) as client:
+        await client.list_tools()
+        assert client.tasks_exist and not client.runs_tool_tasks
+        assert T.task_support(client.tools["echo"]) == "required" and not client.wants_task("echo")
+        result = await client.call_tool("echo", {"message": "plain"})
+        assert result["content"][0]["text"] == "plain"
+    [call] = [json.loads(f.data) for f in frames if f.direction == "out" and b'"tools/call"' in f.data]
+    assert "task" not in call["params"]

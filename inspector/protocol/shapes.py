@@ -98,7 +98,8 @@ CHECKS: dict[str, Callable[[Any], str | None]] = {
     "resources/templates/list": lambda r: _list_of_named(r, "resourceTemplates", ("uriTemplate", "name")),
     "prompts/list": lambda r: _list_of_named(r, "prompts", ("name",)),
     "tools/call": _call_tool,
-    "tasks/result": _call_tool,  # Spyglass only fetches the results of tools/call tasks
+    "tasks/result": lambda r: _call_tool(r) if not (isinstance(r, dict) and "content" not in r and "task" in r)
+    else 'the result of a task is a task again ("task" and no "content")',  # Spyglass fetches tools/call tasks only
     "resources/read": _read_resource,
     "prompts/get": _get_prompt,
     "completion/complete": _complete,

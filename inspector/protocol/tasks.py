@@ -83,7 +83,8 @@ def check_task(task: Any) -> dict[str, Any]:
     return task
 
 
-def _stamp(value: Any) -> datetime.datetime | None:
+def parse_stamp(value: Any) -> datetime.datetime | None:
+    """An ISO 8601 timestamp of a task (`createdAt`, `lastUpdatedAt`), timezone-aware; None if it is not one."""
     if not isinstance(value, str):
         return None
     try:
@@ -98,7 +99,7 @@ def is_older(new: dict[str, Any], seen: dict[str, Any]) -> bool:
     notification sent after it, say. A task that ended does not start again; otherwise `lastUpdatedAt` decides."""
     if seen.get("status") in TERMINAL and new.get("status") not in TERMINAL:
         return True
-    a, b = _stamp(seen.get("lastUpdatedAt")), _stamp(new.get("lastUpdatedAt"))
+    a, b = parse_stamp(seen.get("lastUpdatedAt")), parse_stamp(new.get("lastUpdatedAt"))
     return a is not None and b is not None and b < a
 
 

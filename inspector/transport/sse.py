@@ -37,6 +37,7 @@ class SseTransport(Transport):
         self._closing = False
         self._posts = itertools.count(1)
         self._authorizing = 0  # authorization flows under way
+        self._authorized_at = 0.0  # when the last one ended (monotonic)
 
     def describe(self) -> str:
         return self.url
@@ -54,7 +55,8 @@ class SseTransport(Transport):
                                                            self.settings.connect_timeout)
                     break
                 except asyncio.TimeoutError:
-                    if not self.authorizing:  # (the user signing in is not the server being slow)
+                    # the user signing in is not the server being slow: its time starts when they are done
+                    if not self.authorizing and time.monotonic() - self._authorized_at > self.settings.connect_timeout:
                         raise
         except asyncio.TimeoutError:
             await self._abort()
@@ -89,6 +91,7 @@ class SseTransport(Transport):
             return await handler(self._client, self.url, resp)
         finally:
             self._authorizing -= 1
+            self._authorized_at = time.monotonic()
 
     async def _read(self, endpoint_ready: asyncio.Future[str]) -> None:
         for attempt in range(MAX_AUTH_ROUNDS + 1):
@@ -131,7 +134,7 @@ class SseTransport(Transport):
                                                                  "event": event.event})
         except asyncio.CancelledError:
             raise
-        except (SpyglassError, HttpStatusError, ConnectError) as exc:  # incl. a failed authorization flow
+        except SpyglassError as exc:  # a refusal, a bad answer, or a failed authorization flow
             if not endpoint_ready.done():
                 endpoint_ready.set_exception(exc)
                 return False

@@ -257,8 +257,7 @@ class MainWindow(QMainWindow):
         self.tabs.insertTab(1, self.resources_pane, "Resources")
         self.tabs.insertTab(2, self.prompts_pane, "Prompts")
         self.tabs.insertTab(3, self.tasks_pane, "Tasks")
-        self.tool_detail.calls.updated.connect(
-            lambda rec: self.tasks_pane.task_seen(rec.server_id, rec.task_id, rec.task_status))
+        self.tool_detail.calls.updated.connect(self.tasks_pane.call_updated)
         self.tabs.insertTab(self.tabs.indexOf(self.info_view) + 1, self.roots_editor, "Roots")
         self.log_controls = LogControls(self.log_pane)
         self.log_dock.setWidget(self.log_controls)

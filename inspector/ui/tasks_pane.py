@@ -9,7 +9,6 @@ state, and every few seconds while a listed task is still running.
 from __future__ import annotations
 
 import asyncio
-import datetime
 import logging
 from typing import Any
 
@@ -36,16 +35,11 @@ TASK_ROLE = Qt.UserRole + 1
 
 
 def when(stamp: Any) -> str:
-    """An ISO 8601 timestamp in local time, to the second ("?" when it is not one)."""
-    if not isinstance(stamp, str):
-        return ""
-    try:
-        moment = datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return visible(stamp, 40)
-    if moment.tzinfo is not None:
-        moment = moment.astimezone()
-    return moment.strftime("%Y-%m-%d %H:%M:%S")
+    """An ISO 8601 timestamp in local time, to the second (the text itself when it is not one)."""
+    moment = T.parse_stamp(stamp)
+    if moment is None:
+        return visible(stamp, 40) if isinstance(stamp, str) else ""
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")
 
 
 def ttl_text(task: dict[str, Any]) -> str:
@@ -63,7 +57,8 @@ class TasksPane(QWidget):
         self.tasks: list[dict[str, Any]] = []
         self.result: dict[str, Any] | None = None
         self._jobs: set[asyncio.Task[Any]] = set()
-        self._listing = False
+        self._listing: Connection | None = None  # the connection a tasks/list is under way for
+        self._statuses: dict[tuple[str, str], str | None] = {}  # (server, task) -> last status seen in a call
         self._waiting: str | None = None  # the task whose tasks/result is awaited
         top = QWidget(self)
         self.refresh_button = QPushButton("Refresh", top)
@@ -138,6 +133,8 @@ class TasksPane(QWidget):
                     pass
             self.conn = conn
             self.tasks, self.result, self._waiting = [], None, None
+            for job in list(self._jobs):  # the old server's list, result or cancel: of no use here
+                job.cancel()
             if conn is not None:
                 conn.statusChanged.connect(self._status_changed)
         self._status_changed()
@@ -182,9 +179,14 @@ class TasksPane(QWidget):
         super().hideEvent(event)
         self._timer.stop()
 
-    def task_seen(self, server_id: str, task_id: str | None, status: str | None) -> None:
-        """A call of this window runs as a task: list again when the list does not show it that way yet."""
-        if (task_id is None or self.conn is None or self.conn.server_id != server_id or not self.isVisible()
+    def call_updated(self, rec: Any) -> None:
+        """A call of this window changed (CallManager.updated): when its task has a new status, and the
+        list does not show it that way yet, list again."""
+        task_id, status = rec.task_id, rec.task_status
+        if task_id is None or self._statuses.get((rec.server_id, task_id), "") == status:
+            return  # progress and the like: nothing new about the task
+        self._statuses[(rec.server_id, task_id)] = status
+        if (self.conn is None or self.conn.server_id != rec.server_id or not self.isVisible()
                 or not self.available()[0]):
             return
         if not any(t.get("taskId") == task_id and t.get("status") == status for t in self.tasks):
@@ -196,9 +198,9 @@ class TasksPane(QWidget):
 
     # ------------------------------------------------------------------ listing
     def refresh(self) -> None:
-        if self._listing or not self.available()[0]:
+        if self._listing is self.conn or not self.available()[0]:
             return
-        self._listing = True
+        self._listing = self.conn
         spawn(self._list(self.conn), self._jobs, self._failed, "tasks/list")
 
     async def _list(self, conn: Connection | None) -> None:
@@ -209,7 +211,8 @@ class TasksPane(QWidget):
                 self._say(f"tasks/list failed: {exc.message}", "error")
             return
         finally:
-            self._listing = False
+            if self._listing is conn:
+                self._listing = None
         if conn is not self.conn:
             return
         self.tasks = result["tasks"]

@@ -270,11 +270,13 @@ class ToolCallPanel(QWidget):
         box.setVisible(support != "forbidden")
         if support == "forbidden":
             return
-        if client is not None and not client.tasks_exist:
+        if client is not None and not client.runs_tool_tasks:
             box.setChecked(False)
             box.setEnabled(False)
             box.setToolTip(f"Tasks exist only in protocol {TASKS_VERSION}; this connection uses "
-                           f"{client.protocol_version or 'no protocol yet'}, so the tool is called plainly")
+                           f"{client.protocol_version or 'no protocol yet'}, so the tool is called plainly"
+                           if not client.tasks_exist else
+                           "The server does not declare tasks.requests.tools.call, so the tool is called plainly")
         elif support == "required":
             box.setChecked(True)
             box.setEnabled(False)

@@ -65,9 +65,10 @@ EXPECTATIONS: dict[str, Expect] = {
                              says=("answered with a task, but the task has no taskId string",)),
     "task-eager-result": Expect(("task-eager-result",), args=(*CALL, "--task"),
                                 says=("done after 3 polls", "task task-1: working", "task task-1: completed")),
+    "task-unadvertised": Expect(("task-unadvertised",), says=("hello",)),  # called plainly: no "task" sent
     "task-no-get": Expect(("task-no-get",), args=(*CALL, "--task"), says=("result without any status",)),
     "task-no-result": Expect(("task-no-result",), args=(*CALL, "--task", "--timeout", "1"), exit_code=7,
-                             says=("ended (completed) but its result did not come within 1 s",)),
+                             says=("ended (completed) and its result did not come within 1 s",)),
     # untrusted text: escapes made visible in text output
     "untrusted-text": Expect(("untrusted-text",), args=("--format", "text"),
                              says=("\\x1b[31mRED", "<U+202E>", "<script>")),

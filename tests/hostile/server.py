@@ -70,6 +70,8 @@ task-eager-result   advertise tasks; a task-augmented ``tools/call`` creates a
                     that is refused (-32602) instead of being held open
 task-no-result      advertise tasks; the task is "completed" at once but
                     ``tasks/result`` is never answered
+task-unadvertised   echo says it requires a task, but the capabilities do not
+                    declare tasks: a client must call it plainly
 task-no-get         advertise tasks; ``tasks/get`` is refused (-32601); the
                     held ``tasks/result`` is answered right after that refusal
 modern              answer ``server/discover`` (2026-07-28 era probe) with a
@@ -584,17 +586,19 @@ class _TaskCase(Case):
     and a task-augmented tools/call gets a task that `task_request` then serves."""
 
     TASK_ID = "task-1"
+    ADVERTISE = True  # tasks in the capabilities
+    SUPPORT = "optional"  # echo's execution.taskSupport
 
     def on_request(self, srv: Server, req: Message, call_next: Handler) -> Body:
         params = req.get("params") if isinstance(req.get("params"), dict) else {}
         if method_is(req, "initialize"):
             body = call_next(req)
-            if body and "result" in body:
+            if body and "result" in body and self.ADVERTISE:
                 body["result"]["capabilities"]["tasks"] = {"list": {}, "cancel": {},
                                                            "requests": {"tools": {"call": {}}}}
             return body
         if method_is(req, "tools/list"):
-            tools = [dict(t, execution={"taskSupport": "optional"}) if t["name"] == "echo" else t for t in TOOLS]
+            tools = [dict(t, execution={"taskSupport": self.SUPPORT}) if t["name"] == "echo" else t for t in TOOLS]
             return result({"tools": tools})
         if method_is(req, "tools/call") and isinstance(params.get("task"), dict):
             self.polls = 0
@@ -649,6 +653,14 @@ class TaskNoResult(_TaskCase):
         if method_is(req, "tasks/result"):
             return None
         return result(self.task("completed"))
+
+
+@case("task-unadvertised")
+class TaskUnadvertised(_TaskCase):
+    """echo requires a task, but the server declares no tasks capability: it must be called plainly."""
+
+    ADVERTISE = False
+    SUPPORT = "required"
 
 
 @case("task-no-get")
