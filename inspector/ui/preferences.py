@@ -11,6 +11,7 @@ Keys (QSettings("Spyglass", "Spyglass"), read by other parts of the window too):
 | `protocolMode` | auto, legacy, modern: for servers added without one | auto |
 | `traffic/maxMessageMiB` | largest message read from a stdio server | 64 |
 | `traffic/keepSessionsMiB` | disk used by saved traffic sessions; older ones are deleted at start; 0 = no limit | 1024 |
+| `rootsPolicy` | settings (answer roots/list from the server's Roots tab), ask (ask each time) | settings |
 | `auth/clientMetadataUrl` | Spyglass's Client ID Metadata Document URL (https, with a path), for OAuth | empty |
 """
 
@@ -36,6 +37,10 @@ CONFIRM_POLICIES = {
     "destructive": "Ask for tools marked destructive",
     "not-read-only": "Ask for every tool not marked read-only",
 }
+ROOTS_POLICIES = {
+    "settings": "Answer from its Roots tab",
+    "ask": "Ask me each time",
+}
 PROTOCOL_MODES = {
     "auto": "Auto (probe, then fall back)",
     "legacy": "Legacy (initialize handshake)",
@@ -54,11 +59,12 @@ class Preferences:
     max_message_mib: int = 64
     keep_sessions_mib: int = 1024
     client_metadata_url: str = ""
+    roots_policy: str = "settings"
 
     KEYS = {"theme": "theme", "font_size": "fontSize", "timeout": "requestTimeout",
             "confirm_policy": "confirmPolicy", "protocol_mode": "protocolMode",
             "max_message_mib": "traffic/maxMessageMiB", "keep_sessions_mib": "traffic/keepSessionsMiB",
-            "client_metadata_url": "auth/clientMetadataUrl"}
+            "client_metadata_url": "auth/clientMetadataUrl", "roots_policy": "rootsPolicy"}
 
     @classmethod
     def load(cls, settings: QSettings) -> "Preferences":
@@ -84,6 +90,8 @@ class Preferences:
         out.timeout = out.timeout if 0 < out.timeout <= 24 * 3600 else 60.0
         out.max_message_mib = min(max(out.max_message_mib, 1), 1024)
         out.keep_sessions_mib = max(out.keep_sessions_mib, 0)
+        if out.roots_policy not in ROOTS_POLICIES:
+            out.roots_policy = "settings"
         if client_metadata_problem(out.client_metadata_url):
             out.client_metadata_url = ""
         return out
@@ -209,6 +217,9 @@ class PreferencesDialog(QDialog):
         self.confirm = combo("prefConfirmPolicy", CONFIRM_POLICIES, prefs.confirm_policy)
         self.confirm.setToolTip("Tool annotations are hints from the server, not guarantees")
         self.protocol = combo("prefProtocolMode", PROTOCOL_MODES, prefs.protocol_mode)
+        self.roots_policy = combo("prefRootsPolicy", ROOTS_POLICIES, prefs.roots_policy)
+        self.roots_policy.setToolTip("What a server's roots/list gets: the folders of its Roots tab, at once or "
+                                     "after you agree")
         self.max_message = QSpinBox(self)
         self.max_message.setObjectName("prefMaxMessage")
         self.max_message.setRange(1, 1024)
@@ -248,6 +259,7 @@ class PreferencesDialog(QDialog):
         f2.addRow("Request timeout:", self.timeout)
         f2.addRow("Confirm before calling:", self.confirm)
         f2.addRow("Protocol for new servers:", self.protocol)
+        f2.addRow("When a server asks for roots:", self.roots_policy)
         trace = QGroupBox("Traffic", self)
         f3 = QFormLayout(trace)
         f3.addRow("Largest message:", self.max_message)
@@ -277,6 +289,7 @@ class PreferencesDialog(QDialog):
         self.max_message.setValue(prefs.max_message_mib)
         self.keep_sessions.setValue(prefs.keep_sessions_mib)
         self.client_metadata.setText(prefs.client_metadata_url)
+        self.roots_policy.setCurrentIndex(max(0, self.roots_policy.findData(prefs.roots_policy)))
 
     def _check_client_metadata(self) -> str | None:
         problem = client_metadata_problem(self.client_metadata.text().strip())
@@ -290,7 +303,8 @@ class PreferencesDialog(QDialog):
                            timeout=float(self.timeout.value()), confirm_policy=self.confirm.currentData(),
                            protocol_mode=self.protocol.currentData(), max_message_mib=self.max_message.value(),
                            keep_sessions_mib=self.keep_sessions.value(),
-                           client_metadata_url=self.client_metadata.text().strip())
+                           client_metadata_url=self.client_metadata.text().strip(),
+                           roots_policy=self.roots_policy.currentData())
 
     def accept(self) -> None:
         if self._check_client_metadata():

@@ -28,6 +28,7 @@ from ._text import pretty_json, visible, visible_block
 log = logging.getLogger("spyglass.ui.server_requests")
 
 USER_REJECTED = -1  # the code the SDKs use when the user declines a sampling request
+ROOTS_FROM_SETTINGS, ROOTS_ASK = "settings", "ask"  # the rootsPolicy preference
 
 
 def _plain(text: str, parent: QWidget, name: str = "", bold: bool = False) -> QLabel:
@@ -237,6 +238,36 @@ def describe_sampling(params: dict[str, Any]) -> str:
 
 
 # ---------------------------------------------------------------------- handlers
+class RootsDialog(QDialog):
+    """roots/list when the rootsPolicy preference is "ask": the folders that would be shared, Send or Refuse."""
+
+    def __init__(self, server: str, roots: list[dict[str, Any]], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("rootsDialog")
+        self.setWindowTitle(f"{visible(server, 80)} asks for your roots")
+        lay = QVBoxLayout(self)
+        lay.addWidget(_plain(f"The server “{visible(server, 120)}” asks which folders it may work in "
+                             "(roots/list).", self, bold=True))
+        shown = "\n".join((f"{visible(r.get('name'), 120)}: " if r.get("name") else "") + visible(r.get("uri"), 500)
+                          for r in roots) or "(none: the server's Roots tab lists no folder)"
+        listing = QPlainTextEdit(self)
+        listing.setObjectName("rootsShared")
+        listing.setReadOnly(True)
+        listing.setPlainText(shown)
+        lay.addWidget(listing, 1)
+        lay.addWidget(_plain("Change them in the server's Roots tab; Preferences decides whether to ask.", self))
+        buttons = QDialogButtonBox(self)
+        send = buttons.addButton("Send these", QDialogButtonBox.AcceptRole)
+        send.setObjectName("rootsSend")
+        refuse = buttons.addButton("Refuse", QDialogButtonBox.RejectRole)
+        refuse.setObjectName("rootsRefuse")
+        refuse.setDefault(True)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        lay.addWidget(buttons)
+        self.resize(560, 280)
+
+
 def make_handlers(conn: Any, parent: Callable[[], QWidget | None], calls: Any) -> dict[str, Callable[..., Awaitable[Any]]]:
     """Client handlers for one connection: dialogs for elicitation and sampling, roots from its settings
     (the roots the client was given, `conn.features.roots`).
@@ -278,6 +309,15 @@ def make_handlers(conn: Any, parent: Callable[[], QWidget | None], calls: Any) -
         configured = client.roots if client is not None and client.roots is not None else \
             getattr(features, "roots", None) or []
         answer = {"roots": list(configured)}
+        if getattr(getattr(parent(), "preferences", None), "roots_policy", ROOTS_FROM_SETTINGS) == ROOTS_ASK:
+            try:
+                code = await run_dialog(RootsDialog(conn.name, answer["roots"], parent()))
+            except BaseException as exc:
+                calls.answer_round(conn.server_id, rnd, error=f"{type(exc).__name__}")
+                raise
+            if code != QDialog.Accepted:
+                calls.answer_round(conn.server_id, rnd, error="refused by you")
+                raise E.RemoteError("roots/list", USER_REJECTED, "User refused to share roots")
         calls.answer_round(conn.server_id, rnd, answer)
         return answer
 

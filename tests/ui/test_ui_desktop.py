@@ -365,6 +365,7 @@ async def test_preferences_persist_across_a_restart(open_window, settings, qapp)
             dialog.protocol.setCurrentIndex(dialog.protocol.findData("legacy"))
             dialog.max_message.setValue(8)
             dialog.keep_sessions.setValue(256)
+            find(dialog, QComboBox, "prefRootsPolicy").setCurrentIndex(1)  # ask each time
             cimd = find(dialog, QLineEdit, "prefClientMetadataUrl")
             cimd.setText("http://example.com/spyglass.json")  # not https: refused, with the reason
             dialog.accept()
@@ -385,7 +386,7 @@ async def test_preferences_persist_across_a_restart(open_window, settings, qapp)
             prefs = Preferences.load(settings)
             assert prefs == Preferences(theme="dark", font_size=16, timeout=15.0, confirm_policy="not-read-only",
                                         protocol_mode="legacy", max_message_mib=8, keep_sessions_mib=256,
-                                        client_metadata_url="https://example.com/spyglass.json")
+                                        client_metadata_url="https://example.com/spyglass.json", roots_policy="ask")
             assert again.preferences == prefs
             dialog = PreferencesDialog(settings, again)
             assert dialog.values() == prefs
@@ -403,7 +404,7 @@ def test_preferences_ignore_garbage(settings):
 
     for key, value in (("theme", "pink"), ("fontSize", "huge"), ("requestTimeout", "-3"),
                        ("confirmPolicy", "sometimes"), ("protocolMode", "1999"), ("traffic/maxMessageMiB", "0"),
-                       ("auth/clientMetadataUrl", "https://example.com/")):
+                       ("auth/clientMetadataUrl", "https://example.com/"), ("rootsPolicy", "sometimes")):
         settings.setValue(key, value)
     assert Preferences.load(settings) == Preferences(max_message_mib=1)
 

@@ -272,6 +272,51 @@ async def test_roots_answered_and_changes_announced(open_window, tmp_path):
         assert conn.features.roots == [] and json.loads(catalog_file.read_text())["servers"][0]["roots"] == []
 
 
+async def test_roots_can_need_your_answer_first(open_window, tmp_path):
+    import asyncio
+
+    from PySide6.QtWidgets import QPlainTextEdit
+
+    from calling import click, dialog, dialog_shot
+
+    async with open_window() as window:
+        conn = window.add_server(ServerSpec(name="everything", command=everything_cmd()))
+        await ready(conn)
+        await asyncio.sleep(0.3)  # (any roots/list of the connection itself is answered by now)
+        window.preferences.roots_policy = "ask"  # Preferences: "When a server asks for roots: Ask me each time"
+        window.tabs.setCurrentWidget(window.roots_editor)
+        shared = tmp_path / "shared"
+        shared.mkdir()
+        window.roots_editor.add_folder(str(shared))  # list_changed: the server asks again
+        asked = await dialog(window, "rootsDialog")
+        assert shared.as_uri() in asked.findChild(QPlainTextEdit, "rootsShared").toPlainText()
+        await dialog_shot(asked, "roots-ask-dialog-light")
+        click(asked, "rootsSend")
+        window.preferences.roots_policy = "settings"  # (the tool below asks for roots itself)
+        seen: list[str] = []
+
+        async def roots_known() -> bool:  # the server takes the answer in its own time
+            result = await conn.client.call_tool("get-roots-list", {})
+            seen.append(result["content"][0]["text"])
+            return shared.as_uri() in seen[-1]
+
+        for _ in range(50):
+            if await roots_known():
+                break
+            await asyncio.sleep(0.1)
+        assert shared.as_uri() in seen[-1], seen[-1]
+        store = window.store
+        before = len(store)
+        window.preferences.roots_policy = "ask"
+        private = tmp_path / "private"
+        private.mkdir()
+        window.roots_editor.add_folder(str(private))
+        click(await dialog(window, "rootsDialog"), "rootsRefuse")
+        await until(lambda: any(store.direction(n) == "out" and '"code":-1' in store.text(n).replace(" ", "")
+                                and "User refused to share roots" in store.text(n)
+                                for n in range(before, len(store))), 5, "the refusal on the wire")
+
+
 async def test_server_info_shows_cache_and_refresh_bypasses_it(open_window):
     async with open_window() as window:
         conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()), mode="modern")
