@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFormLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
+from typing import Callable
+
+from PySide6.QtWidgets import (QFormLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy,
+                               QVBoxLayout, QWidget)
 
 
 def scrolling_column(parent: QWidget, name: str, *widgets: QWidget) -> QScrollArea:
@@ -41,3 +44,54 @@ def label_grid(parent: QWidget, fields: tuple[tuple[str, str], ...], prefix: str
         labels[key] = label
         form.addRow(caption + ":", label)
     return form, labels
+
+
+def title_label(parent: QWidget, name: str) -> QLabel:
+    """The heading of a detail view (a tool, a prompt, a resource): plain text, bold, 1.2 times larger,
+    selectable, wrapping."""
+    label = QLabel(parent)
+    label.setObjectName(name)
+    label.setTextFormat(Qt.PlainText)
+    label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+    label.setWordWrap(True)
+    font = label.font()
+    font.setPointSizeF(font.pointSizeF() * 1.2)
+    font.setBold(True)
+    label.setFont(font)
+    return label
+
+
+class ListHeader:
+    """Above a pane's list: its count and a Refresh button on one row, then the cache note and a message
+    (hidden until there is one), each named as the caller says."""
+
+    def __init__(self, parent: QWidget, *, refresh: tuple[str, str, Callable[[], None]], count: str, cache: str,
+                 message: str) -> None:
+        name, tip, on_click = refresh
+        self.refresh_button = QPushButton("Refresh", parent)
+        self.refresh_button.setObjectName(name)
+        self.refresh_button.setToolTip(tip)
+        self.refresh_button.clicked.connect(on_click)
+        self.count = plain_label(parent, count, wrap=False)
+        self.cache = plain_label(parent, cache)
+        self.message = plain_label(parent, message)
+        self.message.hide()
+        self.row = QHBoxLayout()
+        self.row.addWidget(self.count, 1)
+        self.row.addWidget(self.refresh_button)
+
+    def add_to(self, layout: QVBoxLayout) -> None:
+        layout.addLayout(self.row)
+        layout.addWidget(self.cache)
+        layout.addWidget(self.message)
+
+
+def plain_label(parent: QWidget, name: str, *, wrap: bool = True, selectable: bool = False) -> QLabel:
+    """A label for text that is never rich text (a server's words included), named `name`."""
+    label = QLabel(parent)
+    label.setObjectName(name)
+    label.setTextFormat(Qt.PlainText)
+    label.setWordWrap(wrap)
+    if selectable:
+        label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+    return label

@@ -30,6 +30,17 @@ SHOWN_SUGGESTIONS = 8
 Completer = Callable[[str, str, dict[str, str]], Awaitable[Any]]
 
 
+def completer_for(connection: Callable[[], Any], ref: dict[str, Any]) -> Completer:
+    """completion/complete for `ref` (a prompt or a resource template) on whichever connection
+    `connection()` gives when the user types."""
+    async def complete(name: str, value: str, earlier: dict[str, str]) -> Any:
+        conn = connection()
+        if conn is None:
+            raise E.ConnectError("not connected")
+        return await conn.features.complete(ref, name, value, earlier)
+    return complete
+
+
 class _Field:
     def __init__(self, spec: dict[str, Any], edit: QLineEdit, help_label: QLabel, hint: QLabel) -> None:
         self.spec = spec

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QDialog, QDialogButtonBo
                                QGroupBox, QLabel, QLineEdit, QSpinBox, QVBoxLayout, QWidget)
 
 from . import theme
+from .server_requests import ROOTS_ASK, ROOTS_FROM_SETTINGS
 
 log = logging.getLogger("spyglass.ui.preferences")
 
@@ -38,8 +39,8 @@ CONFIRM_POLICIES = {
     "not-read-only": "Ask for every tool not marked read-only",
 }
 ROOTS_POLICIES = {
-    "settings": "Answer from its Roots tab",
-    "ask": "Ask me each time",
+    ROOTS_FROM_SETTINGS: "Answer from its Roots tab",
+    ROOTS_ASK: "Ask me each time",
 }
 PROTOCOL_MODES = {
     "auto": "Auto (probe, then fall back)",
@@ -59,7 +60,7 @@ class Preferences:
     max_message_mib: int = 64
     keep_sessions_mib: int = 1024
     client_metadata_url: str = ""
-    roots_policy: str = "settings"
+    roots_policy: str = ROOTS_FROM_SETTINGS
 
     KEYS = {"theme": "theme", "font_size": "fontSize", "timeout": "requestTimeout",
             "confirm_policy": "confirmPolicy", "protocol_mode": "protocolMode",
@@ -91,7 +92,7 @@ class Preferences:
         out.max_message_mib = min(max(out.max_message_mib, 1), 1024)
         out.keep_sessions_mib = max(out.keep_sessions_mib, 0)
         if out.roots_policy not in ROOTS_POLICIES:
-            out.roots_policy = "settings"
+            out.roots_policy = ROOTS_FROM_SETTINGS
         if client_metadata_problem(out.client_metadata_url):
             out.client_metadata_url = ""
         return out

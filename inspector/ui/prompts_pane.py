@@ -16,12 +16,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSplitter,
                                QVBoxLayout, QWidget)
 
-from ._layout import scrolling_column
+from ._layout import ListHeader, scrolling_column, title_label
 from ._tasks import spawn
 from .. import errors as E
 from . import theme
 from ._text import visible, visible_block
-from .arg_form import ArgumentForm
+from .arg_form import ArgumentForm, completer_for
 from .catalog_items import CatalogModel, cache_text, catalog_view, describe_prompt, prompt_problems, title_of
 from .connection import Connection, Status
 from .resources_pane import _heading, _plain
@@ -70,33 +70,21 @@ class PromptsPane(QWidget):
         self.cards: list[MessageCard] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         left = QWidget(self)
-        self.refresh_button = QPushButton("Refresh", left)
-        self.refresh_button.setObjectName("refreshPromptsButton")
-        self.refresh_button.setToolTip("List prompts again, bypassing a cached result (ttlMs)")
-        self.refresh_button.clicked.connect(self.refresh)
-        self.count = _plain(left, "promptCount", wrap=False)
-        self.cache = _plain(left, "promptsCache")
-        self.message = _plain(left, "promptListMessage")
-        self.message.hide()
+        head = ListHeader(left, refresh=("refreshPromptsButton", "List prompts again, bypassing a cached result "
+                                         "(ttlMs)", self.refresh),
+                          count="promptCount", cache="promptsCache", message="promptListMessage")
+        self.refresh_button, self.count, self.cache, self.message = head.refresh_button, head.count, head.cache, \
+            head.message
         self.model = CatalogModel("name", describe_prompt, self)
         self.view = catalog_view("promptList", self.model, left)
         self.view.selectionModel().currentChanged.connect(
             lambda cur, _p: self._show_prompt(self.model.item_at(cur)))
-        top = QHBoxLayout()
-        top.addWidget(self.count, 1)
-        top.addWidget(self.refresh_button)
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
-        ll.addLayout(top)
-        ll.addWidget(self.cache)
-        ll.addWidget(self.message)
+        head.add_to(ll)
         ll.addWidget(self.view, 1)
         right = QWidget(self)
-        self.title = _plain(right, "promptTitle", selectable=True)
-        f = self.title.font()
-        f.setPointSizeF(f.pointSizeF() * 1.2)
-        f.setBold(True)
-        self.title.setFont(f)
+        self.title = title_label(right, "promptTitle")
         self.name = _plain(right, "promptName", selectable=True)
         self.description = _plain(right, "promptDescription", selectable=True)
         self.form = ArgumentForm(right, name="promptForm")
@@ -241,19 +229,13 @@ class PromptsPane(QWidget):
         self.description.setText(visible_block(desc, 4000))
         self.description.setVisible(bool(desc))
         can = self.conn is not None and self.conn.features.can_complete
-        self.form.set_arguments(prompt.get("arguments") or [], self._completer(name) if can and name else None)
+        self.form.set_arguments(prompt.get("arguments") or [],
+                                completer_for(lambda: self.conn, {"type": "ref/prompt", "name": name})
+                                if can and name else None)
         problems = prompt_problems(prompt)
         if problems:
             self._say("⚠ " + "; ".join(problems) + ".", "warning")
         self._update_button()
-
-    def _completer(self, name: str):
-        async def complete(arg: str, value: str, earlier: dict[str, str]):
-            conn = self.conn
-            if conn is None:
-                raise E.ConnectError("not connected")
-            return await conn.features.complete({"type": "ref/prompt", "name": name}, arg, value, earlier)
-        return complete
 
     def _update_button(self) -> None:
         conn = self.conn

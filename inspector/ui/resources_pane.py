@@ -21,13 +21,13 @@ from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout,
                                QWidget)
 
-from ._layout import scrolling_column
+from ._layout import ListHeader, plain_label, scrolling_column, title_label
 from ._tasks import spawn
 from .. import errors as E
 from ..templates import TemplateError, check, expand
 from . import theme
 from ._text import visible, visible_block
-from .arg_form import ArgumentForm
+from .arg_form import ArgumentForm, completer_for
 from .catalog_items import (CatalogModel, annotation_lines, cache_text, catalog_view, describe_resource,
                             describe_template, human_size, title_of)
 from .connection import Connection, Status
@@ -56,14 +56,7 @@ def _heading(text: str, parent: QWidget) -> QLabel:
     return label
 
 
-def _plain(parent: QWidget, name: str, *, wrap: bool = True, selectable: bool = False) -> QLabel:
-    label = QLabel(parent)
-    label.setObjectName(name)
-    label.setTextFormat(Qt.PlainText)
-    label.setWordWrap(wrap)
-    if selectable:
-        label.setTextInteractionFlags(Qt.TextSelectableByMouse)
-    return label
+_plain = plain_label  # (the name the panes use)
 
 
 _FILTER_WORDS = {"toolsListChanged": "tool list changes", "promptsListChanged": "prompt list changes",
@@ -95,14 +88,11 @@ class ResourcesPane(QWidget):
         self.last_result: dict[str, Any] | None = None
         # ---- left: lists
         left = QWidget(self)
-        self.refresh_button = QPushButton("Refresh", left)
-        self.refresh_button.setObjectName("refreshResourcesButton")
-        self.refresh_button.setToolTip("List resources and templates again, bypassing cached results (ttlMs)")
-        self.refresh_button.clicked.connect(self.refresh)
-        self.count = _plain(left, "resourceCount", wrap=False)
-        self.cache = _plain(left, "resourcesCache")
-        self.message = _plain(left, "resourceListMessage")
-        self.message.hide()
+        head = ListHeader(left, refresh=("refreshResourcesButton", "List resources and templates again, bypassing "
+                                         "cached results (ttlMs)", self.refresh),
+                          count="resourceCount", cache="resourcesCache", message="resourceListMessage")
+        self.refresh_button, self.count, self.cache, self.message = head.refresh_button, head.count, head.cache, \
+            head.message
         self.res_model = CatalogModel("uri", describe_resource, self)
         self.tpl_model = CatalogModel("uriTemplate", describe_template, self)
         self.resource_view = catalog_view("resourceList", self.res_model, left)
@@ -111,9 +101,6 @@ class ResourcesPane(QWidget):
             lambda cur, _p: self._selected(self.res_model.item_at(cur), "resource") if cur.isValid() else None)
         self.template_view.selectionModel().currentChanged.connect(
             lambda cur, _p: self._selected(self.tpl_model.item_at(cur), "template") if cur.isValid() else None)
-        top = QHBoxLayout()
-        top.addWidget(self.count, 1)
-        top.addWidget(self.refresh_button)
         lists = QSplitter(Qt.Vertical, left)
         for title, view in (("Resources", self.resource_view), ("Templates", self.template_view)):
             box = QWidget(lists)
@@ -125,17 +112,11 @@ class ResourcesPane(QWidget):
         lists.setSizes([400, 180])
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
-        ll.addLayout(top)
-        ll.addWidget(self.cache)
-        ll.addWidget(self.message)
+        head.add_to(ll)
         ll.addWidget(lists, 1)
         # ---- right: detail
         right = QWidget(self)
-        self.title = _plain(right, "resourceTitle", selectable=True)
-        f = self.title.font()
-        f.setPointSizeF(f.pointSizeF() * 1.2)
-        f.setBold(True)
-        self.title.setFont(f)
+        self.title = title_label(right, "resourceTitle")
         self.uri = _plain(right, "resourceUriLabel", selectable=True)
         self.meta = _plain(right, "resourceMeta", selectable=True)
         self.description = _plain(right, "resourceDescription", selectable=True)
@@ -362,7 +343,8 @@ class ResourcesPane(QWidget):
                 return
             self.form.set_arguments([{"name": n, "required": True,
                                       "description": "A variable of the URI template."} for n in names],
-                                    self._completer(template) if self.conn and self.conn.features.can_complete
+                                    completer_for(lambda: self.conn, {"type": "ref/resource", "uri": template})
+                                    if self.conn and self.conn.features.can_complete
                                     else None)
             self.form.empty.setText("This template has no variables.")
             self.expanded.show()
@@ -374,14 +356,6 @@ class ResourcesPane(QWidget):
             self.expanded.hide()
             self.read_button.setEnabled(isinstance(item.get("uri"), str) and bool(item.get("uri")))
         self._show_subs()
-
-    def _completer(self, template: str):
-        async def complete(name: str, value: str, earlier: dict[str, str]):
-            conn = self.conn
-            if conn is None:
-                raise E.ConnectError("not connected")
-            return await conn.features.complete({"type": "ref/resource", "uri": template}, name, value, earlier)
-        return complete
 
     def target_uri(self) -> str | None:
         item = self.current

@@ -273,31 +273,33 @@ def make_handlers(conn: Any, parent: Callable[[], QWidget | None], calls: Any) -
     (the roots the client was given, `conn.features.roots`).
     Every request is recorded as a round of the call running on that server, if any."""
 
+    async def ask(rnd: Any, dialog: QDialog, refusal: tuple[str, str, str] | None = None) -> None:
+        """Wait for the user's answer in `dialog`. With `refusal` (method, round note, message), a dialog that
+        is not accepted ends the round and answers the server with USER_REJECTED."""
+        try:
+            code = await run_dialog(dialog)
+        except BaseException as exc:  # the call ended, or the connection closed, first
+            calls.answer_round(conn.server_id, rnd, error=type(exc).__name__)
+            raise
+        if refusal is not None and code != QDialog.Accepted:
+            method, note, message = refusal
+            calls.answer_round(conn.server_id, rnd, error=note)
+            raise E.RemoteError(method, USER_REJECTED, message)
+
     async def elicit(params: dict[str, Any] | None) -> dict[str, Any]:
         p = params if isinstance(params, dict) else {}
         rnd = calls.add_round(conn.server_id, "elicitation/create", p)
-        try:
-            dialog = ElicitationDialog(conn.name, p, parent())
-            await run_dialog(dialog)
-            answer = dialog.answer()
-        except BaseException as exc:
-            calls.answer_round(conn.server_id, rnd, error=f"{type(exc).__name__}")
-            raise
+        dialog = ElicitationDialog(conn.name, p, parent())
+        await ask(rnd, dialog)  # decline and cancel are answers too (the dialog says which)
+        answer = dialog.answer()
         calls.answer_round(conn.server_id, rnd, answer)
         return answer
 
     async def sample(params: dict[str, Any] | None) -> dict[str, Any]:
         p = params if isinstance(params, dict) else {}
         rnd = calls.add_round(conn.server_id, "sampling/createMessage", p)
-        try:
-            dialog = SamplingDialog(conn.name, p, parent())
-            code = await run_dialog(dialog)
-        except BaseException as exc:
-            calls.answer_round(conn.server_id, rnd, error=f"{type(exc).__name__}")
-            raise
-        if code != QDialog.Accepted:
-            calls.answer_round(conn.server_id, rnd, error="rejected by you")
-            raise E.RemoteError("sampling/createMessage", USER_REJECTED, "User rejected sampling request")
+        dialog = SamplingDialog(conn.name, p, parent())
+        await ask(rnd, dialog, ("sampling/createMessage", "rejected by you", "User rejected sampling request"))
         answer = dialog.answer()
         calls.answer_round(conn.server_id, rnd, answer)
         return answer
@@ -310,14 +312,8 @@ def make_handlers(conn: Any, parent: Callable[[], QWidget | None], calls: Any) -
             getattr(features, "roots", None) or []
         answer = {"roots": list(configured)}
         if getattr(getattr(parent(), "preferences", None), "roots_policy", ROOTS_FROM_SETTINGS) == ROOTS_ASK:
-            try:
-                code = await run_dialog(RootsDialog(conn.name, answer["roots"], parent()))
-            except BaseException as exc:
-                calls.answer_round(conn.server_id, rnd, error=f"{type(exc).__name__}")
-                raise
-            if code != QDialog.Accepted:
-                calls.answer_round(conn.server_id, rnd, error="refused by you")
-                raise E.RemoteError("roots/list", USER_REJECTED, "User refused to share roots")
+            await ask(rnd, RootsDialog(conn.name, answer["roots"], parent()),
+                      ("roots/list", "refused by you", "User refused to share roots"))
         calls.answer_round(conn.server_id, rnd, answer)
         return answer
 

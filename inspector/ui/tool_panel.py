@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 from PySide6.QtCore import QSettings, Qt, QTimer
-from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QPushButton,
                                QSplitter, QTabWidget, QVBoxLayout, QWidget)
 
@@ -27,6 +26,7 @@ from .call_history import CallHistory
 from .calls import CallManager, CallRecord
 from .result_view import ResultView
 from .schema_view import JsonView
+from ._layout import title_label
 from .server_requests import run_dialog
 from .tool_list import HINTS_NOTE, badges, display_name, flags, hints_tooltip
 from ..protocol.tasks import TASKS_VERSION, describe as describe_task, task_support
@@ -81,14 +81,7 @@ class ToolCallPanel(QWidget):
         t = QVBoxLayout(top)
         t.setContentsMargins(0, 0, 0, 0)
         t.setSpacing(3)
-        self.title = QLabel(top)
-        self.title.setObjectName("toolTitle")
-        self.title.setTextFormat(Qt.PlainText)
-        f = QFont(self.title.font())
-        f.setPointSizeF(f.pointSizeF() * 1.2)
-        f.setBold(True)
-        self.title.setFont(f)
-        self.title.setWordWrap(True)
+        self.title = title_label(top, "toolTitle")
         self.name = QLabel(top)
         self.name.setObjectName("toolName")
         self.name.setTextFormat(Qt.PlainText)
