@@ -28,9 +28,10 @@ import os
 import tempfile
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from .config import ConfigError, ServerSpec, parse_json
 from .secrets import MASK, is_secret_name, mask_value
@@ -247,7 +248,7 @@ class Catalog:
             k += 1
         return f"{name} ({k})"
 
-    def load(self) -> "Catalog":
+    def load(self) -> Catalog:
         """Read the file (a missing file is an empty catalog). Never raises for a broken file:
         it is moved aside to `servers.json.broken-<time>` and `warnings` says where."""
         self.warnings = []
@@ -292,7 +293,7 @@ class Catalog:
         return self
 
     def _move_aside(self, why: str) -> None:
-        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H-%M-%SZ")
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H-%M-%SZ")
         backup = self.path.with_name(f"{self.path.name}.broken-{stamp}")
         try:
             os.replace(self.path, backup)
@@ -371,7 +372,7 @@ class Catalog:
         spec.name = self.unique_name(spec.name.strip() or _fallback_name(spec))
         entry = CatalogEntry(id=uuid.uuid4().hex[:12], spec=spec, mode=mode, timeout=timeout,
                              secret_marks=set(secret_marks), source=dict(source) if source else None,
-                             added=dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat())
+                             added=dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat())
         self._entries.insert(len(self._entries) if index is None else index, entry)
         return entry
 

@@ -12,13 +12,14 @@ import json
 import os
 import re
 import shlex
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable, Union
+from typing import Any
 
 from .catalog import CatalogEntry, is_secret_field, mask_field, write_atomic
 from .config import ConfigError, ServerSpec, parse_json
 
-Server = Union[CatalogEntry, ServerSpec]
+Server = CatalogEntry | ServerSpec
 _SHELL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -111,7 +112,8 @@ def spyglass_command(server: Server, *, reveal_secrets: bool = False, program: s
         return " ".join(words)
     for k, v in spec.env.items():
         if not reveal_secrets and is_secret_field("env", k, v, marks):
-            words += ["-e", f'{k}="${k}"' if _SHELL_NAME.match(k) else shlex.quote(f"{k}={mask_field('env', k, v, marks)}")]
+            shown = f'{k}="${k}"' if _SHELL_NAME.match(k) else shlex.quote(f"{k}={mask_field('env', k, v, marks)}")
+            words += ["-e", shown]
         else:
             words += ["-e", shlex.quote(f"{k}={v}")]
     if spec.cwd:

@@ -8,7 +8,8 @@ and names what is wrong.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 _OPERATORS = set("+#./;?&")
 _RESERVED_OPERATORS = set("=,!@|")

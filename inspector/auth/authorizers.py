@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import webbrowser
-from typing import Any, Awaitable, Callable, Protocol
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
 from .errors import AuthFailed
@@ -130,7 +131,7 @@ class LoopbackAuthorizer:
             server.close()
             try:
                 await asyncio.wait_for(server.wait_closed(), 2.0)
-            except (asyncio.TimeoutError, Exception):
+            except Exception:  # a slow or failing close must not fail the sign-in
                 pass
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -146,7 +147,7 @@ class LoopbackAuthorizer:
                          + str(len(_PAGE)).encode() + b"\r\nConnection: close\r\n\r\n" + _PAGE)
             if self._answer is not None and not self._answer.done():
                 self._answer.set_result(f"http://{self.host}:{self.port}{target}")
-        except (asyncio.TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+        except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
             pass
         finally:
             try:

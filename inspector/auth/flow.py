@@ -101,7 +101,7 @@ class Tokens:
                 "obtained_at": self.obtained_at}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Tokens":
+    def from_dict(cls, d: dict[str, Any]) -> Tokens:
         return cls(access_token=d["access_token"], token_type=d.get("token_type") or "Bearer",
                    refresh_token=d.get("refresh_token"), expires_at=d.get("expires_at"),
                    scopes=list(d.get("scopes") or []), obtained_at=d.get("obtained_at") or time.time())

@@ -37,14 +37,14 @@ def client_assertion(client_id: str, audience: str, private_key_pem: str, alg: s
 class DPoPKey:
     """One proof-of-possession key (P-256) and the nonces servers handed out."""
 
-    def __init__(self, key: "ECKey | None" = None) -> None:
+    def __init__(self, key: ECKey | None = None) -> None:
         from joserfc.jwk import ECKey
 
         self.key = key or ECKey.generate_key("P-256")
         self.nonces: dict[str, str] = {}  # "as" / "rs" -> last DPoP-Nonce
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "DPoPKey":
+    def from_dict(cls, data: dict[str, Any]) -> DPoPKey:
         from joserfc.jwk import ECKey
 
         return cls(ECKey.import_key(data))

@@ -7,7 +7,8 @@ keeps tokens in memory for this run and says so once (`KeyringStore.warning`).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from ..keystore import MemorySecrets, SecretStore
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Callable
+from datetime import UTC, datetime
 
 from . import media
 from .wire import RESOURCE_NOT_FOUND, RpcError
@@ -82,7 +82,7 @@ class DemoResource:
 
 
 def _clock() -> str:
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     return f"The time is {now:%H:%M:%S} UTC on {now:%A %d %B %Y}.\n"
 
 

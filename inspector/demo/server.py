@@ -14,16 +14,34 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from . import SERVER_INFO, prompts, resources, tools
 from .jsonrpc import JsonRpcPeer, RemoteError, id_key, run_stdio, valid_id
-from .wire import (INVALID_PARAMS, INVALID_REQUEST, LATEST_LEGACY, LEGACY_VERSIONS, LOG_LEVELS,
-                   META_CLIENT_CAPABILITIES, META_LOG_LEVEL, META_PROTOCOL_VERSION, META_SERVER_INFO,
-                   META_SUBSCRIPTION_ID, METHOD_NOT_FOUND, MODERN_VERSION, RESOURCE_NOT_FOUND,
-                   SUPPORTED_VERSIONS, UNSUPPORTED_VERSION, RpcError, downlevel, open_state, paginate,
-                   seal_state)
+from .wire import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    LATEST_LEGACY,
+    LEGACY_VERSIONS,
+    LOG_LEVELS,
+    META_CLIENT_CAPABILITIES,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
+    METHOD_NOT_FOUND,
+    MODERN_VERSION,
+    RESOURCE_NOT_FOUND,
+    SUPPORTED_VERSIONS,
+    UNSUPPORTED_VERSION,
+    RpcError,
+    downlevel,
+    open_state,
+    paginate,
+    seal_state,
+)
 
 log = logging.getLogger("spyglass-demo")
 

@@ -14,8 +14,18 @@ and a Spyglass catalog.
 """
 
 from ._apply import apply
-from ._model import (ACTIONS, FORMAT_LABELS, Choice, Conflict, ImportEntry, ImportFileError, ImportPreview,
-                     ImportResult, MissingAnswers, Placeholder)
+from ._model import (
+    ACTIONS,
+    FORMAT_LABELS,
+    Choice,
+    Conflict,
+    ImportEntry,
+    ImportFileError,
+    ImportPreview,
+    ImportResult,
+    MissingAnswers,
+    Placeholder,
+)
 from ._preview import check_conflicts, detect_format, preview_file, preview_text
 
 __all__ = ["ACTIONS", "FORMAT_LABELS", "Choice", "Conflict", "ImportEntry", "ImportFileError", "ImportPreview",

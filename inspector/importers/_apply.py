@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..catalog import Catalog
 from ._model import ACTIONS, Choice, ImportEntry, ImportPreview, ImportResult, MissingAnswers, Placeholder

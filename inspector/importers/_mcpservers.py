@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 import shlex
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..config import ServerSpec
 from ._model import ImportEntry, Placeholder

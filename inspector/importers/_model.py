@@ -29,7 +29,7 @@ class ImportFileError(ConfigError):
 class MissingAnswers(ValueError):
     """`apply` needs answers for these placeholders; nothing was written."""
 
-    def __init__(self, questions: list["Placeholder"]) -> None:
+    def __init__(self, questions: list[Placeholder]) -> None:
         self.questions = questions
         names = ", ".join(q.label for q in questions)
         super().__init__(f"answers needed before importing: {names}")

@@ -6,7 +6,8 @@ import json
 import os
 import re
 import shutil
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..catalog import Catalog, same_definition
 from ..config import ConfigError, parse_json, read_text
@@ -111,7 +112,7 @@ def _spyglass_entries(data: dict[str, Any], source: str) -> list[ImportEntry]:
         entry = ImportEntry(key=name, name=name, spec=None, source=source, entry=name)
         try:
             loaded = reader._entry_from_json(raw)
-        except Exception as exc:  # noqa: BLE001 - any shape problem is this entry's error
+        except Exception as exc:
             entry.error = str(exc)
         else:
             entry.spec, entry.mode, entry.timeout = loaded.spec, loaded.mode, loaded.timeout

@@ -13,7 +13,8 @@ headers, `{variables}` in URLs and values) become placeholders, pre-filled with 
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..config import ServerSpec
 from ..secrets import is_secret_name
@@ -109,7 +110,7 @@ def server_entries(server: Any, source: str, *, line: int | None = None) -> list
     options: list[tuple[str, Any]] = [("package", p) for p in packages] + [("remote", r) for r in remotes]
     labels = [_label(kind, item) for kind, item in options]
     entries: list[ImportEntry] = []
-    for (kind, item), label in zip(options, labels):
+    for (kind, item), label in zip(options, labels, strict=True):
         if labels.count(label) > 1:
             label = f"{label} {labels[:len(entries) + 1].count(label)}"
         name = short if len(options) == 1 else f"{short} ({label})"

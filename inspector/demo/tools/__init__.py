@@ -4,9 +4,10 @@ from __future__ import annotations
 
 # Importing the modules registers their tools; this order is the listing order.
 from . import showcase  # noqa: F401
-from . import behaviour  # noqa: F401  isort:skip
-from .base import (REGISTRY, ArgError, ClientRequestError, DemoState, InputRequired, Tool,
-                   ToolContext, error_result)
+
+# isort: split
+from . import behaviour  # noqa: F401
+from .base import REGISTRY, ArgError, ClientRequestError, DemoState, InputRequired, Tool, ToolContext, error_result
 
 __all__ = ["ArgError", "ClientRequestError", "DemoState", "InputRequired", "Tool", "ToolContext",
            "error_result", "definitions", "find"]

@@ -8,8 +8,19 @@ import re
 from datetime import datetime
 
 from ..wire import LOG_LEVELS
-from .base import (READ_ONLY, ArgError, ClientRequestError, InputRequired, arg_bool, arg_num,
-                   arg_str, error_result, result, text, tool)
+from .base import (
+    READ_ONLY,
+    ArgError,
+    ClientRequestError,
+    InputRequired,
+    arg_bool,
+    arg_num,
+    arg_str,
+    error_result,
+    result,
+    text,
+    tool,
+)
 
 EMAIL = r"[^@\s]+@[^@\s]+\.[^@\s]+"
 
