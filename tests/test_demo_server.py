@@ -8,8 +8,8 @@ import base64
 import json
 
 import pytest
-
 from support import demo_cmd, spec_validator
+
 from inspector import errors as E
 from inspector.client import Client
 from inspector.protocol.versions import Era

@@ -4,8 +4,8 @@ import sys
 import zlib
 
 import pytest
-
 from support import HOSTILE
+
 from inspector.media import MediaError, audio_info, decode_base64, hex_preview, image_info
 
 sys.path.insert(0, str(HOSTILE.parent))

@@ -3,6 +3,7 @@ import shlex
 import subprocess
 
 from support import PY, ROOT, demo_cmd
+
 from inspector.config import ServerSpec
 from inspector.replay import cli_command, curl_command, jsonrpc_request
 

@@ -8,12 +8,20 @@ import dataclasses
 import json
 import socket
 
+import fake_as
 import httpx
 import pytest
 
-import fake_as
-from inspector.auth import (AuthFailed, AuthorizationFlow, AuthSettings, CallbackObserver, HeadlessAuthorizer,
-                            LoopbackAuthorizer, MemoryStore, OAuthProvider)
+from inspector.auth import (
+    AuthFailed,
+    AuthorizationFlow,
+    AuthSettings,
+    CallbackObserver,
+    HeadlessAuthorizer,
+    LoopbackAuthorizer,
+    MemoryStore,
+    OAuthProvider,
+)
 from inspector.auth.flow import STEP_ASM, STEP_AUTHORIZATION, STEP_PRM, STEP_REFRESH, STEP_TOKEN
 from inspector.auth.records import FAILED, OK
 

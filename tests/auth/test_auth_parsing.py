@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from inspector.auth.challenge import find, parse_www_authenticate
-from inspector.auth.urls import (authorization_server_candidates, canonical_resource, protected_resource_candidates,
-                                 resource_covers, strip_query)
+from inspector.auth.urls import (
+    authorization_server_candidates,
+    canonical_resource,
+    protected_resource_candidates,
+    resource_covers,
+    strip_query,
+)
 
 
 def test_bearer_challenge_with_every_mcp_parameter():

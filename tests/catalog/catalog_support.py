@@ -1,6 +1,9 @@
-"""Fixtures of the catalog and import tests (imported by each test module: a conftest.py here
-would shadow tests/conftest.py for `from conftest import ...`). Every test gets an in-memory keyring and a private config folder,
-so nothing here reads or writes the real OS keyring or the user's catalog."""
+"""Fixtures of the catalog and import tests, imported by each test module (a conftest.py here
+would shadow tests/conftest.py for `from conftest import ...`). Every test gets an in-memory keyring
+and a private config folder, so nothing here reads or writes the real OS keyring or the user's catalog.
+
+The fixture functions are named `*_fixture` and registered under the short name, so a test's
+`memory_keyring` argument does not shadow an imported name."""
 
 from __future__ import annotations
 
@@ -35,8 +38,8 @@ class MemoryKeyring(KeyringBackend):
         del self.items[(service, username)]
 
 
-@pytest.fixture(autouse=True)
-def memory_keyring(monkeypatch, tmp_path):
+@pytest.fixture(name="memory_keyring", autouse=True)
+def memory_keyring_fixture(monkeypatch, tmp_path):
     previous = keyring.get_keyring()
     backend = MemoryKeyring()
     keyring.set_keyring(backend)
@@ -45,14 +48,14 @@ def memory_keyring(monkeypatch, tmp_path):
     keyring.set_keyring(previous)
 
 
-@pytest.fixture
-def no_keyring():
+@pytest.fixture(name="no_keyring")
+def no_keyring_fixture():
     """The situation on a headless machine: keyring's fail backend."""
     from keyring.backends import fail
 
     keyring.set_keyring(fail.Keyring())
 
 
-@pytest.fixture
-def catalog_path(tmp_path) -> Path:
+@pytest.fixture(name="catalog_path")
+def catalog_path_fixture(tmp_path) -> Path:
     return tmp_path / "config" / "servers.json"

@@ -8,13 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from catalog_support import catalog_path, memory_keyring, no_keyring  # noqa: F401 - fixtures
+from catalog_support import catalog_path_fixture, memory_keyring_fixture, no_keyring_fixture  # noqa: F401 - fixtures
 
 from inspector.catalog import Catalog, same_definition
 from inspector.config import ConfigError, ServerSpec
-from inspector.exporters import (claude_desktop_config, claude_desktop_json, export_claude_desktop,
-                                 spyglass_command)
+from inspector.exporters import claude_desktop_config, claude_desktop_json, export_claude_desktop, spyglass_command
 from inspector.importers import apply, preview_file
 from inspector.keystore import MemorySecrets, SecretStore
 from inspector.secrets import MASK

@@ -10,13 +10,19 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from catalog_support import catalog_path, memory_keyring  # noqa: F401 - fixtures
+from catalog_support import catalog_path_fixture, memory_keyring_fixture  # noqa: F401 - fixtures
 
 from inspector.catalog import Catalog, CatalogError
 from inspector.config import ServerSpec
-from inspector.importers import (Choice, ImportFileError, MissingAnswers, apply, detect_format, preview_file,
-                                 preview_text)
+from inspector.importers import (
+    Choice,
+    ImportFileError,
+    MissingAnswers,
+    apply,
+    detect_format,
+    preview_file,
+    preview_text,
+)
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "configs"
 ENV = {"PATH": os.environ.get("PATH", os.defpath), "HOME": "/home/ada", "NOTES_TOKEN": "notes-tok-1"}

@@ -1,4 +1,4 @@
-"""DESIGN §1: the catalog, importers, exporters and keystore are core modules: no Qt, no asyncio."""
+"""Layering: the catalog, importers, exporters and keystore are core modules, so no Qt and no asyncio."""
 
 from __future__ import annotations
 

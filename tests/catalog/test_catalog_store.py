@@ -11,8 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-from catalog_support import catalog_path, memory_keyring, no_keyring  # noqa: F401 - fixtures
+from catalog_support import catalog_path_fixture, memory_keyring_fixture, no_keyring_fixture  # noqa: F401 - fixtures
 
 from inspector.catalog import VERSION, Catalog, CatalogError, default_catalog_path
 from inspector.config import ServerSpec
