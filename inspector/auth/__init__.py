@@ -16,7 +16,8 @@ Public surface:
 from .authorizers import HeadlessAuthorizer, LoopbackAuthorizer
 from .challenge import Challenge, parse_www_authenticate
 from .errors import AuthFailed
-from .flow import AuthorizationFlow, AuthSettings, Tokens
+from .flow import AuthorizationFlow
+from .model import AuthSettings, Tokens
 from .provider import OAuthProvider
 from .records import CallbackObserver, Exchange, FlowObserver, Step
 from .store import KeyringStore, MemoryStore, TokenStore

@@ -20,7 +20,8 @@ import httpx
 from .authorizers import Authorizer
 from .challenge import Challenge, find, parse_www_authenticate
 from .errors import AuthFailed
-from .flow import STEP_STEP_UP, AuthorizationFlow, AuthSettings
+from .flow import AuthorizationFlow
+from .model import STEP_STEP_UP, AuthSettings
 from .records import FlowObserver, Step
 from .store import TokenStore
 
@@ -102,8 +103,7 @@ class OAuthProvider:
                     step = Step(kind="dpop nonce", title="DPoP nonce from the MCP server", status="ok",
                                 verdict="the server asked for a DPoP nonce (RFC 9449 §9); the request is sent "
                                         "again with it")
-                    flow.steps.append(step)
-                    flow._notify(step)
+                    flow.record(step)
                     return True
                 raise AuthFailed("resource request", "the server keeps asking for a DPoP nonce it does not give")
             if flow.tokens is not None and sent != flow.tokens.access_token:
@@ -111,13 +111,13 @@ class OAuthProvider:
             if flow.tokens is not None:
                 # The token was refused: has the authorization server moved? Else refresh.
                 old_issuer = flow.issuer
-                flow._http = client
+                flow.http = client
                 await flow.discover(challenge)
                 if flow.issuer == old_issuer and flow.tokens is not None and flow.tokens.refresh_token:
                     if await flow.refresh(client):
                         return True
             self._count_authorization(challenge)
-            flow._http = client
+            flow.http = client
             if flow.metadata is None or flow.resource_metadata is None:
                 await flow.discover(challenge)
             await flow.obtain(challenge)
@@ -146,7 +146,7 @@ class OAuthProvider:
                 raise self._refuse(step, f"gave up after {self._step_ups} scope upgrades; the server still "
                                          f"wants {' '.join(wanted)}")
             self._step_ups += 1
-            flow._http = client
+            flow.http = client
             if flow.metadata is None:
                 await flow.discover(challenge)
             await flow.obtain(challenge, step_up=True)
@@ -155,8 +155,7 @@ class OAuthProvider:
     # ------------------------------------------------------------------ helpers
     def _refuse(self, step: Step, cause: str) -> AuthFailed:
         step.status, step.verdict = "failed", cause
-        self.flow.steps.append(step)
-        self.flow._notify(step)
+        self.flow.record(step)
         return AuthFailed(step.kind, cause)
 
     def _count_authorization(self, challenge: Challenge | None) -> None:
