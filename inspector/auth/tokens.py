@@ -160,22 +160,26 @@ class TokenRequests(FlowState):
         headers: dict[str, str] = {}
         form = dict(form)
         self._client_auth(form, headers)
-        for attempt in range(2):
-            if self.dpop is not None:
-                headers["DPoP"] = self.dpop.proof("POST", endpoint, nonce=self.dpop.nonces.get("as"))
-            try:
-                resp = await self._request(step, "POST", endpoint, headers=headers, form=form)
-            except Unreachable as exc:
-                raise self._fail(step, f"cannot reach the token endpoint: {exc}") from None
+        resp = await self._post_token(step, endpoint, form, headers)
+        nonce = resp.headers.get("dpop-nonce")
+        if (self.dpop is not None and resp.status_code in (400, 401) and nonce
+                and oauth_error(resp) == "use_dpop_nonce"):
+            # RFC 9449 §8: the same request once more, with the server's nonce
+            self.dpop.nonces["as"] = nonce
+            resp = await self._post_token(step, endpoint, form, headers)
             nonce = resp.headers.get("dpop-nonce")
-            if (self.dpop is not None and resp.status_code in (400, 401) and nonce and attempt == 0
-                    and oauth_error(resp) == "use_dpop_nonce"):
-                self.dpop.nonces["as"] = nonce
-                continue  # RFC 9449 §8: the same request again, with the server's nonce
-            if self.dpop is not None and nonce:
-                self.dpop.nonces["as"] = nonce
-            return self._token_answer(step, resp, endpoint)
-        raise self._fail(step, "the token endpoint kept asking for a DPoP nonce")  # pragma: no cover
+        if self.dpop is not None and nonce:
+            self.dpop.nonces["as"] = nonce
+        return self._token_answer(step, resp, endpoint)
+
+    async def _post_token(self, step: Step, endpoint: str, form: dict[str, str],
+                          headers: dict[str, str]) -> httpx.Response:
+        if self.dpop is not None:
+            headers["DPoP"] = self.dpop.proof("POST", endpoint, nonce=self.dpop.nonces.get("as"))
+        try:
+            return await self._request(step, "POST", endpoint, headers=headers, form=form)
+        except Unreachable as exc:
+            raise self._fail(step, f"cannot reach the token endpoint: {exc}") from None
 
     def _token_answer(self, step: Step, resp: httpx.Response, endpoint: str) -> dict[str, Any]:
         if resp.status_code >= 500:
