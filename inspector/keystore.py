@@ -62,7 +62,7 @@ class SecretStore:
         self.what = what
         self.on_warning = on_warning
         self.warning: str | None = None
-        self._keyring: Any = None
+        self._keyring: Any = None  # the keyring module, once a usable backend was found
         self._fallback: MemorySecrets | None = None
 
     # -- backend ---------------------------------------------------------------------------------
@@ -112,7 +112,8 @@ class SecretStore:
     def get(self, key: str) -> str | None:
         if self._ready():
             try:
-                return self._keyring.get_password(self.service, key)
+                value: str | None = self._keyring.get_password(self.service, key)
+                return value
             except Exception as exc:
                 self._use_fallback(f"reading failed: {type(exc).__name__}")
         assert self._fallback is not None

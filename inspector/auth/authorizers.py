@@ -16,12 +16,19 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
+import httpx
+
 from .errors import AuthFailed
 
 log = logging.getLogger("spyglass.auth")
 
-# request(method, url, **kwargs) -> httpx.Response, recorded on the authorization step
-Fetch = Callable[..., Awaitable[Any]]
+
+class Fetch(Protocol):
+    """An HTTP request recorded on the authorization step."""
+
+    def __call__(self, method: str, url: str, *, headers: dict[str, str] | None = None,
+                 follow_redirects: bool = True) -> Awaitable[httpx.Response]: ...
+
 
 MAX_REDIRECTS = 10
 HEADLESS_REDIRECT_URI = "http://127.0.0.1/callback"
@@ -53,7 +60,7 @@ class HeadlessAuthorizer:
         current = url
         for _ in range(MAX_REDIRECTS):
             resp = await fetch("GET", current, follow_redirects=False, headers={"Accept": "text/html"})
-            location = resp.headers.get("location")
+            location: str | None = resp.headers.get("location")
             if resp.status_code in (301, 302, 303, 307, 308) and location:
                 target = urljoin(current, location)
                 if _same_endpoint(target, self.redirect_uri):
@@ -107,7 +114,7 @@ class LoopbackAuthorizer:
                 opened = await opened
             if opened is False:
                 log.warning("could not open a browser; open this URL to authorize: %s", url)
-            waiters: list[asyncio.Future[Any]] = [self._answer]
+            waiters: list[asyncio.Future[str]] = [self._answer]
             if self.paste is not None:
                 waiters.append(asyncio.ensure_future(self.paste(url)))
             done, pending = await asyncio.wait(waiters, timeout=self.timeout, return_when=asyncio.FIRST_COMPLETED)

@@ -9,7 +9,7 @@ import base64
 import hashlib
 import secrets
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .urls import strip_query
 
@@ -26,7 +26,7 @@ def client_assertion(client_id: str, audience: str, private_key_pem: str, alg: s
     from joserfc import jwt
     from joserfc.jwk import import_key
 
-    kty = "EC" if alg.startswith("ES") else "OKP" if alg in ("EdDSA", "Ed25519") else "RSA"
+    kty: Literal["EC", "OKP", "RSA"] = "EC" if alg.startswith("ES") else "OKP" if alg in ("EdDSA", "Ed25519") else "RSA"
     key = import_key(private_key_pem, kty)
     now = int(time.time())
     claims = {"iss": client_id, "sub": client_id, "aud": audience, "iat": now, "exp": now + lifetime,

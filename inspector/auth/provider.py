@@ -212,7 +212,7 @@ def _challenge(response: httpx.Response) -> Challenge | None:
 
 def _sent_token(response: httpx.Response) -> str | None:
     try:
-        header = response.request.headers.get("authorization")
+        header: str | None = response.request.headers.get("authorization")
     except RuntimeError:
         return None
     if not header or " " not in header:

@@ -57,8 +57,13 @@ class TokenRequests(FlowState):
         url = endpoint + ("&" if urlsplit(endpoint).query else "?") + urlencode(params, quote_via=quote)
         step.details = {"authorization_url": mask_url(url), "scope": params.get("scope"),
                         "redirect_uri": redirect_uri, "resource": self.resource}
+
+        async def fetch(method: str, url: str, *, headers: dict[str, str] | None = None,
+                        follow_redirects: bool = True) -> httpx.Response:
+            return await self._request(step, method, url, headers=headers, follow_redirects=follow_redirects)
+
         try:
-            answer = await self.authorizer.authorize(url, lambda m, u, **kw: self._request(step, m, u, **kw))
+            answer = await self.authorizer.authorize(url, fetch)
         except AuthFailed as exc:
             self._end(step, exc.cause, FAILED)
             raise AuthFailed(step.kind, exc.cause) from None
