@@ -28,12 +28,13 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .config import ConfigError, ServerSpec, parse_json
+from .keystore import Secrets, SecretStore
 from .secrets import MASK, is_secret_name, mask_value
 
 log = logging.getLogger("spyglass.catalog")
@@ -119,7 +120,7 @@ def same_definition(a: ServerSpec, b: ServerSpec) -> bool:
     return _definition(a) == _definition(b)
 
 
-def _definition(spec: ServerSpec) -> tuple:
+def _definition(spec: ServerSpec) -> tuple[object, ...]:
     transport = spec.transport
     if spec.url is None and transport in (None, "stdio"):
         transport = "stdio"
@@ -194,13 +195,9 @@ def _remove_stale_temps(path: Path) -> None:
 class Catalog:
     """The user's servers, in order. Mutations stay in memory until `save()`."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, secrets: Any = None) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, secrets: Secrets | None = None) -> None:
         self.path = Path(path) if path is not None else default_catalog_path()
-        if secrets is None:
-            from .keystore import SecretStore
-
-            secrets = SecretStore(what="Secrets of saved servers")
-        self.secrets = secrets
+        self.secrets: Secrets = secrets if secrets is not None else SecretStore(what="Secrets of saved servers")
         self.warnings: list[str] = []     # what load() had to say (broken file moved aside, ...)
         self.read_only = False            # written by a newer Spyglass: never overwritten
         self._entries: list[CatalogEntry] = []
@@ -216,7 +213,7 @@ class Catalog:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[CatalogEntry]:
         return iter(list(self._entries))
 
     @property
@@ -284,7 +281,7 @@ class Catalog:
                                  f"it is shown read-only and will not be changed")
         for position, raw in enumerate(data.get("servers", [])):
             try:
-                self._entries.append(self._entry_from_json(raw))
+                self._entries.append(self.entry_from_json(raw))
             except (CatalogError, TypeError, ValueError) as exc:
                 self._unreadable.append(raw)
                 what = raw.get("name") if isinstance(raw, dict) else None
@@ -305,7 +302,10 @@ class Catalog:
                                  f"as it is and will not be overwritten.")
         log.warning("%s", self.warnings[-1])
 
-    def _entry_from_json(self, raw: Any) -> CatalogEntry:
+    def entry_from_json(self, raw: Any) -> CatalogEntry:
+        """One server as a catalog file holds it. Its secrets are read from this catalog's store; those
+        the store lacks are named in `missing_secrets` and `warnings`. Raises CatalogError (or TypeError,
+        ValueError) for an entry that cannot be used."""
         if not isinstance(raw, dict):
             raise CatalogError("not an object")
         server_id = raw.get("id")

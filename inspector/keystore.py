@@ -16,11 +16,21 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 log = logging.getLogger("spyglass.keystore")
 
 SERVICE = "spyglass"
+
+
+class Secrets(Protocol):
+    """Strings kept by key: what the catalog needs of a secret store."""
+
+    def get(self, key: str) -> str | None: ...
+
+    def set(self, key: str, value: str) -> None: ...
+
+    def delete(self, key: str) -> None: ...
 
 
 class MemorySecrets:

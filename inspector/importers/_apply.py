@@ -66,19 +66,19 @@ def apply(preview: ImportPreview, catalog: Catalog, choices: Mapping[str, Choice
             if leftovers:
                 result.warnings.append(f"server {entry.name!r}: kept as written: {', '.join(leftovers)}")
             source = {"file": entry.source, "entry": entry.entry, "format": preview.format}
-            kwargs = {"mode": entry.mode or "auto", "timeout": entry.timeout}
+            mode = entry.mode or "auto"
             if choice.action == "replace":
                 assert entry.conflict is not None
                 target = catalog.get(entry.conflict.existing_id)
                 spec.name = target.name if choice.name is None else choice.name
-                catalog.replace(target.id, spec, mode=kwargs["mode"], timeout=kwargs["timeout"],
-                                secret_marks=entry.secret_marks)
+                catalog.replace(target.id, spec, mode=mode, timeout=entry.timeout, secret_marks=entry.secret_marks)
                 target.source = source
                 result.replaced.append(target)
                 continue
             if choice.action == "rename":
                 spec.name = choice.name or entry.suggested_name or entry.name
-            added = catalog.add(spec, secret_marks=entry.secret_marks, source=source, **kwargs)
+            added = catalog.add(spec, secret_marks=entry.secret_marks, source=source, mode=mode,
+                                timeout=entry.timeout)
             if added.name != spec.name:
                 result.warnings.append(f"server {spec.name!r} was added as {added.name!r}: the name was taken")
             result.added.append(added)

@@ -111,7 +111,7 @@ def _classify(body: str, defs: Mapping[str, Placeholder], env: Mapping[str, str]
 
 
 def has_placeholder(value: str | None) -> bool:
-    return bool(value) and PATTERN.search(value) is not None
+    return bool(value and PATTERN.search(value))
 
 
 def substitute(spec: ServerSpec, values: Mapping[str, str]) -> ServerSpec:

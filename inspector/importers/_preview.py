@@ -11,6 +11,7 @@ from typing import Any
 
 from ..catalog import Catalog, same_definition
 from ..config import ConfigError, parse_json, read_text
+from ..keystore import MemorySecrets
 from . import _mcpservers, _registry
 from ._model import FORMAT_LABELS, Conflict, ImportEntry, ImportFileError, ImportPreview
 from ._placeholders import has_placeholder, resolve
@@ -102,16 +103,14 @@ def _parse(data: dict[str, Any], text: str, source: str, env: Mapping[str, str]
 
 
 def _spyglass_entries(data: dict[str, Any], source: str) -> list[ImportEntry]:
-    from ..catalog import Catalog as _Catalog
-    from ..keystore import MemorySecrets
-
-    reader = _Catalog(os.devnull, secrets=MemorySecrets())
+    reader = Catalog(os.devnull, secrets=MemorySecrets())
     entries = []
     for i, raw in enumerate(data["servers"]):
-        name = raw.get("name") if isinstance(raw, dict) and isinstance(raw.get("name"), str) else f"server {i + 1}"
+        given = raw.get("name") if isinstance(raw, dict) else None
+        name = given if isinstance(given, str) else f"server {i + 1}"
         entry = ImportEntry(key=name, name=name, spec=None, source=source, entry=name)
         try:
-            loaded = reader._entry_from_json(raw)
+            loaded = reader.entry_from_json(raw)
         except Exception as exc:
             entry.error = str(exc)
         else:
