@@ -16,12 +16,14 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Collection
+from typing import Any, TypeVar
 
-from .wire import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, RpcError
+from .wire import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, JsonObject, RpcError
 
 log = logging.getLogger("spyglass-demo")
+
+T = TypeVar("T")
 
 
 class RemoteError(Exception):
@@ -36,7 +38,7 @@ def id_key(request_id: Any) -> str:
     return json.dumps(request_id)  # keeps 1 and "1" apart
 
 
-def error_response(request_id: Any, exc: RpcError) -> dict:
+def error_response(request_id: Any, exc: RpcError) -> JsonObject:
     return {"jsonrpc": "2.0", "id": request_id, "error": exc.to_json()}
 
 
@@ -45,18 +47,18 @@ class JsonRpcPeer:
 
     def __init__(self, write: Callable[[bytes], None]) -> None:
         self._write = write
-        self._by_id: dict[str, asyncio.Task] = {}
-        self._running: set[asyncio.Task] = set()
-        self._pending: dict[str, asyncio.Future] = {}
+        self._by_id: dict[str, asyncio.Task[JsonObject]] = {}
+        self._running: set[asyncio.Task[Any]] = set()
+        self._pending: dict[str, asyncio.Future[Any]] = {}
         self._out_ids = itertools.count(1)
         self.closing = False
 
     # ------------------------------------------------------------------ hooks
 
-    async def handle_request(self, request_id: Any, method: str, params: dict) -> dict:
+    async def handle_request(self, request_id: Any, method: str, params: JsonObject) -> JsonObject:
         raise RpcError(-32601, f"Method not found: {method}")
 
-    def handle_notification(self, method: str, params: dict) -> None:
+    def handle_notification(self, method: str, params: JsonObject) -> None:
         pass
 
     def request_abandoned(self, request_id: str) -> None:
@@ -64,7 +66,7 @@ class JsonRpcPeer:
 
     # ------------------------------------------------------------------ output
 
-    def send(self, message: dict | list) -> None:
+    def send(self, message: JsonObject | list[JsonObject]) -> None:
         try:
             line = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         except (TypeError, ValueError):
@@ -80,16 +82,16 @@ class JsonRpcPeer:
                 log.warning("output is closed; dropping messages")
             self.closing = True
 
-    def notify(self, method: str, params: dict | None = None) -> None:
+    def notify(self, method: str, params: JsonObject | None = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
         self.send(message)
 
-    async def request(self, method: str, params: dict) -> Any:
+    async def request(self, method: str, params: JsonObject) -> Any:
         """Send a request with an id like ``srv-1`` and wait for its result."""
         request_id = f"srv-{next(self._out_ids)}"
-        future = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         try:
@@ -103,7 +105,7 @@ class JsonRpcPeer:
 
     # ------------------------------------------------------------------ input
 
-    async def serve(self, lines: asyncio.Queue) -> None:
+    async def serve(self, lines: asyncio.Queue[bytes | None]) -> None:
         """Handle lines from ``lines`` until ``None`` (end of input), then shut down."""
         try:
             while (line := await lines.get()) is not None:
@@ -116,7 +118,7 @@ class JsonRpcPeer:
         self.closing = True
         for future in self._pending.values():  # nobody can answer these any more
             future.cancel()
-        running = list(self._running)
+        running: Collection[asyncio.Task[Any]] = list(self._running)
         if running:
             _, running = await asyncio.wait(running, timeout=grace)
         for task in running:
@@ -149,9 +151,9 @@ class JsonRpcPeer:
         elif isinstance(outcome, asyncio.Task):
             outcome.add_done_callback(self._deliver)
 
-    def _accept(self, message: Any) -> asyncio.Task | dict | None:
+    def _accept(self, message: Any) -> asyncio.Task[JsonObject] | JsonObject | None:
         """Route one message: a task for a request, an error to send, or None."""
-        def invalid(reply_to: Any, why: str) -> dict:
+        def invalid(reply_to: Any, why: str) -> JsonObject:
             return error_response(reply_to, RpcError(INVALID_REQUEST, f"Invalid Request: {why}"))
 
         if not isinstance(message, dict):
@@ -180,12 +182,12 @@ class JsonRpcPeer:
             return None
         return invalid(reply_id, "not a request, notification or response")
 
-    def _track(self, task: asyncio.Task) -> asyncio.Task:
+    def _track(self, task: asyncio.Task[T]) -> asyncio.Task[T]:
         self._running.add(task)
         task.add_done_callback(self._running.discard)
         return task
 
-    async def _respond(self, request_id: Any, method: str, params: Any) -> dict:
+    async def _respond(self, request_id: Any, method: str, params: Any) -> JsonObject:
         try:
             if params is None:
                 params = {}
@@ -202,11 +204,11 @@ class JsonRpcPeer:
             log.exception("request %r (%s) failed", request_id, method)
             return error_response(request_id, RpcError(INTERNAL_ERROR, f"Internal error: {exc}"))
 
-    def _deliver(self, task: asyncio.Task) -> None:
+    def _deliver(self, task: asyncio.Task[JsonObject]) -> None:
         if not task.cancelled() and task.exception() is None:
             self.send(task.result())
 
-    async def _answer_batch(self, outcomes: list) -> None:
+    async def _answer_batch(self, outcomes: list[asyncio.Task[JsonObject] | JsonObject | None]) -> None:
         tasks = [o for o in outcomes if isinstance(o, asyncio.Task)]
         if tasks:
             await asyncio.wait(tasks)
@@ -216,7 +218,7 @@ class JsonRpcPeer:
         if replies:
             self.send(replies)
 
-    def _on_response(self, message: dict) -> None:
+    def _on_response(self, message: JsonObject) -> None:
         future = self._pending.get(message["id"]) if isinstance(message["id"], str) else None
         if future is None or future.done():
             log.warning("response for unknown request %r ignored", message["id"])
@@ -242,7 +244,7 @@ def run_stdio(make_peer: Callable[[Callable[[bytes], None]], JsonRpcPeer]) -> in
 
     async def serve() -> None:
         loop = asyncio.get_running_loop()
-        lines: asyncio.Queue = asyncio.Queue()
+        lines: asyncio.Queue[bytes | None] = asyncio.Queue()
 
         def pump() -> None:  # reading in a thread keeps stdin portable (Windows pipes too)
             try:

@@ -2,8 +2,25 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from . import resources
-from .wire import INVALID_PARAMS, RpcError
+from .wire import INVALID_PARAMS, JsonObject, RpcError
+
+
+class PromptArgument(TypedDict):
+    name: str
+    title: str
+    description: str
+    required: bool
+
+
+class Prompt(TypedDict):
+    name: str
+    title: str
+    description: str
+    arguments: list[PromptArgument]
+
 
 STYLES = {
     "formal": "Good day, {name}. It is a pleasure to make your acquaintance.",
@@ -16,7 +33,7 @@ LANGUAGES = [
     "lua", "python", "ruby", "rust", "scala", "sql", "swift", "typescript",
 ]
 
-PROMPTS = [
+PROMPTS: list[Prompt] = [
     {
         "name": "greeting",
         "title": "Friendly greeting",
@@ -43,11 +60,11 @@ PROMPTS = [
 _BY_NAME = {p["name"]: p for p in PROMPTS}
 
 
-def _text(role: str, text: str) -> dict:
+def _text(role: str, text: str) -> JsonObject:
     return {"role": role, "content": {"type": "text", "text": text}}
 
 
-def get_prompt(name: str, arguments: dict) -> dict:
+def get_prompt(name: str, arguments: JsonObject) -> JsonObject:
     """Render prompt ``name``; raises -32602 for unknown prompts or bad arguments."""
     prompt = _BY_NAME.get(name)
     if prompt is None:

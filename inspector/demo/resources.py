@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from . import media
-from .wire import RESOURCE_NOT_FOUND, RpcError
+from .wire import RESOURCE_NOT_FOUND, JsonObject, RpcError
 
 CLOCK_URI = "demo://live/clock"
 NOTE_PREFIX = "demo://notes/"
@@ -64,17 +64,17 @@ class DemoResource:
     mime_type: str
     load: Callable[[], str | bytes]
     static: bool = True
-    extra: dict = field(default_factory=dict)
+    extra: JsonObject = field(default_factory=dict)
 
-    def listing(self) -> dict:
-        entry = {"uri": self.uri, "name": self.name, "title": self.title,
+    def listing(self) -> JsonObject:
+        entry: JsonObject = {"uri": self.uri, "name": self.name, "title": self.title,
                  "description": self.description, "mimeType": self.mime_type, **self.extra}
         if self.static:
             body = self.load()
             entry["size"] = len(body.encode() if isinstance(body, str) else body)
         return entry
 
-    def contents(self) -> dict:
+    def contents(self) -> JsonObject:
         body = self.load()
         if isinstance(body, bytes):
             return {"uri": self.uri, "mimeType": self.mime_type, "blob": media.b64(body)}
@@ -118,7 +118,7 @@ TEMPLATES = [{
 }]
 
 
-def list_resources() -> list[dict]:
+def list_resources() -> list[JsonObject]:
     return [r.listing() for r in RESOURCES]
 
 
@@ -131,7 +131,7 @@ def exists(uri: str) -> bool:
     return uri in _BY_URI or _note_id(uri) is not None
 
 
-def read(uri: str) -> list[dict]:
+def read(uri: str) -> list[JsonObject]:
     """Contents of ``uri``; raises -32002 for unknown URIs."""
     if uri in _BY_URI:
         return [_BY_URI[uri].contents()]

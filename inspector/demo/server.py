@@ -36,6 +36,7 @@ from .wire import (
     RESOURCE_NOT_FOUND,
     SUPPORTED_VERSIONS,
     UNSUPPORTED_VERSION,
+    JsonObject,
     RpcError,
     downlevel,
     open_state,
@@ -73,12 +74,12 @@ NOT_INITIALIZED = ("Server not initialized: send 'initialize' first, or add "
 class Request:
     id: Any
     method: str
-    params: dict
+    params: JsonObject
     modern: bool
     version: str
 
     @property
-    def meta(self) -> dict:
+    def meta(self) -> JsonObject:
         meta = self.params.get("_meta")
         return meta if isinstance(meta, dict) else {}
 
@@ -87,8 +88,8 @@ class Request:
 class LegacySession:
     initialized: bool = False
     version: str = LATEST_LEGACY
-    client_capabilities: dict = field(default_factory=dict)
-    client_info: dict = field(default_factory=dict)
+    client_capabilities: JsonObject = field(default_factory=dict)
+    client_info: JsonObject = field(default_factory=dict)
     log_level: str = "info"
     subscriptions: set[str] = field(default_factory=set)
 
@@ -98,7 +99,7 @@ class Listener:
     """An open modern-era ``subscriptions/listen`` stream."""
 
     id: Any
-    filter: dict
+    filter: JsonObject
 
 
 def _page_size() -> int | None:
@@ -130,7 +131,7 @@ class DemoServer(JsonRpcPeer):
             "completion/complete": self._complete,
         }
 
-    async def serve(self, lines: asyncio.Queue) -> None:
+    async def serve(self, lines: asyncio.Queue[bytes | None]) -> None:
         ticker = asyncio.ensure_future(self._tick_clock())
         try:
             await super().serve(lines)
@@ -142,7 +143,7 @@ class DemoServer(JsonRpcPeer):
             self.cancel_request(listener.id)
         await super().shutdown(grace)
 
-    def handle_notification(self, method: str, params: dict) -> None:
+    def handle_notification(self, method: str, params: JsonObject) -> None:
         if method == "notifications/cancelled":
             request_id = params.get("requestId")
             if self.cancel_request(request_id):
@@ -158,18 +159,19 @@ class DemoServer(JsonRpcPeer):
 
     # ------------------------------------------------------------------ dispatch
 
-    async def handle_request(self, request_id: Any, method: str, params: dict) -> dict:
+    async def handle_request(self, request_id: Any, method: str, params: JsonObject) -> JsonObject:
         handler = self._methods.get(method)
         if handler is None:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
         request = self._classify(request_id, method, params)
         return self._finish(request, await handler(request))
 
-    def _classify(self, request_id: Any, method: str, params: dict) -> Request:
+    def _classify(self, request_id: Any, method: str, params: JsonObject) -> Request:
         """Decide the request's era and version, enforcing what each era allows."""
         if method == "initialize":
             return Request(request_id, method, params, False, LATEST_LEGACY)
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        given = params.get("_meta")
+        meta = given if isinstance(given, dict) else {}
         requested = meta.get(META_PROTOCOL_VERSION)
         if requested is not None and requested not in SUPPORTED_VERSIONS:
             raise RpcError(UNSUPPORTED_VERSION, "Unsupported protocol version", {
@@ -186,7 +188,7 @@ class DemoServer(JsonRpcPeer):
             raise RpcError(INVALID_REQUEST, NOT_INITIALIZED)
         return Request(request_id, method, params, False, self.legacy.version)
 
-    def _finish(self, request: Request, result: dict) -> dict:
+    def _finish(self, request: Request, result: JsonObject) -> JsonObject:
         if not request.modern:
             return downlevel(result, request.version)
         result = {"resultType": "complete", **result}
@@ -194,14 +196,14 @@ class DemoServer(JsonRpcPeer):
         return result
 
     @staticmethod
-    def _cacheable(request: Request, result: dict, ttl_ms: int) -> dict:
+    def _cacheable(request: Request, result: JsonObject, ttl_ms: int) -> JsonObject:
         if request.modern:
             result.update(ttlMs=ttl_ms, cacheScope="public")
         return result
 
     # ------------------------------------------------------------------ lifecycle
 
-    async def _initialize(self, request: Request) -> dict:
+    async def _initialize(self, request: Request) -> JsonObject:
         params = request.params
         requested = params.get("protocolVersion")
         version = requested if requested in LEGACY_VERSIONS else LATEST_LEGACY
@@ -214,21 +216,21 @@ class DemoServer(JsonRpcPeer):
         return {"protocolVersion": version, "capabilities": copy.deepcopy(CAPABILITIES),
                 "serverInfo": dict(SERVER_INFO), "instructions": INSTRUCTIONS}
 
-    async def _ping(self, request: Request) -> dict:
+    async def _ping(self, request: Request) -> JsonObject:
         return {}
 
-    async def _set_level(self, request: Request) -> dict:
+    async def _set_level(self, request: Request) -> JsonObject:
         level = request.params.get("level")
         if level not in LOG_LEVELS:
             raise RpcError(INVALID_PARAMS, f"Unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
         self.legacy.log_level = level
         return {}
 
-    async def _discover(self, request: Request) -> dict:
+    async def _discover(self, request: Request) -> JsonObject:
         return {"supportedVersions": list(SUPPORTED_VERSIONS), "capabilities": copy.deepcopy(CAPABILITIES),
                 "instructions": INSTRUCTIONS, "ttlMs": 60_000, "cacheScope": "public"}
 
-    async def _listen(self, request: Request) -> dict:
+    async def _listen(self, request: Request) -> JsonObject:
         wanted = request.params.get("notifications")
         if not isinstance(wanted, dict):
             raise RpcError(INVALID_PARAMS, "params.notifications must be an object")
@@ -248,12 +250,12 @@ class DemoServer(JsonRpcPeer):
             self._listeners.pop(key, None)
         return {}
 
-    def _broadcast(self, flag: str | None, method: str, params: dict | None = None,
+    def _broadcast(self, flag: str | None, method: str, params: JsonObject | None = None,
                    uri: str | None = None) -> None:
         """Send a notification on every listen stream that opted in to it."""
         for listener in list(self._listeners.values()):
             wanted = listener.filter
-            opted = uri in wanted.get("resourceSubscriptions", []) if uri else wanted.get(flag)
+            opted = uri in wanted.get("resourceSubscriptions", []) if uri else flag is not None and wanted.get(flag)
             if opted:
                 self.notify(method, {**(params or {}), "_meta": {META_SUBSCRIPTION_ID: listener.id}})
 
@@ -267,7 +269,7 @@ class DemoServer(JsonRpcPeer):
 
     # ------------------------------------------------------------------ tools
 
-    async def _list_tools(self, request: Request) -> dict:
+    async def _list_tools(self, request: Request) -> JsonObject:
         page, next_cursor = paginate(tools.definitions(self.state), request.params.get("cursor"),
                                      self._page_size)
         result: dict[str, Any] = {"tools": page}
@@ -275,7 +277,7 @@ class DemoServer(JsonRpcPeer):
             result["nextCursor"] = next_cursor
         return self._cacheable(request, result, 0)
 
-    async def _call_tool(self, request: Request) -> dict:
+    async def _call_tool(self, request: Request) -> JsonObject:
         name = request.params.get("name")
         if not isinstance(name, str):
             raise RpcError(INVALID_PARAMS, "params.name must be a string")
@@ -319,8 +321,8 @@ class DemoServer(JsonRpcPeer):
             self.notify("notifications/tools/list_changed")
         self._broadcast("toolsListChanged", "notifications/tools/list_changed")
 
-    async def _ask_client(self, method: str, params: dict) -> dict:
-        """Send a server-to-client request (legacy era) and wait for its result."""
+    async def _ask_client(self, method: str, params: JsonObject) -> Any:
+        """Send a server-to-client request (legacy era) and wait for its result (whatever the client sent)."""
         try:
             return await self.request(method, params)
         except RemoteError as exc:
@@ -328,24 +330,24 @@ class DemoServer(JsonRpcPeer):
 
     # ------------------------------------------------------------------ resources and prompts
 
-    async def _list_resources(self, request: Request) -> dict:
+    async def _list_resources(self, request: Request) -> JsonObject:
         return self._cacheable(request, {"resources": resources.list_resources()}, 60_000)
 
-    async def _list_templates(self, request: Request) -> dict:
+    async def _list_templates(self, request: Request) -> JsonObject:
         return self._cacheable(request, {"resourceTemplates": copy.deepcopy(resources.TEMPLATES)}, 60_000)
 
-    async def _read_resource(self, request: Request) -> dict:
+    async def _read_resource(self, request: Request) -> JsonObject:
         uri = self._uri(request)
         return self._cacheable(request, {"contents": resources.read(uri)}, resources.cache_ttl_ms(uri))
 
-    async def _subscribe(self, request: Request) -> dict:
+    async def _subscribe(self, request: Request) -> JsonObject:
         uri = self._uri(request)
         if not resources.exists(uri):
             raise RpcError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
         self.legacy.subscriptions.add(uri)
         return {}
 
-    async def _unsubscribe(self, request: Request) -> dict:
+    async def _unsubscribe(self, request: Request) -> JsonObject:
         self.legacy.subscriptions.discard(self._uri(request))
         return {}
 
@@ -356,16 +358,16 @@ class DemoServer(JsonRpcPeer):
             raise RpcError(INVALID_PARAMS, "params.uri must be a string")
         return uri
 
-    async def _list_prompts(self, request: Request) -> dict:
+    async def _list_prompts(self, request: Request) -> JsonObject:
         return self._cacheable(request, {"prompts": copy.deepcopy(prompts.PROMPTS)}, 60_000)
 
-    async def _get_prompt(self, request: Request) -> dict:
+    async def _get_prompt(self, request: Request) -> JsonObject:
         name = request.params.get("name")
         if not isinstance(name, str):
             raise RpcError(INVALID_PARAMS, "params.name must be a string")
         return prompts.get_prompt(name, request.params.get("arguments") or {})
 
-    async def _complete(self, request: Request) -> dict:
+    async def _complete(self, request: Request) -> JsonObject:
         ref, argument = request.params.get("ref"), request.params.get("argument")
         if not isinstance(ref, dict) or not isinstance(argument, dict):
             raise RpcError(INVALID_PARAMS, "params.ref and params.argument must be objects")

@@ -14,7 +14,17 @@ import hashlib
 import hmac
 import json
 import secrets
-from typing import Any
+from typing import Any, TypeVar
+
+# The JSON-RPC error codes come from the protocol core; the demo modules import them from here.
+from inspector.protocol.jsonrpc import INTERNAL_ERROR as INTERNAL_ERROR
+from inspector.protocol.jsonrpc import INVALID_PARAMS as INVALID_PARAMS
+from inspector.protocol.jsonrpc import INVALID_REQUEST as INVALID_REQUEST
+from inspector.protocol.jsonrpc import METHOD_NOT_FOUND as METHOD_NOT_FOUND
+from inspector.protocol.jsonrpc import PARSE_ERROR as PARSE_ERROR
+from inspector.protocol.jsonrpc import UNSUPPORTED_PROTOCOL_VERSION
+
+JsonObject = dict[str, Any]  # a JSON object as it travels: its values are whatever the peer sent
 
 MODERN_VERSION = "2026-07-28"
 LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -28,15 +38,7 @@ META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
-from inspector.protocol.jsonrpc import (  # noqa: E402,F401  (re-exported for the demo modules)
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
-)
-from inspector.protocol.jsonrpc import UNSUPPORTED_PROTOCOL_VERSION as UNSUPPORTED_VERSION  # noqa: E402,F401
-
+UNSUPPORTED_VERSION = UNSUPPORTED_PROTOCOL_VERSION
 RESOURCE_NOT_FOUND = -32002
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -51,7 +53,7 @@ class RpcError(Exception):
         self.message = message
         self.data = data
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JsonObject:
         error: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.data is not None:
             error["data"] = self.data
@@ -69,7 +71,7 @@ def level_enabled(level: str, threshold: str | None) -> bool:
 # Down-levelling for legacy clients
 # --------------------------------------------------------------------------
 
-def downlevel(result: dict, version: str) -> dict:
+def downlevel(result: JsonObject, version: str) -> JsonObject:
     """Strip or replace what ``version`` lacks (titles, icons, audio, links...)."""
     if version >= "2025-11-25":
         return result
@@ -102,7 +104,7 @@ def downlevel(result: dict, version: str) -> dict:
     return r
 
 
-def _downlevel_block(block: dict, version: str) -> dict:
+def _downlevel_block(block: JsonObject, version: str) -> JsonObject:
     kind = block.get("type")
     if kind == "audio" and version < "2025-03-26":
         size = len(base64.b64decode(block.get("data", "")))
@@ -125,7 +127,7 @@ _STATE_KEY = secrets.token_bytes(32)
 _MAC_SIZE = hashlib.sha256().digest_size
 
 
-def seal_state(method: str, target: str, state: dict) -> str:
+def seal_state(method: str, target: str, state: JsonObject) -> str:
     """Encode ``state`` as an opaque, HMAC-signed base64url token."""
     body = json.dumps({"m": method, "t": target, "s": state},
                       separators=(",", ":"), sort_keys=True).encode()
@@ -133,7 +135,7 @@ def seal_state(method: str, target: str, state: dict) -> str:
     return base64.urlsafe_b64encode(mac + body).decode("ascii")
 
 
-def open_state(token: Any, method: str, target: str) -> dict:
+def open_state(token: Any, method: str, target: str) -> JsonObject:
     """Verify a token from :func:`seal_state`; raise -32602 if it was altered."""
     bad = RpcError(INVALID_PARAMS, "Invalid requestState: it was modified or was not issued by this server")
     if not isinstance(token, str):
@@ -148,14 +150,18 @@ def open_state(token: Any, method: str, target: str) -> dict:
     payload = json.loads(body)
     if payload.get("m") != method or payload.get("t") != target:
         raise RpcError(INVALID_PARAMS, f"requestState belongs to a different request ({payload.get('t')})")
-    return payload["s"]
+    state: JsonObject = payload["s"]  # sealed by seal_state, so an object
+    return state
 
 
 # --------------------------------------------------------------------------
 # Pagination
 # --------------------------------------------------------------------------
 
-def paginate(items: list, cursor: Any, page_size: int | None) -> tuple[list, str | None]:
+T = TypeVar("T")
+
+
+def paginate(items: list[T], cursor: Any, page_size: int | None) -> tuple[list[T], str | None]:
     """Slice ``items`` at an opaque ``cursor``; return the page and the next cursor."""
     start = 0
     if cursor is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..wire import JsonObject
+
 # Importing the modules registers their tools; this order is the listing order.
 from . import showcase  # noqa: F401
 
@@ -13,7 +15,7 @@ __all__ = ["ArgError", "ClientRequestError", "DemoState", "InputRequired", "Tool
            "error_result", "definitions", "find"]
 
 
-def definitions(state: DemoState) -> list[dict]:
+def definitions(state: DemoState) -> list[JsonObject]:
     """Tool definitions currently on offer (the bonus tool only while enabled)."""
     return [t.definition for t in REGISTRY.values() if not t.hidden or state.bonus_enabled]
 

@@ -6,11 +6,12 @@ import math
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypeVar, overload
 
-from ..wire import level_enabled
+from ..wire import JsonObject, level_enabled
 
-Handler = Callable[[dict, "ToolContext"], Awaitable["dict | InputRequired"]]
+Handler = Callable[[JsonObject, "ToolContext"], Awaitable["JsonObject | InputRequired"]]
+T = TypeVar("T")
 
 READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
 
@@ -18,7 +19,7 @@ READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": T
 @dataclass(frozen=True)
 class Tool:
     name: str
-    definition: dict
+    definition: JsonObject
     handler: Handler
     hidden: bool = False  # only listed while the bonus tool is switched on
 
@@ -26,9 +27,9 @@ class Tool:
 REGISTRY: dict[str, Tool] = {}
 
 
-def tool(name: str, *, description: str, input_schema: dict, annotations: dict,
-         title: str | None = None, output_schema: dict | None = None,
-         icons: list | None = None, hidden: bool = False) -> Callable[[Handler], Handler]:
+def tool(name: str, *, description: str, input_schema: JsonObject, annotations: JsonObject,
+         title: str | None = None, output_schema: JsonObject | None = None,
+         icons: list[JsonObject] | None = None, hidden: bool = False) -> Callable[[Handler], Handler]:
     """Register the decorated coroutine as tool ``name`` with its MCP definition."""
     definition: dict[str, Any] = {"name": name}
     if title:
@@ -58,8 +59,8 @@ class DemoState:
 class InputRequired:
     """Returned by a handler (modern era) to ask the client for input first (MRTR)."""
 
-    requests: dict
-    state: dict
+    requests: JsonObject
+    state: JsonObject
 
 
 class ArgError(ValueError):
@@ -77,15 +78,15 @@ class ToolContext:
     request_id: Any
     modern: bool
     version: str
-    client_capabilities: dict
+    client_capabilities: JsonObject
     progress_token: Any
     log_threshold: str | None
     state: DemoState
-    notify: Callable[[str, dict], None]
-    ask_client: Callable[[str, dict], Awaitable[dict]]
+    notify: Callable[[str, JsonObject], None]
+    ask_client: Callable[[str, JsonObject], Awaitable[Any]]  # resolves to whatever the client answered
     tools_changed: Callable[[], None]
-    input_responses: dict | None = None
-    request_state: dict | None = None
+    input_responses: JsonObject | None = None
+    request_state: JsonObject | None = None
 
     def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send ``notifications/progress`` if the caller asked for it."""
@@ -116,10 +117,10 @@ class ToolContext:
 # Argument checks
 # --------------------------------------------------------------------------
 
-_MISSING = object()
+_MISSING = object()  # no default: the argument is required
 
 
-def _present(args: dict, name: str, default: Any) -> Any:
+def _present(args: JsonObject, name: str, default: Any) -> Any:
     if name in args and args[name] is not None:
         return args[name]
     if default is _MISSING:
@@ -127,7 +128,14 @@ def _present(args: dict, name: str, default: Any) -> Any:
     return default
 
 
-def arg_str(args: dict, name: str, *, default: Any = _MISSING, choices: list | None = None,
+# The overloads say what comes back: the checked value, or the default when the argument is absent.
+@overload
+def arg_str(args: JsonObject, name: str, *, choices: list[str] | None = ..., min_len: int = ...,
+            max_len: int | None = ..., pattern: str | None = ...) -> str: ...
+@overload
+def arg_str(args: JsonObject, name: str, *, default: T, choices: list[str] | None = ..., min_len: int = ...,
+            max_len: int | None = ..., pattern: str | None = ...) -> str | T: ...
+def arg_str(args: JsonObject, name: str, *, default: Any = _MISSING, choices: list[str] | None = None,
             min_len: int = 0, max_len: int | None = None, pattern: str | None = None) -> Any:
     value = _present(args, name, default)
     if value is default:
@@ -143,7 +151,19 @@ def arg_str(args: dict, name: str, *, default: Any = _MISSING, choices: list | N
     return value
 
 
-def arg_num(args: dict, name: str, *, default: Any = _MISSING, minimum: float | None = None,
+@overload
+def arg_num(args: JsonObject, name: str, *, minimum: float | None = ..., maximum: float | None = ...,
+            integer: Literal[True]) -> int: ...
+@overload
+def arg_num(args: JsonObject, name: str, *, default: T, minimum: float | None = ..., maximum: float | None = ...,
+            integer: Literal[True]) -> int | T: ...
+@overload
+def arg_num(args: JsonObject, name: str, *, minimum: float | None = ..., maximum: float | None = ...,
+            integer: Literal[False] = ...) -> float: ...
+@overload
+def arg_num(args: JsonObject, name: str, *, default: T, minimum: float | None = ..., maximum: float | None = ...,
+            integer: Literal[False] = ...) -> float | T: ...
+def arg_num(args: JsonObject, name: str, *, default: Any = _MISSING, minimum: float | None = None,
             maximum: float | None = None, integer: bool = False) -> Any:
     value = _present(args, name, default)
     if value is default:
@@ -159,7 +179,7 @@ def arg_num(args: dict, name: str, *, default: Any = _MISSING, minimum: float | 
     return value
 
 
-def arg_bool(args: dict, name: str, default: bool = False) -> bool:
+def arg_bool(args: JsonObject, name: str, default: bool = False) -> bool:
     value = _present(args, name, default)
     if not isinstance(value, bool):
         raise ArgError(f"'{name}' must be true or false")
@@ -170,11 +190,11 @@ def arg_bool(args: dict, name: str, default: bool = False) -> bool:
 # Results
 # --------------------------------------------------------------------------
 
-def text(value: str) -> dict:
+def text(value: str) -> JsonObject:
     return {"type": "text", "text": value}
 
 
-def result(*blocks: dict, structured: Any = None, is_error: bool = False) -> dict:
+def result(*blocks: JsonObject, structured: Any = None, is_error: bool = False) -> JsonObject:
     out: dict[str, Any] = {"content": list(blocks)}
     if structured is not None:
         out["structuredContent"] = structured
@@ -183,5 +203,5 @@ def result(*blocks: dict, structured: Any = None, is_error: bool = False) -> dic
     return out
 
 
-def error_result(message: str) -> dict:
+def error_result(message: str) -> JsonObject:
     return result(text(message), is_error=True)

@@ -6,13 +6,15 @@ from __future__ import annotations
 import asyncio
 import re
 from datetime import datetime
+from typing import Any
 
-from ..wire import LOG_LEVELS
+from ..wire import LOG_LEVELS, JsonObject
 from .base import (
     READ_ONLY,
     ArgError,
     ClientRequestError,
     InputRequired,
+    ToolContext,
     arg_bool,
     arg_num,
     arg_str,
@@ -34,7 +36,7 @@ EMAIL = r"[^@\s]+@[^@\s]+\.[^@\s]+"
                         "step_ms": {"type": "integer", "minimum": 10, "maximum": 2000, "default": 300,
                                     "description": "Milliseconds per step"}}},
       annotations=READ_ONLY)
-async def long_task(args, ctx):
+async def long_task(args: JsonObject, ctx: ToolContext) -> JsonObject:
     steps = arg_num(args, "steps", default=10, minimum=1, maximum=50, integer=True)
     step_ms = arg_num(args, "step_ms", default=300, minimum=10, maximum=2000, integer=True)
     for step in range(1, steps + 1):
@@ -48,8 +50,8 @@ async def long_task(args, ctx):
       description="Emits one log message per level, debug to emergency, filtered by the client's level.",
       input_schema={"type": "object", "properties": {}},
       annotations=READ_ONLY)
-async def log_demo(args, ctx):
-    def payload(level: str):  # data may be any JSON value; show a string and an object
+async def log_demo(args: JsonObject, ctx: ToolContext) -> JsonObject:
+    def payload(level: str) -> str | JsonObject:  # data may be any JSON value; show a string and an object
         if level == "error":
             return {"message": "This is an error message", "code": 42, "retryable": False}
         return f"This is a {level} message from log_demo"
@@ -73,7 +75,7 @@ async def log_demo(args, ctx):
                     "required": ["id"]},
       annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True,
                    "openWorldHint": False})
-async def delete_item(args, ctx):
+async def delete_item(args: JsonObject, ctx: ToolContext) -> JsonObject:
     item = arg_str(args, "id", pattern=r"[a-z0-9-]+")
     items = ctx.state.items
     if not arg_bool(args, "confirm"):
@@ -93,7 +95,7 @@ async def delete_item(args, ctx):
                     "required": ["query"]},
       annotations={"readOnlyHint": True, "destructiveHint": False, "idempotentHint": False,
                    "openWorldHint": True})
-async def search_web(args, ctx):
+async def search_web(args: JsonObject, ctx: ToolContext) -> JsonObject:
     query = arg_str(args, "query", min_len=1).strip()
     count = arg_num(args, "max_results", default=3, minimum=1, maximum=5, integer=True)
     slug = re.sub(r"[^a-z0-9]+", "-", query.lower()).strip("-") or "query"
@@ -139,7 +141,7 @@ EVENT_SCHEMA = {
       input_schema=EVENT_SCHEMA,
       annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False,
                    "openWorldHint": False})
-async def create_event(args, ctx):
+async def create_event(args: JsonObject, ctx: ToolContext) -> JsonObject:
     title = arg_str(args, "title", min_len=1, max_len=80)
     raw_when = arg_str(args, "when")
     try:
@@ -172,7 +174,7 @@ async def create_event(args, ctx):
     return result(text("\n".join(lines)))
 
 
-def _attendee(value) -> str:
+def _attendee(value: Any) -> str:
     if not isinstance(value, dict):
         raise ArgError("each attendee must be an object with name and email")
     name = arg_str(value, "name")
@@ -193,7 +195,7 @@ ELICIT_KEY = "profile"
                     "properties": {"question": {"type": "string", "description": "Optional custom message"}}},
       annotations={"readOnlyHint": True, "destructiveHint": False, "idempotentHint": False,
                    "openWorldHint": False})
-async def ask_user(args, ctx):
+async def ask_user(args: JsonObject, ctx: ToolContext) -> JsonObject | InputRequired:
     question = arg_str(args, "question", default="Hello! Who are you, and what is your favourite colour?")
     params = {"message": question,
               "requestedSchema": {
@@ -221,14 +223,15 @@ async def ask_user(args, ctx):
         return error_result(f"The client could not ask the question: {exc}")
 
 
-def _describe(answer) -> dict:
+def _describe(answer: Any) -> JsonObject:
     if not isinstance(answer, dict) or answer.get("action") not in ("accept", "decline", "cancel"):
         return error_result("The elicitation answer was not understood (expected an action).")
     if answer["action"] == "decline":
         return result(text("You declined to answer. No problem!"))
     if answer["action"] == "cancel":
         return result(text("The question was dismissed without an answer."))
-    content = answer.get("content") if isinstance(answer.get("content"), dict) else {}
+    given = answer.get("content")
+    content = given if isinstance(given, dict) else {}
     colour = content.get("colour")
     return result(text(f"Nice to meet you, {content.get('name', 'mystery guest')}!"
                        + (f" {str(colour).capitalize()} is a great colour." if colour else "")))
@@ -239,7 +242,7 @@ def _describe(answer) -> dict:
       input_schema={"type": "object", "properties": {}},
       annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False,
                    "openWorldHint": False})
-async def toggle_bonus_tool(args, ctx):
+async def toggle_bonus_tool(args: JsonObject, ctx: ToolContext) -> JsonObject:
     ctx.state.bonus_enabled = not ctx.state.bonus_enabled
     ctx.tools_changed()
     shown = "added" if ctx.state.bonus_enabled else "removed"
@@ -251,5 +254,5 @@ async def toggle_bonus_tool(args, ctx):
 @tool("bonus", title="Bonus tool", hidden=True,
       description="Only listed after toggle_bonus_tool. Says hello.",
       input_schema={"type": "object", "properties": {}}, annotations=READ_ONLY)
-async def bonus(args, ctx):
+async def bonus(args: JsonObject, ctx: ToolContext) -> JsonObject:
     return result(text("You found the bonus tool. Well done!"))

@@ -7,7 +7,8 @@ import json
 import math
 
 from .. import media, resources
-from .base import READ_ONLY, ArgError, arg_num, arg_str, error_result, result, text, tool
+from ..wire import JsonObject
+from .base import READ_ONLY, ArgError, ToolContext, arg_num, arg_str, error_result, result, text, tool
 
 EXAMPLE_REQUEST = '{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}'
 
@@ -31,7 +32,7 @@ REPORTS = {
                     "properties": {"message": {"type": "string", "description": "Text to echo back"}},
                     "required": ["message"]},
       annotations=READ_ONLY)
-async def echo(args, ctx):
+async def echo(args: JsonObject, ctx: ToolContext) -> JsonObject:
     return result(text(arg_str(args, "message")))
 
 
@@ -41,7 +42,7 @@ async def echo(args, ctx):
                     "properties": {"topic": {"type": "string", "enum": list(REPORTS), "default": "mcp",
                                              "description": "What the report is about"}}},
       annotations=READ_ONLY)
-async def markdown_report(args, ctx):
+async def markdown_report(args: JsonObject, ctx: ToolContext) -> JsonObject:
     topic = arg_str(args, "topic", default="mcp", choices=list(REPORTS))
     name, summary, parts = REPORTS[topic]
     rows = "\n".join(f"| **{part}** | {what} |" for part, what in parts)
@@ -62,7 +63,7 @@ async def markdown_report(args, ctx):
                         "colour": {"type": "string", "enum": list(media.PALETTES), "default": "blue"}},
                     "required": ["values"]},
       annotations=READ_ONLY)
-async def render_chart(args, ctx):
+async def render_chart(args: JsonObject, ctx: ToolContext) -> JsonObject:
     values = args.get("values")
     if not isinstance(values, list) or not 1 <= len(values) <= 12:
         raise ArgError("'values' must be an array of 1 to 12 numbers")
@@ -84,7 +85,7 @@ async def render_chart(args, ctx):
                         "duration_ms": {"type": "integer", "minimum": 100, "maximum": 3000, "default": 500,
                                         "description": "Length in milliseconds"}}},
       annotations=READ_ONLY)
-async def play_tone(args, ctx):
+async def play_tone(args: JsonObject, ctx: ToolContext) -> JsonObject:
     frequency = arg_num(args, "frequency", default=440, minimum=50, maximum=2000)
     duration = arg_num(args, "duration_ms", default=500, minimum=100, maximum=3000, integer=True)
     wav = media.sine_wav(frequency, duration)
@@ -96,7 +97,7 @@ async def play_tone(args, ctx):
       description="Returns the app configuration as an embedded resource, plus the logo as a blob.",
       input_schema={"type": "object", "properties": {}},
       annotations=READ_ONLY)
-async def get_config_file(args, ctx):
+async def get_config_file(args: JsonObject, ctx: ToolContext) -> JsonObject:
     config = resources.read("demo://config/app.json")[0]
     logo = resources.read("demo://images/logo.png")[0]
     return result(
@@ -113,18 +114,18 @@ async def get_config_file(args, ctx):
                                              "description": "Words to look for, e.g. 'logo'"}},
                     "required": ["query"]},
       annotations=READ_ONLY)
-async def find_document(args, ctx):
+async def find_document(args: JsonObject, ctx: ToolContext) -> JsonObject:
     words = arg_str(args, "query").lower().split()
     listed = resources.list_resources()
 
-    def score(entry: dict) -> int:
+    def score(entry: JsonObject) -> int:
         haystack = " ".join(str(entry.get(k, "")) for k in ("uri", "name", "title", "description")).lower()
         return sum(word in haystack for word in words)
 
     best = max(listed, key=score)
-    link = {"type": "resource_link", **{k: best[k] for k in
-                                        ("uri", "name", "title", "description", "mimeType", "size")
-                                        if k in best}}
+    link: JsonObject = {"type": "resource_link", **{k: best[k] for k in
+                                                    ("uri", "name", "title", "description", "mimeType", "size")
+                                                    if k in best}}
     found = "Best match" if score(best) else "Nothing matched, so here is the welcome note"
     return result(text(f"{found}: {best['title']}"), link)
 
@@ -149,7 +150,7 @@ WEATHER_SCHEMA = {
                         "units": {"type": "string", "enum": ["celsius", "fahrenheit"], "default": "celsius"}},
                     "required": ["city"]},
       output_schema=WEATHER_SCHEMA, annotations=READ_ONLY)
-async def weather(args, ctx):
+async def weather(args: JsonObject, ctx: ToolContext) -> JsonObject:
     city = arg_str(args, "city", min_len=1)
     units = arg_str(args, "units", default="celsius", choices=["celsius", "fahrenheit"])
     seed = hashlib.sha256(city.strip().lower().encode()).digest()
@@ -168,7 +169,7 @@ async def weather(args, ctx):
                                    "b": {"type": "number", "description": "Divisor"}},
                     "required": ["a", "b"]},
       annotations={"title": "Divide two numbers", **READ_ONLY})
-async def divide(args, ctx):
+async def divide(args: JsonObject, ctx: ToolContext) -> JsonObject:
     a, b = arg_num(args, "a"), arg_num(args, "b")
     if b == 0:
         return error_result(f"Cannot divide {a:g} by zero. Try any other divisor!")
