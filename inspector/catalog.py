@@ -6,9 +6,9 @@ atomically: a temporary file in the same folder, flushed and fsynced, then
 `os.replace`d over the old one, so a crash at any moment leaves either the old
 catalog or the new one, never half of one.
 
-Secrets (DESIGN §8: env values and headers named like *TOKEN*, *KEY*, *SECRET*,
-*PASSWORD*, Authorization, bearer tokens, and anything an imported file marked
-as a password) never reach the file: it holds a marker
+Secrets (env values and headers named like *TOKEN*, *KEY*, *SECRET*, *PASSWORD*,
+Authorization, bearer tokens, and anything an imported file marked as a password)
+never reach the file, which is plain text: it holds a marker
 `{"keyring": SERVICE, "key": "<server id>/env:NAME"}` and the value goes to the
 OS keyring through `inspector.keystore`. Without a keyring the values live in
 memory for this session only, and `Catalog.secrets_warning` says so.

@@ -1,9 +1,9 @@
 """Giving servers to other tools: the Claude Desktop format, and a `spyglass` command line. No Qt.
 
-Secrets are masked (DESIGN §8) unless the caller asks for them with `reveal_secrets=True`
-(the UI asks the user first). In a command line, a secret environment variable becomes a
-reference to the same variable in the user's shell (`-e TOKEN="$TOKEN"`), which works where
-it is set and shows nothing.
+Secrets are masked here as everywhere else, unless the caller asks for them with
+`reveal_secrets=True` (the UI asks the user first). In a command line, a secret environment
+variable becomes a reference to the same variable in the user's shell (`-e TOKEN="$TOKEN"`),
+which works where it is set and shows nothing.
 """
 
 from __future__ import annotations

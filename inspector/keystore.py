@@ -1,7 +1,7 @@
-"""Secrets in the OS keyring (DESIGN §8), with an in-memory fallback. No Qt.
+"""Secrets in the OS keyring (never in a plain config file), with an in-memory fallback. No Qt.
 
 One module for every part of Spyglass that keeps a secret: the server catalog
-(env values and headers such as tokens) and, later, OAuth tokens. Values are
+(env values and headers such as tokens) and the OAuth token store. Values are
 strings keyed by (service, key); `load`/`save` store JSON objects for callers
 that keep structured records.
 

@@ -84,7 +84,7 @@ class ImportEntry:
     suggested_name: str | None = None  # a free name, when `conflict` is "same-name"
 
     def masked_spec(self) -> ServerSpec | None:
-        """The spec with secret values masked, for showing in the preview (DESIGN §8)."""
+        """The spec with secret values masked, for showing in the preview (secrets never appear on screen)."""
         if self.spec is None:
             return None
         spec = copy.deepcopy(self.spec)
