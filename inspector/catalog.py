@@ -44,7 +44,6 @@ FILE_NAME = "servers.json"
 FORMAT = "spyglass-catalog"
 VERSION = 1
 OAUTH_KEPT = ("client_id", "scope")  # what a server's OAuth options keep in the file (not the client secret)
-MODES = ("auto", "legacy", "modern")
 _TEMP_PREFIX = "."  # temp files: .servers.json.<random>.tmp beside the catalog
 _TEMP_SUFFIX = ".tmp"
 _STALE_TEMP_SECONDS = 60.0

@@ -28,10 +28,6 @@ class ServerSpec:
     # config file) client_secret. Empty: discovery picks the client (metadata document or registration).
     oauth: dict[str, str] = field(default_factory=dict)
 
-    @property
-    def is_remote(self) -> bool:
-        return self.url is not None
-
 
 class ConfigError(UsageError):
     """A config, catalog or import file that cannot be used; details may name file, line, column, entry."""
