@@ -68,7 +68,7 @@ class DemoResource:
 
     def listing(self) -> JsonObject:
         entry: JsonObject = {"uri": self.uri, "name": self.name, "title": self.title,
-                 "description": self.description, "mimeType": self.mime_type, **self.extra}
+                             "description": self.description, "mimeType": self.mime_type, **self.extra}
         if self.static:
             body = self.load()
             entry["size"] = len(body.encode() if isinstance(body, str) else body)
