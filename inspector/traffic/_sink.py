@@ -16,7 +16,7 @@ priority than the app) expands the oldest chunk into one row per frame in
 `frames`, then whatever `chunks` remain.
 
 A batch is a marshalled tuple of column slices straight from the store's
-in-memory index (see `encode` in `_writer.py` and `rows` below).
+in-memory index (`columns.py`; see `encode` in `_writer.py` and `rows` below).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from array import array
 from typing import Any, BinaryIO, Iterator
 
 FORMAT_VERSION = "1"
+# The names of the codes in a batch: a copy of those in `columns.py`, as this script imports nothing of the package.
 KINDS = ("request", "response", "notification", "error", "malformed", "stderr", "http")
 DIRECTIONS = ("out", "in", "err", "http")
 

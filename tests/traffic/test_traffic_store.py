@@ -15,7 +15,7 @@ import pytest
 from inspector.cli import TraceWriter
 from inspector.protocol import jsonrpc as rpc
 from inspector.traffic import Frame, ReadOnlyError, TrafficStore, list_sessions, new_session_path
-from inspector.traffic.store import HEAD_MAX
+from inspector.traffic.columns import HEAD_MAX
 from traffic_helpers import ROOT, filled_store, real_frames
 
 
@@ -344,10 +344,10 @@ def test_batches_not_yet_expanded_are_read_from_their_chunks(tmp_path):
     tables = _sink.Tables()
     sent = {"servers": 0, "methods": 1}
     half = len(live) // 2
-    first = encode(live, 0, half, sent)
+    first = encode(live.columns, 0, half, sent)
     _sink.write_chunk(conn, marshal.dumps(first), first, tables)
     _sink.expand_one(conn, tables)  # the first half becomes frames
-    second = encode(live, half, len(live), sent)
+    second = encode(live.columns, half, len(live), sent)
     _sink.write_chunk(conn, marshal.dumps(second), second, tables)  # the second half stays a chunk
     assert conn.execute("SELECT count(*) FROM frames").fetchone()[0] == half
     assert conn.execute("SELECT count(*) FROM chunks").fetchone()[0] == 1
