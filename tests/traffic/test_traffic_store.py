@@ -11,12 +11,12 @@ import sys
 import time
 
 import pytest
+from traffic_helpers import ROOT, filled_store, real_frames
 
 from inspector.cli import TraceWriter
 from inspector.protocol import jsonrpc as rpc
 from inspector.traffic import Frame, ReadOnlyError, TrafficStore, list_sessions, new_session_path
 from inspector.traffic.columns import HEAD_MAX
-from traffic_helpers import ROOT, filled_store, real_frames
 
 
 def frame(direction: str, obj_or_bytes, mono: float = 0.0, malformed: str | None = None) -> Frame:
@@ -263,8 +263,8 @@ def test_sigkill_loses_nothing_before_the_last_flush(tmp_path):
     store = TrafficStore.open_session(path)
     assert len(store) >= flushed
     for n in (0, 1, flushed // 2, flushed - 1):
-        assert store.raw(n) == ('{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"frame %d"}}'
-                                % n).encode()
+        wanted = '{"jsonrpc":"2.0","method":"notifications/message","params":' + f'{{"data":"frame {n}"}}}}'
+        assert store.raw(n) == wanted.encode()
         assert store.direction(n) == ("in" if n % 3 else "out")
     assert [store.mono(n) for n in range(flushed)] == pytest.approx([n * 0.001 for n in range(flushed)])
     store.close()
@@ -273,7 +273,7 @@ def test_sigkill_loses_nothing_before_the_last_flush(tmp_path):
 def test_session_files_are_named_by_utc_time_and_listed(tmp_path):
     import datetime as dt
 
-    when = dt.datetime(2026, 11, 30, 8, 5, 9, tzinfo=dt.timezone.utc)
+    when = dt.datetime(2026, 11, 30, 8, 5, 9, tzinfo=dt.UTC)
     first = new_session_path(tmp_path, when)
     assert first.name == "2026-11-30T08-05-09Z.sqlite"
     TrafficStore(first).close()
