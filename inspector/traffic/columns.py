@@ -64,9 +64,6 @@ class Columns:
         self.method_code: dict[str, int] = {"": 0}
         self.sparse: list[Sparse] = []  # rows with sparse columns since the last batch
 
-    def __len__(self) -> int:
-        return len(self.dir)
-
     def server_of(self, n: int) -> int:
         """The server number of row n (the one-byte column cannot hold them all)."""
         code = self.srv[n]
