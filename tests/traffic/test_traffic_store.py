@@ -407,3 +407,20 @@ def test_a_dead_writer_is_reported_and_the_store_goes_on(tmp_path):
     assert store.write_error and "writer" in store.write_error
     assert len(store) == 49 and store.method(48) == "tools/call"
     store.close()
+
+
+def test_a_frozen_app_writes_the_same_session_from_a_thread(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "frozen", True, raising=False)  # no child process in a bundle
+    path = tmp_path / "thread.sqlite"
+    live = TrafficStore(path)
+    assert live._writer is not None and not hasattr(live._writer, "proc")
+    for server, f in real_frames():
+        live.add(server, f)
+    big = json.dumps(res(1, {"content": [{"type": "text", "text": "z" * (2 * HEAD_MAX)}]})).encode()
+    n = live.add("demo", frame("in", big, 99.0))
+    live.flush(wait=True)
+    assert live.write_error is None and live.committed == len(live) and live.raw(n) == big
+    live.close()
+    again = TrafficStore.open_session(path)
+    assert records(again) == records(live) and again.raw(n) == big
+    again.close()
