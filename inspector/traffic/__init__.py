@@ -13,7 +13,7 @@ from typing import Any
 _EXPORTS = {
     "Frame": "frame", "FilteredView": "filter", "TrafficFilter": "filter",
     "SessionFile": "sessions", "list_sessions": "sessions", "new_session_path": "sessions", "sessions_dir": "sessions",
-    "DIRECTIONS": "store", "KINDS": "store", "Record": "store", "ReadOnlyError": "store", "TrafficStore": "store",
+    "DIRECTIONS": "columns", "KINDS": "columns", "Record": "store", "ReadOnlyError": "store", "TrafficStore": "store",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -16,7 +16,7 @@ priority than the app) expands the oldest chunk into one row per frame in
 `frames`, then whatever `chunks` remain.
 
 A batch is a marshalled tuple of column slices straight from the store's
-in-memory index (see `encode` in `_writer.py` and `rows` below).
+in-memory index (`columns.py`; see `encode` in `_writer.py` and `rows` below).
 """
 
 from __future__ import annotations
@@ -31,9 +31,11 @@ import sys
 import threading
 import time
 from array import array
-from typing import Any, BinaryIO, Iterator
+from collections.abc import Iterator
+from typing import Any, BinaryIO
 
 FORMAT_VERSION = "1"
+# The names of the codes in a batch: a copy of those in `columns.py`, as this script imports nothing of the package.
 KINDS = ("request", "response", "notification", "error", "malformed", "stderr", "http")
 DIRECTIONS = ("out", "in", "err", "http")
 
@@ -67,9 +69,9 @@ NICE = 5  # below the app, not so low that a busy machine starves the commits
 IDLE = 0.25  # seconds without a batch before chunks are expanded
 
 
-def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
+def connect(path: str | os.PathLike[str], *, readonly: bool = False) -> sqlite3.Connection:
     if readonly:
-        from pathlib import Path
+        from pathlib import Path  # only readers (the app) need it: the sink process starts without
 
         return sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False,
                                isolation_level=None)
@@ -113,7 +115,7 @@ class Tables:
         return new
 
     @classmethod
-    def load(cls, conn: sqlite3.Connection) -> "Tables":
+    def load(cls, conn: sqlite3.Connection) -> Tables:
         tables = cls()
         for kind, _idx, name in conn.execute("SELECT kind, idx, name FROM names ORDER BY kind, idx"):
             (tables.servers if kind == "server" else tables.methods).append(name)
@@ -170,7 +172,8 @@ def write_batch(conn: sqlite3.Connection, batch: tuple[Any, ...], tables: Tables
     except BaseException:
         conn.execute("ROLLBACK")
         raise
-    return batch[1] + batch[2]
+    done: int = batch[1] + batch[2]
+    return done
 
 
 def write_chunk(conn: sqlite3.Connection, payload: bytes, batch: tuple[Any, ...], tables: Tables) -> int:
@@ -183,7 +186,8 @@ def write_chunk(conn: sqlite3.Connection, payload: bytes, batch: tuple[Any, ...]
     except BaseException:
         conn.execute("ROLLBACK")
         raise
-    return batch[1] + batch[2]
+    done: int = batch[1] + batch[2]
+    return done
 
 
 def expand_one(conn: sqlite3.Connection, tables: Tables) -> bool:
@@ -215,13 +219,14 @@ def frame_data(conn: sqlite3.Connection, n: int) -> bytes | None:
     if row is None:
         return None
     batch = marshal.loads(row[0])
-    big = dict(batch[16])
+    big: dict[int, bytes] = dict(batch[16])
     if n in big:
         return big[n]
     off = array("Q")
     off.frombytes(batch[13])
     i = n - batch[1]
-    return batch[14][off[i] - off[0]:off[i + 1] - off[0]]
+    buf: bytes = batch[14]
+    return buf[off[i] - off[0]:off[i + 1] - off[0]]
 
 
 def pending_rows(conn: sqlite3.Connection) -> Iterator[tuple[Any, ...]]:
@@ -242,7 +247,7 @@ def _read_exact(stream: BinaryIO, size: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def _drain(stdin: BinaryIO, inbox: "queue.SimpleQueue[Any]") -> None:
+def _drain(stdin: BinaryIO, inbox: queue.SimpleQueue[bytes | None]) -> None:
     """Read every message as soon as it arrives, so the app never waits on a
     full pipe and what it handed over is here even if it dies right after."""
     try:
@@ -275,7 +280,7 @@ def main(argv: list[str]) -> int:
     stdout = sys.stdout.buffer
     stdout.write(HEADER.pack(0))  # ready: the schema exists
     stdout.flush()
-    inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    inbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
     threading.Thread(target=_drain, args=(sys.stdin.buffer, inbox), daemon=True).start()
     backlog = False  # chunks waiting to be expanded
     last = time.monotonic()  # when the last batch came

@@ -1,6 +1,6 @@
 """Writers of a traffic session: a sink process (default) or a thread (fallback).
 
-The store calls `submit(store, first, last)` with a range of new records;
+The store calls `submit(columns, first, last)` with a range of new records;
 the writer slices the store's columns for that range (cheap C-level copies),
 marshals them and hands them to a thread that writes them to the sink
 process's stdin. The sink (`_sink.py`) inserts them in one transaction per
@@ -13,44 +13,43 @@ When no child process can be started (a frozen app, a locked-down system) the
 
 from __future__ import annotations
 
+import abc
 import logging
 import marshal
 import queue
+import sqlite3
 import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, Any
 
 from . import _sink
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .store import TrafficStore
+from .columns import Columns
 
 log = logging.getLogger("spyglass.traffic")
 
-connect = _sink.connect
 
-
-def encode(store: "TrafficStore", first: int, last: int, sent: dict[str, int]) -> tuple[Any, ...]:
-    """Records [first, last) as one batch of column slices (see `_sink.rows`)."""
-    servers = store._servers[sent["servers"]:]
-    methods = store._methods[sent["methods"]:]
+def encode(c: Columns, first: int, last: int, sent: dict[str, int]) -> tuple[Any, ...]:
+    """Records [first, last) as one batch of column slices (see `_sink.rows`),
+    with every sparse column queued so far: the store submits all its new rows
+    at once."""
+    servers = c.servers[sent["servers"]:]
+    methods = c.methods[sent["methods"]:]
     sent["servers"] += len(servers)
     sent["methods"] += len(methods)
-    off = store._off
-    sparse = store._take_sparse(last)
-    big = [(n, store._big[n]) for n in range(first, last) if n in store._big] if store._big else []
-    overflow = [(n, c) for n, c in store._server_overflow.items() if first <= n < last] \
-        if store._server_overflow else []
-    return ("rows", first, last - first, servers, methods, bytes(store._srv[first:last]),
-            bytes(store._dir[first:last]), bytes(store._kind[first:last]), store._method[first:last].tobytes(),
-            store._pair[first:last].tobytes(), store._mono[first:last].tobytes(), store._wall[first:last].tobytes(),
-            store._size[first:last].tobytes(), off[first:last + 1].tobytes(), bytes(store._buf[off[first]:off[last]]),
-            sparse, big, overflow)
+    off = c.off
+    big = [(n, c.big[n]) for n in range(first, last) if n in c.big] if c.big else []
+    wide = [(n, code) for n, code in c.wide.items() if first <= n < last] if c.wide else []
+    return ("rows", first, last - first, servers, methods, bytes(c.srv[first:last]), bytes(c.dir[first:last]),
+            bytes(c.kind[first:last]), c.method[first:last].tobytes(), c.pair[first:last].tobytes(),
+            c.mono[first:last].tobytes(), c.wall[first:last].tobytes(), c.size[first:last].tobytes(),
+            off[first:last + 1].tobytes(), bytes(c.buf[off[first]:off[last]]), c.take_sparse(), big, wide)
 
 
-class _Base:
+class Writer(abc.ABC):
+    """What the store sees of its writer, whichever kind it is."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self.error: str | None = None
@@ -60,10 +59,10 @@ class _Base:
         self._cond = threading.Condition()
         self._closed = False
 
-    def submit(self, store: "TrafficStore", first: int, last: int) -> None:
+    def submit(self, columns: Columns, first: int, last: int) -> None:
         if last <= first or self._closed:
             return
-        self._put(marshal.dumps(encode(store, first, last, self._sent)))
+        self._put(marshal.dumps(encode(columns, first, last, self._sent)))
         self.submitted = last
 
     def sync(self, timeout: float | None = 30.0) -> bool:
@@ -82,14 +81,15 @@ class _Base:
         with self._cond:
             self._cond.notify_all()
 
-    def _put(self, payload: bytes) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _put(self, payload: bytes) -> None: ...
 
-    def close(self, expand: bool = True) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def close(self, expand: bool = True) -> None:
+        """Commit what was submitted and stop; `expand=False` leaves batches as chunks."""
 
 
-def _grow_pipe(stream: Any, size: int = 1 << 20) -> None:
+def _grow_pipe(stream: IO[bytes], size: int = 1 << 20) -> None:
     """A 1 MiB pipe (Linux): a batch goes over in a few writes, not dozens."""
     try:
         import fcntl
@@ -99,7 +99,7 @@ def _grow_pipe(stream: Any, size: int = 1 << 20) -> None:
         pass
 
 
-class SinkWriter(_Base):
+class SinkWriter(Writer):
     """Batches go to a child process that owns the SQLite connection."""
 
     def __init__(self, path: Path, meta: dict[str, str]) -> None:
@@ -167,13 +167,13 @@ class SinkWriter(_Base):
             self.proc.stdout.close()
 
 
-class ThreadWriter(_Base):
+class ThreadWriter(Writer):
     """The same batches, written by a thread of this process."""
 
     def __init__(self, path: Path, meta: dict[str, str]) -> None:
         super().__init__(path)
         self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        conn = connect(str(path))
+        conn = _sink.connect(path)
         _sink.write_meta(conn, sorted(meta.items()))
         self._thread = threading.Thread(target=self._run, args=(conn,), name="spyglass-traffic-writer", daemon=True)
         self._thread.start()
@@ -181,7 +181,7 @@ class ThreadWriter(_Base):
     def _put(self, payload: bytes) -> None:
         self._queue.put(payload)
 
-    def _run(self, conn: Any) -> None:
+    def _run(self, conn: sqlite3.Connection) -> None:
         tables = _sink.Tables()
         try:
             while (item := self._queue.get()) is not None:
@@ -199,7 +199,7 @@ class ThreadWriter(_Base):
             self._thread.join(60)
 
 
-def make_writer(path: Path, meta: dict[str, str]) -> _Base:
+def make_writer(path: Path, meta: dict[str, str]) -> Writer:
     path.parent.mkdir(parents=True, exist_ok=True)
     if not getattr(sys, "frozen", False):
         try:

@@ -20,11 +20,14 @@ from __future__ import annotations
 import time
 from array import array
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import compress
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # pragma: no cover
+from .columns import DIRECTIONS, K_MALFORMED, KINDS, WIDE
+
+if TYPE_CHECKING:  # pragma: no cover - a type only: the store imports this module to make views
     from .store import TrafficStore
 
 CHUNK = 65536
@@ -52,12 +55,12 @@ class TrafficFilter:
     @classmethod
     def make(cls, text: str = "", directions: Iterable[str] | str | None = None,
              kinds: Iterable[str] | str | None = None, servers: Iterable[str] | str | None = None,
-             start: int = 0) -> "TrafficFilter":
+             start: int = 0) -> TrafficFilter:
         return cls(text.strip(), _set(directions), _set(kinds), _set(servers), max(0, start))
 
-    def replace(self, **changes: Any) -> "TrafficFilter":
-        fields = {"text": self.text, "directions": self.directions, "kinds": self.kinds,
-                  "servers": self.servers, "start": self.start}
+    def replace(self, **changes: Any) -> TrafficFilter:
+        fields: dict[str, Any] = {"text": self.text, "directions": self.directions, "kinds": self.kinds,
+                                  "servers": self.servers, "start": self.start}
         fields.update(changes)
         return TrafficFilter.make(**fields)
 
@@ -81,10 +84,9 @@ def _table(codes: Iterable[int]) -> bytes:
 class FilteredView:
     """The record numbers of `store` that match `flt`, in ascending order."""
 
-    def __init__(self, store: "TrafficStore", flt: TrafficFilter) -> None:
-        from .store import DIRECTIONS, KINDS
-
+    def __init__(self, store: TrafficStore, flt: TrafficFilter) -> None:
         self.store = store
+        self._columns = store.columns
         self.filter = flt
         self.rows = array("I")
         self.scanned = min(flt.start, len(store)) if flt.start else 0
@@ -105,7 +107,7 @@ class FilteredView:
     def __getitem__(self, row: int) -> int:
         return self.rows[row]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[int]:
         return iter(self.rows)
 
     @property
@@ -139,13 +141,13 @@ class FilteredView:
 
     # ------------------------------------------------------------------ internals
     def _scan(self, lo: int, hi: int) -> None:
-        store = self.store
+        c = self._columns
         flt = self.filter
         mask: bytes | bytearray | None = None
         if self._dir_table is not None:
-            mask = store._dir[lo:hi].translate(self._dir_table)
+            mask = c.dir[lo:hi].translate(self._dir_table)
         if self._kind_table is not None:
-            mask = _and(mask, store._kind[lo:hi].translate(self._kind_table))
+            mask = _and(mask, c.kind[lo:hi].translate(self._kind_table))
         if flt.servers is not None:
             mask = _and(mask, self._server_mask(lo, hi))
         if self._needle:
@@ -155,31 +157,28 @@ class FilteredView:
         else:
             self.rows.extend(compress(range(lo, hi), mask))
 
-    def _server_mask(self, lo: int, hi: int) -> bytes | bytearray:
-        store = self.store
+    def _server_mask(self, lo: int, hi: int) -> bytearray:
+        c = self._columns
         servers = self.filter.servers or ()
-        codes = {store._server_code[s] for s in servers if s in store._server_code}
-        mask = store._srv[lo:hi].translate(_table(min(c, 255) for c in codes))
-        if any(c >= 255 for c in codes):  # a session with more than 255 servers: check those rows one by one
-            mask = bytearray(mask)
+        codes = {c.server_code[s] for s in servers if s in c.server_code}
+        mask = c.srv[lo:hi].translate(_table(min(code, WIDE) for code in codes))
+        if any(code >= WIDE for code in codes):  # a session with more than 255 servers: check those rows one by one
             pos = mask.find(1)
             while pos >= 0:
                 n = lo + pos
-                if store._srv[n] == 255 and store._server_overflow.get(n) not in codes:
+                if c.srv[n] == WIDE and c.wide.get(n) not in codes:
                     mask[pos] = 0
                 pos = mask.find(1, pos + 1)
         return mask
 
     def _text_mask(self, lo: int, hi: int) -> bytearray:
-        from .store import K_MALFORMED
-
-        store = self.store
+        c = self._columns
         needle = self._needle
         fold = self._fold
         text = self.filter.text if not fold else self.filter.text.lower()
         mask = bytearray(hi - lo)
         # methods: check each new method name once
-        methods = store._methods
+        methods = c.methods
         for code in range(max(1, self._methods_seen), len(methods)):
             name = methods[code].lower() if fold else methods[code]
             if text in name:
@@ -187,12 +186,12 @@ class FilteredView:
         self._methods_seen = len(methods)
         if self._method_hits:
             hits = self._method_hits
-            for i, code in enumerate(store._method[lo:hi]):
+            for i, code in enumerate(c.method[lo:hi]):
                 if code in hits:
                     mask[i] = 1
         # malformed reasons (sparse): find the malformed rows through the kind column
-        kinds = store._kind
-        reasons = store._reasons
+        kinds = c.kind
+        reasons = c.reasons
         pos = kinds.find(K_MALFORMED, lo, hi)
         while pos >= 0:
             reason = reasons.get(pos, "")
@@ -200,9 +199,9 @@ class FilteredView:
                 mask[pos - lo] = 1
             pos = kinds.find(K_MALFORMED, pos + 1, hi)
         # raw text, at C speed over the contiguous buffer
-        off = store._off
+        off = c.off
         base = off[lo]
-        segment = store._buf[base:off[hi]]
+        segment = c.buf[base:off[hi]]
         if fold:
             segment = segment.lower()
         find = segment.find

@@ -20,7 +20,7 @@ def sessions_dir() -> Path:
 def new_session_path(directory: str | Path | None = None, now: dt.datetime | None = None) -> Path:
     """A fresh file name for a session starting now (never an existing file)."""
     folder = Path(directory) if directory is not None else sessions_dir()
-    stamp = (now or dt.datetime.now(dt.timezone.utc)).strftime(STAMP)
+    stamp = (now or dt.datetime.now(dt.UTC)).strftime(STAMP)
     path = folder / f"{stamp}{SUFFIX}"
     k = 2
     while path.exists():
@@ -44,7 +44,7 @@ def list_sessions(directory: str | Path | None = None) -> list[SessionFile]:
     found = []
     for path in folder.glob(f"*{SUFFIX}"):
         try:
-            started: dt.datetime | None = dt.datetime.strptime(path.stem[:20], STAMP).replace(tzinfo=dt.timezone.utc)
+            started: dt.datetime | None = dt.datetime.strptime(path.stem[:20], STAMP).replace(tzinfo=dt.UTC)
         except ValueError:
             started = None
         try:
@@ -52,6 +52,6 @@ def list_sessions(directory: str | Path | None = None) -> list[SessionFile]:
         except OSError:
             continue
         found.append(SessionFile(path, started, size))
-    epoch = dt.datetime.min.replace(tzinfo=dt.timezone.utc)
+    epoch = dt.datetime.min.replace(tzinfo=dt.UTC)
     found.sort(key=lambda s: (s.started or epoch, s.path.name), reverse=True)
     return found

@@ -4,12 +4,12 @@ One store per app session. Every frame the client reports (and every stderr
 line) becomes a numbered record (0, 1, 2, ... dense), classified on arrival:
 kind, method, JSON-RPC id, request/response pairing, latency.
 
-Memory. The live index is columnar (`array`/`bytearray`, a few dozen bytes a
-row, no Python object per row). The raw bytes of each frame are kept in one
-contiguous buffer, up to `HEAD_MAX` bytes per frame (the whole frame for all but
-huge ones), so free-text search runs at C speed over it. Larger frames keep
-their full bytes in SQLite only (and in memory until committed), with a small
-LRU cache for `raw(n)`.
+Memory. The live index is columnar (`columns.py`: `array`/`bytearray`, a few
+dozen bytes a row, no Python object per row). The raw bytes of each frame are
+kept in one contiguous buffer, up to `HEAD_MAX` bytes per frame (the whole
+frame for all but huge ones), so free-text search runs at C speed over it.
+Larger frames keep their full bytes in SQLite only (and in memory until
+committed), with a small LRU cache for `raw(n)`.
 
 Persistence. The store writes to SQLite in WAL mode from the first frame.
 Flush policy:
@@ -44,28 +44,40 @@ import json
 import sqlite3
 import time
 import weakref
-from array import array
 from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from ..protocol import jsonrpc as rpc
 from . import sessions
-from ._sink import frame_data, pending_rows
-from ._writer import connect, make_writer
+from ._sink import connect, frame_data, pending_rows
+from ._writer import Writer, make_writer
+from .columns import (
+    D_ERR,
+    D_HTTP,
+    D_IN,
+    D_OUT,
+    DIR_CODE,
+    DIRECTIONS,
+    HEAD_MAX,
+    K_ERROR,
+    K_HTTP,
+    K_MALFORMED,
+    K_NOTIFICATION,
+    K_REQUEST,
+    K_RESPONSE,
+    K_STDERR,
+    KINDS,
+    WIDE,
+    Columns,
+)
 from .filter import FilteredView, TrafficFilter
 from .frame import Frame
 from .summary import summarise
 
-KINDS = ("request", "response", "notification", "error", "malformed", "stderr", "http")
-DIRECTIONS = ("out", "in", "err", "http")
-K_REQUEST, K_RESPONSE, K_NOTIFICATION, K_ERROR, K_MALFORMED, K_STDERR, K_HTTP = range(7)
-D_OUT, D_IN, D_ERR, D_HTTP = range(4)
-_DIR_CODE = {"out": D_OUT, "in": D_IN, "err": D_ERR, "http": D_HTTP}
-
 TRACE_META_KEYS = ("stream", "event_id", "status")  # Frame.meta keys `--trace` writes
-HEAD_MAX = 64 * 1024  # bytes of each frame kept in memory (and searched)
 FLUSH_INTERVAL = 0.1  # seconds
 SUMMARY_CACHE = 4096
 RAW_CACHE = 16
@@ -73,7 +85,7 @@ RAW_CACHE = 16
 Listener = Callable[[int], None]
 
 
-def _shutdown(ref: "weakref.ref[TrafficStore]", writer: Any) -> None:
+def _shutdown(ref: weakref.ref[TrafficStore], writer: Writer) -> None:
     """At interpreter exit (or when a store is dropped unclosed): write what is left."""
     store = ref()
     if store is not None:
@@ -123,29 +135,10 @@ class TrafficStore:
         self.path: Path | None = None
         if not self.memory:
             self.path = Path(path) if path is not None else sessions.new_session_path()
-        # --- the columnar index
-        self._srv = bytearray()
-        self._dir = bytearray()
-        self._kind = bytearray()
-        self._method = array("I")  # index into _methods; 0 = none
-        self._mono = array("d")
-        self._wall = array("d")
-        self._size = array("I")
-        self._pair = array("i")
-        self._off = array("Q", [0])  # frame n's head is _buf[_off[n]:_off[n+1]]
-        self._buf = bytearray()
-        self._ids: dict[int, rpc.RequestId] = {}  # sparse: rows that carry an id
-        self._reasons: dict[int, str] = {}  # sparse: malformed reasons
-        self._meta: dict[int, dict[str, Any]] = {}  # sparse: Frame.meta
-        self._servers: list[str] = []
-        self._server_code: dict[str, int] = {}
-        self._server_overflow: dict[int, int] = {}  # rows of server number >= 255
-        self._methods: list[str] = [""]
-        self._method_code: dict[str, int] = {"": 0}
-        self._open: dict[tuple[int, int, Any], int] = {}  # (server, requester dir, id) -> request row
+        self.columns = Columns()  # read by the filter and the writer; only the store appends
+        self._open: dict[tuple[int, int, rpc.RequestId], int] = {}  # (server, requester dir, id) -> request row
         self._summaries: OrderedDict[int, str] = OrderedDict()
         self._raw_cache: OrderedDict[int, bytes] = OrderedDict()
-        self._big: dict[int, bytes] = {}  # in-memory stores: full bytes of frames over HEAD_MAX
         self._listeners: list[Listener] = []
         self._once: list[Listener] = []
         self._reader: sqlite3.Connection | None = None
@@ -153,8 +146,7 @@ class TrafficStore:
         self.started = time.time()
         self._flushed = 0  # records handed to the writer
         self._pending_since = 0.0
-        self._sparse: list[tuple[int, Any, str | None, str | None]] = []  # unflushed ids/reasons/meta
-        self._writer = None
+        self._writer: Writer | None = None
         if self.path is not None:
             self._writer = make_writer(self.path, {"started": repr(self.started), **(meta or {})})
             self._finalizer = weakref.finalize(self, _shutdown, weakref.ref(self), self._writer)
@@ -173,13 +165,13 @@ class TrafficStore:
         return traffic
 
     def _append(self, server_id: str, frame: Frame, persist: bool) -> int:
-        n = len(self._dir)
+        c = self.columns
+        n = len(c.dir)
         data = frame.data
-        direction = frame.direction
-        d = _DIR_CODE.get(direction, D_ERR)
+        d = DIR_CODE.get(frame.direction, D_ERR)
         reason = frame.malformed
         method = None
-        rid: Any = None
+        rid: rpc.RequestId | None = None
         pair = -1
         # --- classify: "in" frames come parsed; "out" frames are ours (few); "err" are stderr
         if d == D_ERR or d == D_HTTP:
@@ -199,55 +191,57 @@ class TrafficStore:
             else:  # Response or ErrorResponse
                 kind = K_RESPONSE if isinstance(msg, rpc.Response) else K_ERROR
                 rid = msg.id
-        code = self._server_code.get(server_id)
+        code = c.server_code.get(server_id)
         if code is None:
-            code = self._server_code[server_id] = len(self._servers)
-            self._servers.append(server_id)
-        if kind == K_REQUEST and reason is None:
+            code = c.server_code[server_id] = len(c.servers)
+            c.servers.append(server_id)
+        if kind == K_REQUEST and reason is None and rid is not None:
             self._open[(code, d, rid)] = n
         elif (kind == K_RESPONSE or kind == K_ERROR) and rid is not None and reason is None:
             # the request came the other way: an "in" response answers one of ours
             req = self._open.pop((code, D_OUT if d == D_IN else D_IN, rid), -1)
             if req >= 0:
                 pair = req
-                self._pair[req] = n
-                method = self._methods[self._method[req]]
+                c.pair[req] = n
+                method = c.methods[c.method[req]]
         if reason is not None:
             kind = K_MALFORMED
-            self._reasons[n] = reason
+            c.reasons[n] = reason
         if rid is not None:
-            self._ids[n] = rid
+            c.ids[n] = rid
         meta = frame.meta
         if meta:
-            self._meta[n] = meta
+            c.meta[n] = meta
         mcode = 0
         if method:
-            mcode = self._method_code.get(method, -1)
+            mcode = c.method_code.get(method, -1)
             if mcode < 0:
-                mcode = self._method_code[method] = len(self._methods)
-                self._methods.append(method)
+                mcode = c.method_code[method] = len(c.methods)
+                c.methods.append(method)
         size = len(data)
-        self._srv.append(code if code < 255 else 255)
-        if code >= 255:
-            self._server_overflow[n] = code
-        self._dir.append(d)
-        self._kind.append(kind)
-        self._method.append(mcode)
-        self._mono.append(frame.mono)
-        self._wall.append(frame.wall)
-        self._size.append(size)
-        self._pair.append(pair)
-        if size > HEAD_MAX:
-            self._buf += data[:HEAD_MAX]
-            self._big[n] = data
+        if code < WIDE:
+            c.srv.append(code)
         else:
-            self._buf += data
-        self._off.append(len(self._buf))
+            c.srv.append(WIDE)
+            c.wide[n] = code
+        c.dir.append(d)
+        c.kind.append(kind)
+        c.method.append(mcode)
+        c.mono.append(frame.mono)
+        c.wall.append(frame.wall)
+        c.size.append(size)
+        c.pair.append(pair)
+        if size > HEAD_MAX:
+            c.buf += data[:HEAD_MAX]
+            c.big[n] = data
+        else:
+            c.buf += data
+        c.off.append(len(c.buf))
         if self.t0 is None:
             self.t0 = frame.mono
         if persist and self._writer is not None:
             if rid is not None or reason is not None or meta:
-                self._sparse.append((n, rid, reason, _meta_json(meta)))
+                c.sparse.append((n, rid, reason, _meta_json(meta)))
             if n == self._flushed:
                 self._pending_since = time.monotonic()
             elif time.monotonic() - self._pending_since >= FLUSH_INTERVAL:
@@ -276,79 +270,80 @@ class TrafficStore:
 
     # ------------------------------------------------------------------ reading
     def __len__(self) -> int:
-        return len(self._dir)
+        return len(self.columns.dir)
 
     def servers(self) -> list[str]:
         """Server ids in order of first appearance."""
-        return list(self._servers)
+        return list(self.columns.servers)
 
     def methods(self) -> list[str]:
-        return self._methods[1:]
+        return self.columns.methods[1:]
 
     def server_id(self, n: int) -> str:
-        code = self._srv[n]
-        return self._servers[self._server_overflow.get(n, code) if code == 255 else code]
+        return self.columns.servers[self.columns.server_of(n)]
 
     def direction(self, n: int) -> str:
-        return DIRECTIONS[self._dir[n]]
+        return DIRECTIONS[self.columns.dir[n]]
 
     def kind(self, n: int) -> str:
-        return KINDS[self._kind[n]]
+        return KINDS[self.columns.kind[n]]
 
     def kind_code(self, n: int) -> int:
         """`KINDS.index(kind(n))`, without the string."""
-        return self._kind[n]
+        return self.columns.kind[n]
 
     def method(self, n: int) -> str | None:
-        return self._methods[self._method[n]] or None
+        return self.columns.methods[self.columns.method[n]] or None
 
     def request_id(self, n: int) -> rpc.RequestId | None:
-        return self._ids.get(n)
+        return self.columns.ids.get(n)
 
     def mono(self, n: int) -> float:
-        return self._mono[n]
+        return self.columns.mono[n]
 
     def wall(self, n: int) -> float:
-        return self._wall[n]
+        return self.columns.wall[n]
 
     def size(self, n: int) -> int:
-        return self._size[n]
+        return self.columns.size[n]
 
     def malformed(self, n: int) -> str | None:
-        return self._reasons.get(n)
+        return self.columns.reasons.get(n)
 
     def meta(self, n: int) -> dict[str, Any] | None:
-        return self._meta.get(n)
+        return self.columns.meta.get(n)
 
     def pair(self, n: int) -> int | None:
-        p = self._pair[n]
+        p = self.columns.pair[n]
         return p if p >= 0 else None
 
     def latency(self, n: int) -> float | None:
         """Seconds from the request to this response (responses and errors only)."""
-        p = self._pair[n]
+        c = self.columns
+        p = c.pair[n]
         if p < 0 or p > n:
             return None
-        return self._mono[n] - self._mono[p]
+        return c.mono[n] - c.mono[p]
 
     def record(self, n: int) -> Record:
-        if not 0 <= n < len(self._dir):
+        if not 0 <= n < len(self.columns.dir):
             raise IndexError(n)
-        return Record(n, self.server_id(n), self.direction(n), self.kind(n), self.method(n), self._ids.get(n),
-                      self._mono[n], self._wall[n], self._size[n], self._reasons.get(n), self.latency(n), self.pair(n),
-                      self._meta.get(n))
+        c = self.columns
+        return Record(n, self.server_id(n), self.direction(n), self.kind(n), self.method(n), c.ids.get(n), c.mono[n],
+                      c.wall[n], c.size[n], c.reasons.get(n), self.latency(n), self.pair(n), c.meta.get(n))
 
     def head(self, n: int) -> bytes:
         """The in-memory bytes of frame n: all of it unless it is over HEAD_MAX."""
-        return bytes(self._buf[self._off[n]:self._off[n + 1]])
+        return self.columns.head(n)
 
     def raw(self, n: int) -> bytes:
         """Frame n exactly as on the wire."""
-        if not 0 <= n < len(self._dir):
+        c = self.columns
+        if not 0 <= n < len(c.dir):
             raise IndexError(n)
-        if self._size[n] <= HEAD_MAX:
-            return self.head(n)
-        data = self._big.get(n) or self._raw_cache.get(n)
+        if c.size[n] <= HEAD_MAX:
+            return c.head(n)
+        data = c.big.get(n) or self._raw_cache.get(n)
         if data is not None:
             return data
         data = self._read_blob(n)
@@ -371,9 +366,10 @@ class TrafficStore:
         """A one-line summary of record n (built on first use, then cached)."""
         s = self._summaries.get(n)
         if s is None:
-            kind = self._kind[n]
-            raw = self.head(n) if kind in (K_STDERR, K_MALFORMED) or self._size[n] > HEAD_MAX else self.raw(n)
-            s = summarise(KINDS[kind], self._methods[self._method[n]], raw, self._size[n], self._reasons.get(n))
+            c = self.columns
+            kind = c.kind[n]
+            raw = c.head(n) if kind in (K_STDERR, K_MALFORMED) or c.size[n] > HEAD_MAX else self.raw(n)
+            s = summarise(KINDS[kind], c.methods[c.method[n]], raw, c.size[n], c.reasons.get(n))
             self._summaries[n] = s
             if len(self._summaries) > SUMMARY_CACHE:
                 self._summaries.popitem(last=False)
@@ -394,19 +390,16 @@ class TrafficStore:
         writer = self._writer
         if writer is None:
             return
-        total = len(self._dir)
+        total = len(self.columns.dir)
         if total > self._flushed:
-            writer.submit(self, self._flushed, total)
+            writer.submit(self.columns, self._flushed, total)
             self._flushed = total
         if wait:
             writer.sync()
-        if self._big:  # huge frames: once in the file, read them from there
-            for n in [k for k in self._big if k < writer.committed]:
-                del self._big[n]
-
-    def _take_sparse(self, last: int) -> list[tuple[int, Any, str | None, str | None]]:
-        taken, self._sparse = self._sparse, []
-        return taken
+        big = self.columns.big
+        if big:  # huge frames: once in the file, read them from there
+            for n in [k for k in big if k < writer.committed]:
+                del big[n]
 
     @property
     def write_error(self) -> str | None:
@@ -415,7 +408,7 @@ class TrafficStore:
     @property
     def unflushed(self) -> int:
         """Records not yet handed to the writer."""
-        return len(self._dir) - self._flushed if self._writer else 0
+        return len(self.columns.dir) - self._flushed if self._writer else 0
 
     @property
     def committed(self) -> int:
@@ -435,14 +428,14 @@ class TrafficStore:
             self._reader.close()
             self._reader = None
 
-    def __enter__(self) -> "TrafficStore":
+    def __enter__(self) -> TrafficStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     @classmethod
-    def open_session(cls, path: str | Path) -> "TrafficStore":
+    def open_session(cls, path: str | Path) -> TrafficStore:
         """Reopen a saved session file, read-only (no connection needed)."""
         path = Path(path)
         if not path.exists():
@@ -461,7 +454,7 @@ class TrafficStore:
             for server, direction, mono, wall, reason, meta, data in rows:
                 frame = Frame(direction, bytes(data), mono, wall, reason, None, json.loads(meta) if meta else None)
                 n = store._append(server, frame, False)
-                store._big.pop(n, None)  # a huge frame: its head stays in memory, the reader fetches the rest
+                store.columns.big.pop(n, None)  # a huge frame: its head stays in memory, the reader fetches the rest
             # batches the writer had committed but not yet expanded into frames
             for row in pending_rows(conn):
                 _n, server, direction, _kind, _method, _rid, _pair, mono, wall, _size, reason, data, meta = row
@@ -482,17 +475,18 @@ class TrafficStore:
         """Write records as JSON Lines, one object per frame in the format of
         `spyglass --cli --trace` ({"ts", "dir", "text", "stream"?, "event_id"?,
         "status"?, "malformed"?}) plus "server". Returns the number of lines."""
+        c = self.columns
         count = 0
         with open(path, "w", encoding="utf-8") as fh:
             for n in (range(len(self)) if rows is None else rows):
-                direction = DIRECTIONS[self._dir[n]]
-                record: dict[str, Any] = {"ts": round(self._wall[n], 6), "dir": direction, "text": self.text(n)}
-                meta = self._meta.get(n)
+                direction = DIRECTIONS[c.dir[n]]
+                record: dict[str, Any] = {"ts": round(c.wall[n], 6), "dir": direction, "text": self.text(n)}
+                meta = c.meta.get(n)
                 if meta and direction != "http":
                     for key in TRACE_META_KEYS:
                         if meta.get(key) is not None:
                             record[key] = meta[key]
-                reason = self._reasons.get(n)
+                reason = c.reasons.get(n)
                 if reason:
                     record["malformed"] = reason
                 record["server"] = self.server_id(n)

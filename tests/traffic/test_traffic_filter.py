@@ -6,11 +6,11 @@ import json
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from traffic_helpers import filled_store
 
 from inspector.protocol import jsonrpc as rpc
 from inspector.traffic import FilteredView, Frame, TrafficFilter, TrafficStore
 from inspector.traffic.filter import CHUNK
-from traffic_helpers import filled_store
 
 
 def reference(store: TrafficStore, flt: TrafficFilter) -> list[int]:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
-
-import ast
 from pathlib import Path
 
 from traffic_helpers import ROOT
@@ -50,3 +49,97 @@ def test_the_traffic_ui_imports_only_downwards():
         names = imports(ROOT / "inspector" / "ui" / name)
         upward = {n for n in names if n.startswith(("inspector.app", "inspector.cli"))}
         assert not upward, (name, upward)
+
+
+def _type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
+        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def import_nodes(path: Path) -> list[tuple[str, list[str]]]:
+    """(module, names) of every import a file runs, in functions too; not those under `if TYPE_CHECKING:`,
+    which only the type checker follows. `import a.b` gives ("a.b", []); relative modules are resolved."""
+    tree = ast.parse(path.read_text(), str(path))
+    typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and _type_checking(node.test)
+                   for stmt in node.body for n in ast.walk(stmt)}
+    found: list[tuple[str, list[str]]] = []
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            found += [(a.name, []) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                base = path.relative_to(ROOT).with_suffix("").parts[:-node.level]
+                module = ".".join([*base, node.module] if node.module else base)
+            found.append((module, [a.name for a in node.names]))
+    return found
+
+
+MODULES = {f"inspector.traffic.{p.stem}": p for p in TRAFFIC.glob("*.py") if p.stem != "__init__"}
+
+
+def traffic_graph() -> dict[str, set[str]]:
+    """Which traffic modules each traffic module imports when it runs."""
+    graph: dict[str, set[str]] = {}
+    for name, path in MODULES.items():
+        targets: set[str] = set()
+        for module, names in import_nodes(path):
+            targets |= {m for m in (module, *(f"{module}.{n}" for n in names)) if m in MODULES and m != name}
+        graph[name] = targets
+    return graph
+
+
+def test_the_traffic_modules_import_each_other_without_a_cycle():
+    graph = traffic_graph()
+    done: set[str] = set()
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        assert name not in path, f"import cycle: {' -> '.join([*path[path.index(name):], name])}"
+        if name in done:
+            return
+        for target in sorted(graph[name]):
+            visit(target, (*path, name))
+        done.add(name)
+
+    for name in sorted(graph):
+        visit(name, ())
+    # the codes and columns have one home, which depends on no other part of the store
+    assert {"inspector.traffic.columns"} <= graph["inspector.traffic.store"] & graph["inspector.traffic.filter"] \
+        & graph["inspector.traffic._writer"]
+    assert not graph["inspector.traffic.columns"]
+
+
+def test_no_private_name_crosses_a_module():
+    """A private name stays in its module; a private module is imported by its siblings only."""
+    for path in sorted((ROOT / "inspector").rglob("*.py")):
+        package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+        inside = path.is_relative_to(TRAFFIC)
+        for module, names in import_nodes(path):
+            parts = module.split(".")
+            if inside:
+                for name in names:
+                    sibling = module == package and f"{module}.{name}" in MODULES
+                    assert not name.startswith("_") or sibling, f"{path.name} takes {name} from {module}"
+            if module.startswith("inspector.traffic"):
+                private = [p for p in parts if p.startswith("_")] + \
+                    [n for n in names if n.startswith("_") and f"{module}.{n}" in MODULES]
+                assert inside or not private, f"{path} imports the private {private} of inspector.traffic"
+
+
+def test_no_module_reaches_into_another_modules_objects():
+    """`obj._name` only for a `_name` its own module defines (an attribute or method of its classes)."""
+    for path in MODULES.values():
+        tree = ast.parse(path.read_text(), str(path))
+        own = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        own |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+                assert node.attr in own, f"{path.name}:{node.lineno} uses {node.attr}, private to another module"
+
+
+def test_the_session_writer_names_the_codes_as_the_store_does():
+    from inspector.traffic import _sink, columns
+
+    assert _sink.KINDS == columns.KINDS and _sink.DIRECTIONS == columns.DIRECTIONS

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, Qt
+from test_traffic_filter import reference
+from traffic_helpers import filled_store, real_frames
 
 from inspector.traffic import Frame, TrafficFilter, TrafficStore
 from inspector.ui import traffic_model as tm
 from inspector.ui.traffic_model import TrafficModel
-from test_traffic_filter import reference
-from traffic_helpers import filled_store, real_frames
 
 
 def note(i: int) -> Frame:
-    data = ('{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"n %d"}}' % i).encode()
+    data = f'{{"jsonrpc":"2.0","method":"notifications/message","params":{{"level":"info","data":"n {i}"}}}}'.encode()
     return Frame("out", data, i * 0.001, 1e9 + i * 0.001)
 
 
@@ -47,7 +47,7 @@ def test_rows_arrive_in_one_insert_per_batch(qtbot):
     for burst in range(3):
         for i in range(100):
             store.add("s", note(1000 + burst * 100 + i))
-        qtbot.waitUntil(lambda: model.rowCount() == 1100 + burst * 100, timeout=3000)
+        qtbot.waitUntil(lambda burst=burst: model.rowCount() == 1100 + burst * 100, timeout=3000)
     assert inserted == [(0, 999), (1000, 1099), (1100, 1199), (1200, 1299)]
     assert model.inserts == 4
 

@@ -7,14 +7,23 @@ import json
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import (QApplication, QComboBox, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QTableView,
-                               QToolButton, QWidget)
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QTableView,
+    QToolButton,
+    QWidget,
+)
+from test_traffic_filter import reference
+from traffic_helpers import ROOT, filled_store
 
 from inspector.traffic import Frame, TrafficStore
 from inspector.ui import traffic_model as tm
 from inspector.ui.traffic_pane import TrafficPane
-from test_traffic_filter import reference
-from traffic_helpers import ROOT, filled_store
 
 ARTIFACTS = ROOT / "test-artifacts"
 

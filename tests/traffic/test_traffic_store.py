@@ -11,12 +11,12 @@ import sys
 import time
 
 import pytest
+from traffic_helpers import ROOT, filled_store, real_frames
 
 from inspector.cli import TraceWriter
 from inspector.protocol import jsonrpc as rpc
 from inspector.traffic import Frame, ReadOnlyError, TrafficStore, list_sessions, new_session_path
-from inspector.traffic.store import HEAD_MAX
-from traffic_helpers import ROOT, filled_store, real_frames
+from inspector.traffic.columns import HEAD_MAX
 
 
 def frame(direction: str, obj_or_bytes, mono: float = 0.0, malformed: str | None = None) -> Frame:
@@ -263,8 +263,8 @@ def test_sigkill_loses_nothing_before_the_last_flush(tmp_path):
     store = TrafficStore.open_session(path)
     assert len(store) >= flushed
     for n in (0, 1, flushed // 2, flushed - 1):
-        assert store.raw(n) == ('{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"frame %d"}}'
-                                % n).encode()
+        wanted = '{"jsonrpc":"2.0","method":"notifications/message","params":' + f'{{"data":"frame {n}"}}}}'
+        assert store.raw(n) == wanted.encode()
         assert store.direction(n) == ("in" if n % 3 else "out")
     assert [store.mono(n) for n in range(flushed)] == pytest.approx([n * 0.001 for n in range(flushed)])
     store.close()
@@ -273,7 +273,7 @@ def test_sigkill_loses_nothing_before_the_last_flush(tmp_path):
 def test_session_files_are_named_by_utc_time_and_listed(tmp_path):
     import datetime as dt
 
-    when = dt.datetime(2026, 11, 30, 8, 5, 9, tzinfo=dt.timezone.utc)
+    when = dt.datetime(2026, 11, 30, 8, 5, 9, tzinfo=dt.UTC)
     first = new_session_path(tmp_path, when)
     assert first.name == "2026-11-30T08-05-09Z.sqlite"
     TrafficStore(first).close()
@@ -344,10 +344,10 @@ def test_batches_not_yet_expanded_are_read_from_their_chunks(tmp_path):
     tables = _sink.Tables()
     sent = {"servers": 0, "methods": 1}
     half = len(live) // 2
-    first = encode(live, 0, half, sent)
+    first = encode(live.columns, 0, half, sent)
     _sink.write_chunk(conn, marshal.dumps(first), first, tables)
     _sink.expand_one(conn, tables)  # the first half becomes frames
-    second = encode(live, half, len(live), sent)
+    second = encode(live.columns, half, len(live), sent)
     _sink.write_chunk(conn, marshal.dumps(second), second, tables)  # the second half stays a chunk
     assert conn.execute("SELECT count(*) FROM frames").fetchone()[0] == half
     assert conn.execute("SELECT count(*) FROM chunks").fetchone()[0] == 1
@@ -407,3 +407,20 @@ def test_a_dead_writer_is_reported_and_the_store_goes_on(tmp_path):
     assert store.write_error and "writer" in store.write_error
     assert len(store) == 49 and store.method(48) == "tools/call"
     store.close()
+
+
+def test_a_frozen_app_writes_the_same_session_from_a_thread(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "frozen", True, raising=False)  # no child process in a bundle
+    path = tmp_path / "thread.sqlite"
+    live = TrafficStore(path)
+    assert live._writer is not None and not hasattr(live._writer, "proc")
+    for server, f in real_frames():
+        live.add(server, f)
+    big = json.dumps(res(1, {"content": [{"type": "text", "text": "z" * (2 * HEAD_MAX)}]})).encode()
+    n = live.add("demo", frame("in", big, 99.0))
+    live.flush(wait=True)
+    assert live.write_error is None and live.committed == len(live) and live.raw(n) == big
+    live.close()
+    again = TrafficStore.open_session(path)
+    assert records(again) == records(live) and again.raw(n) == big
+    again.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from inspector import errors as E
@@ -66,7 +66,7 @@ async def _hostile(frames: list) -> None:
             pass
 
 
-@lru_cache(maxsize=None)
+@cache
 def real_frames() -> Captured:
     """Frames of a demo-server session then of two hostile-server sessions."""
     frames: list[tuple[str, Frame]] = []
