@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
-from .registry import constraints_text
+from .widget_choice import constraints_text
 from .schema import SchemaTree, Shape, pointer
 from .validation import json_type  # noqa: F401  (re-exported for the field modules)
 

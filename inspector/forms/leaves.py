@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QCompleter, QLabel, QLineEd
                                QSizePolicy, QVBoxLayout)
 
 from ._base import muted, Field, dumps, hbox, same, small_button
-from .registry import placeholder
+from .widget_choice import placeholder
 
 _INT = re.compile(r"^-?\d+$")
 _NUM = re.compile(r"^-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")

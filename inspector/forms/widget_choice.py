@@ -1,11 +1,14 @@
-"""Which leaf widget edits a value: `x-hint` > `format` > `enum` > `type` (DESIGN §6). No Qt.
+"""Which leaf widget edits a value: `x-hint` > `format` > `enum` > `type` (DESIGN §6), and what
+an empty editor and its help text say about the value (placeholder, constraints). No Qt.
 
-The names returned here are keys of the widget registry (`inspector.forms.widgets.Registry`),
-which a host can override per tool.
+The names returned here are keys of the widgets of `inspector.forms.registry.Registry`, which a
+host can override per tool; this module stays Qt-free so that schema normalisation can name a
+widget without loading one.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 # `x-hint` values understood here (anything else is ignored, and the usual rules apply).
@@ -35,7 +38,7 @@ PLACEHOLDERS = {
 TEXTAREA_MIN_LENGTH = 256  # maxLength from which a string gets a multi-line editor
 
 
-def choose_widget(schema: dict, json_type: str) -> str:
+def choose_widget(schema: dict[str, Any], json_type: str) -> str:
     """The leaf widget for a scalar (or enum) schema of `json_type`."""
     hint = schema.get("x-hint")
     if isinstance(hint, str) and hint.lower() in HINTS:
@@ -91,8 +94,6 @@ def placeholder(schema: Any, widget: str) -> str:
 
 
 def _short(value: Any) -> str:
-    import json
-
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
@@ -100,7 +101,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:59] + "…"
 
 
-def constraints_text(schema: dict, json_type: str) -> str:
+def constraints_text(schema: dict[str, Any], json_type: str) -> str:
     """A short human note of a scalar's constraints, e.g. '5 – 480, multiple of 5'."""
     parts: list[str] = []
     if json_type in ("number", "integer"):
