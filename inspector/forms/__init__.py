@@ -18,7 +18,7 @@ from typing import Any
 __all__ = ["SchemaForm", "Registry"]
 
 _LAZY = {"SchemaForm": ("inspector.forms.form", "SchemaForm"),
-         "Registry": ("inspector.forms.fields", "Registry")}
+         "Registry": ("inspector.forms.registry", "Registry")}
 
 
 def __getattr__(name: str) -> Any:

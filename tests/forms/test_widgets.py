@@ -368,7 +368,7 @@ def test_if_then_else_is_validated(qtbot, make):
 
 def test_registry_can_be_overridden_per_tool(qtbot):
     from inspector.forms import Registry, SchemaForm
-    from inspector.forms.leaves import RawField
+    from inspector.forms.widgets import RawField
 
     reg = Registry()
     reg.widgets["email"] = RawField
