@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from inspector.forms.widget_choice import choose_widget, constraints_text, placeholder
 from inspector.forms.schema import SchemaTree, SchemaTrouble, merge
 from inspector.forms.validation import Checker, coerce, validate
+from inspector.forms.widget_choice import choose_widget, constraints_text, placeholder
 
 ROOT = Path(__file__).resolve().parents[2]
 PURE = ["__init__.py", "schema.py", "widget_choice.py", "validation.py", "memory.py"]
