@@ -1,24 +1,31 @@
-"""The field protocol shared by every generated form part, and the row that frames a field. Qt.
+"""The field protocol shared by every generated form part, and what one form's fields share. Qt.
 
 A *field* edits the value at one JSON pointer. It knows whether it holds a value (`has_value`),
 what the value is (`get`), takes any JSON value (`put`, after `fits` said yes), goes back to
 "not set" (`unset`) or to the schema's defaults (`reset`). User edits travel up through
 `edited()` so containers learn that they now hold a value, and the form learns that it changed.
+
+Every field is made as `make(ctx, shape, path, required, depth, title=..., headerless=...)` and
+builds its children through `self.registry` (the form's `Registry`), never by naming their class.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QPalette
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
-from .registry import constraints_text
 from .schema import SchemaTree, Shape, pointer
-from .validation import json_type  # noqa: F401  (re-exported for the field modules)
+
+if TYPE_CHECKING:
+    from .registry import Registry
+    from .templates import Row
+    from .validation import Checker
 
 MAX_FIELDS = 1500        # fields one build may create before it gives up (raw JSON instead)
 BUILD_BUDGET_S = 0.15    # seconds one build may take before it gives up
@@ -32,7 +39,8 @@ class BuildBudgetExceeded(Exception):
 class Context:
     """What every field of one form shares: the schema tree, the registry, the build budget."""
 
-    def __init__(self, tree: SchemaTree, registry, checker, on_edit: Callable[[], None]):
+    def __init__(self, tree: SchemaTree, registry: Registry, checker: Callable[[], Checker],
+                 on_edit: Callable[..., None]):
         self.tree = tree
         self.registry = registry
         self.checker = checker
@@ -64,7 +72,7 @@ def same(a: Any, b: Any) -> bool:
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     if isinstance(a, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
     return a == b
 
 
@@ -87,11 +95,15 @@ class Field(QWidget):
     kind = "field"
     shows_title = False  # True: the field shows its own title (a group header), the row does not
 
-    def __init__(self, ctx: Context, shape: Shape, path: tuple, required: bool, depth: int,
-                 parent: QWidget | None = None):
-        super().__init__(parent)
+    def __init__(self, ctx: Context, shape: Shape, path: tuple, required: bool, depth: int, *,
+                 title: str = "", headerless: bool = False):
+        """`title` is what a header shows (groups; rows take their label from the schema);
+        `headerless` asks a group not to repeat a title its caller already shows."""
+        super().__init__()
         ctx.tick()
         self.ctx = ctx
+        self.registry = ctx.registry
+        self.title = title
         self.shape = shape
         self.path = path
         self.required = required
@@ -113,7 +125,7 @@ class Field(QWidget):
         for child in self.children_fields():
             child.set_path(self.child_path(child))
 
-    def child_path(self, child: "Field") -> tuple:
+    def child_path(self, child: Field) -> tuple:
         """A child's path after this field moved (default: same last key)."""
         return self.path + (child.path[-1],)
 
@@ -148,7 +160,7 @@ class Field(QWidget):
     def editor(self) -> QWidget | None:
         return None
 
-    def children_fields(self) -> list["Field"]:
+    def children_fields(self) -> list[Field]:
         return []
 
     def focus_widgets(self) -> list[QWidget]:
@@ -195,88 +207,8 @@ class Field(QWidget):
         else:
             self.ctx.on_edit()
 
-    def child_edited(self, child: "Field") -> None:
+    def child_edited(self, child: Field) -> None:
         self._propagate()
-
-
-class Row(QWidget):
-    """A label, a field, its help text and its problems."""
-
-    def __init__(self, field: Field, label: str, help_text: str = "", *, required: bool = False,
-                 deprecated: bool = False, read_only: bool = False, tools=None, parent=None):
-        super().__init__(parent)
-        self.field = field
-        field.row = self
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 2, 0, 2)
-        lay.setSpacing(2)
-        self.label: QLabel | None = None
-        if label:
-            text = label + (" *" if required else "")
-            if deprecated:
-                text += "  (deprecated)"
-            if read_only:
-                text += "  (read-only)"
-            self.label = QLabel(text)
-            self.label.setTextFormat(Qt.PlainText)
-            if deprecated:
-                f = QFont(self.label.font())
-                f.setStrikeOut(True)
-                self.label.setFont(f)
-            if required:
-                self.label.setToolTip("required")
-            ed = field.editor()
-            if ed is not None:
-                self.label.setBuddy(ed)
-                ed.setAccessibleName(label)
-        if self.label is not None and not field.shows_title:
-            lay.addWidget(self.label)
-        elif self.label is not None:
-            self.label.hide()  # groups show their title in their own header
-            self.label.setParent(self)
-        if tools:
-            line = QWidget()
-            tl = hbox(line)
-            tl.addWidget(field, 1)
-            for t in tools:
-                tl.addWidget(t, 0, Qt.AlignTop)
-            lay.addWidget(line)
-        else:
-            lay.addWidget(field)
-        self.help: QLabel | None = None
-        if help_text:
-            self.help = QLabel(help_text)
-            self.help.setTextFormat(Qt.PlainText)
-            self.help.setWordWrap(True)
-            self.help.setObjectName("fieldHelp")
-            muted(self.help)
-            self.help.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
-            lay.addWidget(self.help)
-        self.problem: QLabel | None = None
-        self.setEnabled(not read_only)
-
-    def set_problems(self, messages: list[str]) -> None:
-        if not messages:
-            if self.problem is not None:
-                self.problem.hide()
-            return
-        if self.problem is None:
-            self.problem = QLabel()
-            self.problem.setTextFormat(Qt.PlainText)
-            self.problem.setWordWrap(True)
-            self.problem.setObjectName("problem:" + self.field.ptr)
-            self.problem.setStyleSheet("color: #d13438;")
-            self.layout().addWidget(self.problem)
-        self.problem.setObjectName("problem:" + self.field.ptr)
-        text = "\n".join(_short(m) for m in messages[:5])
-        if len(messages) > 5:
-            text += f"\n… and {len(messages) - 5} more"
-        self.problem.setText(text)
-        self.problem.show()
-
-
-def _short(message: str, limit: int = 300) -> str:
-    return message if len(message) <= limit else message[: limit - 1] + "…"
 
 
 def muted(label: QLabel) -> QLabel:
@@ -287,17 +219,6 @@ def muted(label: QLabel) -> QLabel:
         f.setPointSizeF(f.pointSizeF() * 0.92)
     label.setFont(f)
     return label
-
-
-def help_text(shape: Shape, json_type: str = "") -> str:
-    parts = []
-    if shape.description:
-        parts.append(shape.description)
-    if json_type:
-        c = constraints_text(shape.schema, json_type)
-        if c:
-            parts.append(f"({c})")
-    return " ".join(parts)
 
 
 def small_button(text: str, tip: str, name: str = "") -> QToolButton:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QListWidget, QListWidgetItem, QPushButton
+from PySide6.QtWidgets import QListWidget, QListWidgetItem, QPushButton, QWidget
 
-from ._base import Field, Row, dumps, hbox, same, small_button
-from .containers import MAX_ROWS, Group
+from ._base import Field, dumps, hbox, same, small_button
+from .group import MAX_ROWS, Group
+
+if TYPE_CHECKING:
+    from .templates import Row
 
 
 class ArrayField(Group):
@@ -76,10 +79,10 @@ class ArrayField(Group):
     def child_path(self, child: Field) -> tuple:
         return self.path + (self.items.index(child),)
 
-    def focus_widgets(self) -> list:
-        out = [self.toggle] if self.toggle is not None else []
+    def focus_widgets(self) -> list[QWidget]:
+        out: list[QWidget] = [self.toggle] if self.toggle is not None else []
         if self.built and (self.toggle is None or self.expanded):
-            for f, row in zip(self.items, self.rows):
+            for f, row in zip(self.items, self.rows, strict=True):
                 out += f.focus_widgets() + [b for b in row.tools if b.isVisibleTo(row)]
             out.append(self.add_button)
         if self.clear_button is not None:
@@ -101,11 +104,9 @@ class ArrayField(Group):
 
     # -- rows
     def _make_row(self, i: int) -> tuple[Field, Row]:
-        from .fields import build_field
-
         shape = self.ctx.tree.shape(self.schema_at(i), self.shape.refs, self.depth + 1)
-        f = build_field(self.ctx, shape, self.path + (i,), True, self.depth + 1, self)
-        tools = []
+        f = self.registry.build(self.ctx, shape, self.path + (i,), True, self.depth + 1, self)
+        tools: list[QWidget] = []
         if not self.tuple:
             up = small_button("↑", "Move up")
             down = small_button("↓", "Move down")
@@ -120,9 +121,7 @@ class ArrayField(Group):
             f.title = f"{shape.title or 'Item'} {i + 1}"
             if f.toggle is not None:
                 f.toggle.setText(f.title)
-        row = Row(f, label, "", tools=tools)
-        row.tools = tools
-        return f, row
+        return f, self.registry.row(f, label, "", tools=tools)
 
     def _append(self, value: Any, has: bool) -> Field:
         i = len(self.items)
@@ -209,7 +208,7 @@ class ArrayField(Group):
     def _get_built(self) -> Any:
         return [f.get() if f.has_value() else None for f in self.items]
 
-    def _put_built(self, value: list) -> None:
+    def _put_built(self, value: list[Any]) -> None:
         keep = min(len(self.items), len(value))  # rows at the same index have the same schema: reuse them
         while len(self.items) > keep:
             row = self.rows.pop()
@@ -236,9 +235,9 @@ class ArrayField(Group):
                 self._append(None, False)
         self._update_buttons()
 
-    def local_errors(self) -> list:
+    def local_errors(self) -> list[tuple[str, str]]:
         out = super().local_errors()
-        for i, f in enumerate(self.items):
+        for f in self.items:
             if not f.has_value() and not f.local_problem and f.kind != "raw":
                 out.append((f.ptr, "this item has no value"))
         return out
@@ -249,7 +248,7 @@ class MultiSelectField(Field):
 
     kind = "multiselect"
 
-    def __init__(self, *args, **kw):
+    def __init__(self, *args: Any, **kw: Any):
         super().__init__(*args, **kw)
         lay = hbox(self)
         self.values = [v for _, v in self.shape.options]
@@ -269,10 +268,10 @@ class MultiSelectField(Field):
         self._present = False
         self._updating = False
 
-    def editor(self):
+    def editor(self) -> QListWidget:
         return self.list
 
-    def _item_changed(self, item) -> None:
+    def _item_changed(self, item: QListWidgetItem) -> None:
         if self._updating:
             return
         i = self.list.row(item)

@@ -8,10 +8,12 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QVBoxLayout, QWidget
 
-from ._base import muted, Field, hbox, json_type
+from ._base import Field, hbox, muted
+from .schema import Shape
+from .validation import json_type
 
 
-def _kind_accepts(shape, value: Any) -> bool:
+def _kind_accepts(shape: Shape, value: Any) -> bool:
     """Whether a value's JSON type is one a shape can edit (used when validation cannot tell)."""
     t = json_type(value)
     k = shape.kind
@@ -36,11 +38,11 @@ class ChoiceField(Field):
 
     kind = "choice"
 
-    def __init__(self, *args, **kw):
+    def __init__(self, *args: Any, **kw: Any):
         super().__init__(*args, **kw)
         tree = self.ctx.tree
         self.variants = tree.variants(self.shape)
-        self.shapes: list = [None] * len(self.variants)
+        self.shapes: list[Shape | None] = [None] * len(self.variants)
         self.disc = tree.discriminator(self.shape) if len(self.variants) > 1 else None
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -68,14 +70,13 @@ class ChoiceField(Field):
         self.index = -1
         self._switch(0)
 
-    def variant_shape(self, i: int):
-        if self.shapes[i] is None:
-            self.shapes[i] = self.ctx.tree.shape(self.variants[i][1], self.shape.refs, self.depth)
-        return self.shapes[i]
+    def variant_shape(self, i: int) -> Shape:
+        shape = self.shapes[i]
+        if shape is None:
+            shape = self.shapes[i] = self.ctx.tree.shape(self.variants[i][1], self.shape.refs, self.depth)
+        return shape
 
     def _switch(self, i: int) -> None:
-        from .fields import build_field
-
         if i == self.index and self.current is not None:
             return
         if self.current is not None:
@@ -84,9 +85,9 @@ class ChoiceField(Field):
         self.index = i
         self.combo.setCurrentIndex(i)
         shape = self.variant_shape(i)
-        self.current = build_field(self.ctx, shape, self.path, True, self.depth, self,
-                                   title=self.shape.title or (str(self.path[-1]) if self.path else ""),
-                                   headerless=True)
+        self.current = self.registry.build(self.ctx, shape, self.path, True, self.depth, self,
+                                           title=self.shape.title or (str(self.path[-1]) if self.path else ""),
+                                           headerless=True)
         self.area.addWidget(self.current)
         self.current.reset()
         disc = getattr(self.current, "children", {}).get(self.disc) if self.disc else None
@@ -104,7 +105,7 @@ class ChoiceField(Field):
         self._present = True
         self.edited()
 
-    def editor(self):
+    def editor(self) -> QComboBox:
         return self.combo
 
     def set_path(self, path: tuple) -> None:
@@ -119,10 +120,10 @@ class ChoiceField(Field):
     def child_path(self, child: Field) -> tuple:
         return self.path
 
-    def focus_widgets(self) -> list:
+    def focus_widgets(self) -> list[QWidget]:
         return [self.combo] + (self.current.focus_widgets() if self.current is not None else [])
 
-    def child_edited(self, child) -> None:
+    def child_edited(self, child: Field) -> None:
         self._present = True
         self._propagate()
 
@@ -169,12 +170,9 @@ class ChoiceField(Field):
             self.index = -1  # a raw editor from an earlier value: build the variant again
         self._switch(i)
         if not self.current.fits(value):
-            from .fields import raw_field
-
             old = self.current
-            self.current = raw_field(self.ctx, old.shape, self.path, True, self.depth,
-                                     "the value does not fit the form")
-            self.current.parent_field = self
+            self.current = self.registry.fallback(self.ctx, old.shape, self.path, True, self.depth,
+                                                  "the value does not fit the form", parent=self)
             self.area.addWidget(self.current)
             old.setParent(None)
             old.deleteLater()
@@ -201,17 +199,14 @@ class NullableField(Field):
 
     kind = "nullable"
 
-    def __init__(self, *args, **kw):
-        from .fields import build_field
-
-        title = kw.pop("title", "")
+    def __init__(self, *args: Any, **kw: Any):
         super().__init__(*args, **kw)
         tree = self.ctx.tree
         inner_shape = tree.shape(tree.nullable_inner(self.shape), self.shape.refs, self.depth)
         for k in ("title", "description", "deprecated", "readOnly"):
             if k in self.shape.schema and k not in inner_shape.schema:
                 inner_shape.schema = {**inner_shape.schema, k: self.shape.schema[k]}
-        self.inner = build_field(self.ctx, inner_shape, self.path, False, self.depth, self, title=title)
+        self.inner = self.registry.build(self.ctx, inner_shape, self.path, False, self.depth, self, title=self.title)
         self.shows_title = self.inner.shows_title
         lay = hbox(self)
         self.null = QCheckBox("null")
@@ -221,7 +216,7 @@ class NullableField(Field):
         lay.addWidget(self.inner, 1)
         lay.addWidget(self.null, 0, Qt.AlignTop)
 
-    def editor(self):
+    def editor(self) -> QWidget | None:
         return self.inner.editor()
 
     def set_path(self, path: tuple) -> None:
@@ -235,7 +230,7 @@ class NullableField(Field):
     def child_path(self, child: Field) -> tuple:
         return self.path
 
-    def focus_widgets(self) -> list:
+    def focus_widgets(self) -> list[QWidget]:
         return self.inner.focus_widgets() + [self.null]
 
     def _null_clicked(self, on: bool) -> None:

@@ -13,12 +13,21 @@ from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QKeySequence, QShortcut
-from PySide6.QtWidgets import (QButtonGroup, QFrame, QLabel, QPlainTextEdit, QScrollArea,
-                               QStackedWidget, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QFrame,
+    QLabel,
+    QPlainTextEdit,
+    QScrollArea,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ._base import BuildBudgetExceeded, Context, Field, dumps, hbox
-from .fields import Registry, build_field, raw_field
-from .schema import Shape, SchemaTree
+from .registry import Registry
+from .schema import SchemaTree, Shape
 from .validation import Checker
 
 VALIDATE_DELAY_MS = 120
@@ -150,7 +159,7 @@ class SchemaForm(QWidget):
             return self._fallback_root("the schema is false: no arguments are valid")
         self.ctx.start()
         try:
-            root = build_field(self.ctx, shape, (), True, 0, None)
+            root = self.registry.build(self.ctx, shape, (), True, 0)
             root.reset()
         except BuildBudgetExceeded as exc:
             return self._fallback_root(f"the form is too large to build ({exc})")
@@ -167,7 +176,7 @@ class SchemaForm(QWidget):
         self._whole_fallback = why
         self.banner.setText(f"Edit the arguments as JSON: {why}.")
         self.banner.show()
-        root = raw_field(self.ctx, Shape("raw", {}, reason=why), (), True, 0, why)
+        root = self.registry.fallback(self.ctx, Shape("raw", {}, reason=why), (), True, 0, why)
         root.put({})
         self._mount(root)
         return root
@@ -403,7 +412,7 @@ class SchemaForm(QWidget):
         first = self.first_field()
         if first is not None:
             self.setFocusProxy(first)
-        for a, b in zip(chain, chain[1:]):
+        for a, b in zip(chain, chain[1:], strict=False):
             try:
                 QWidget.setTabOrder(a, b)
             except RuntimeError:

@@ -1,4 +1,4 @@
-"""The last arguments used per tool, remembered per server (issue 5). No Qt.
+"""The last arguments used per tool, remembered per server, so a tool opens with them again. No Qt.
 
 Stored as one small JSON file; secrets are never written: values of `writeOnly` or
 `format: password` properties, and of keys named like *TOKEN*, *KEY*, *SECRET*, *PASSWORD*
@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .schema import SchemaTree
+from .schema import Refs, SchemaTree
 
 SECRET_NAME = re.compile(r"token|key|secret|password|passwd|credential", re.I)
 MAX_ENTRIES = 500
@@ -25,7 +25,7 @@ def strip_secrets(schema: Any, args: Any) -> Any:
     """`args` without the values a schema marks as secret (or that are named like secrets)."""
     tree = SchemaTree(schema)
 
-    def walk(sub: Any, value: Any, refs: frozenset, depth: int) -> Any:
+    def walk(sub: Any, value: Any, refs: Refs, depth: int) -> Any:
         if not isinstance(value, dict) or depth > 40:
             return value
         shape = tree.shape(sub, refs, depth)

@@ -1,139 +1,111 @@
-"""Which leaf widget edits a value: `x-hint` > `format` > `enum` > `type` (DESIGN §6). No Qt.
+"""The registry a form is built from: its fields, widgets and templates, as in rjsf. Qt.
 
-The names returned here are keys of the widget registry (`inspector.forms.widgets.Registry`),
-which a host can override per tool.
+- *fields* handle structure, one per shape kind (`Shape.kind`): object and map, array and tuple,
+  multi-select, choice (oneOf/anyOf, type lists), nullable; scalar, enum and const (they ask for
+  a widget); free, raw and never (a JSON editor).
+- *widgets* are leaf editors, by the names `widget_choice.choose_widget` gives
+  (x-hint > format > enum > type).
+- *templates* frame fields: "row" (label, field, help, problems) and "group" (an object's or an
+  array's header and body).
+
+A field builds its children with `self.registry.build(...)`, frames them with
+`self.registry.row(...)` and falls back with `self.registry.fallback(...)`; it never imports
+another field's module. So a host can pass `SchemaForm(schema, registry=...)` with any entry
+replaced, per tool: `reg = Registry(); reg.widgets["email"] = MyEmail; reg.templates["row"] = MyRow`.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from typing import Any
 
-# `x-hint` values understood here (anything else is ignored, and the usual rules apply).
-HINTS = {
-    "text": "text", "textarea": "textarea", "multiline": "textarea", "password": "password",
-    "secret": "password", "date": "date", "date-time": "date-time", "datetime": "date-time",
-    "time": "time", "email": "email", "uri": "uri", "url": "uri", "uuid": "uuid", "select": "select",
-    "radio": "select", "checkbox": "checkbox", "number": "number", "integer": "integer",
-}
+from ._base import Context, Field
+from .arrays import ArrayField, MultiSelectField
+from .choice import ChoiceField, NullableField
+from .group import Group
+from .objects import ObjectField
+from .schema import Shape
+from .templates import GroupFrame, Row
+from .widgets import (
+    CheckField,
+    CompleterField,
+    ConstField,
+    NumberField,
+    RawField,
+    SelectField,
+    TextField,
+    widget_field,
+)
 
-# string formats with a fitting editor (placeholder, quick-fill button, checks)
-FORMATS = {
-    "date": "date", "date-time": "date-time", "time": "time", "email": "email", "idn-email": "email",
-    "uri": "uri", "iri": "uri", "uri-reference": "uri", "iri-reference": "uri", "url": "uri",
-    "uuid": "uuid", "ipv4": "ipv4", "ipv6": "ipv6", "hostname": "hostname", "idn-hostname": "hostname",
-    "password": "password", "duration": "duration", "regex": "regex", "json-pointer": "json-pointer",
-}
+FieldMaker = Callable[..., Field]   # (ctx, shape, path, required, depth, *, title, headerless)
+WidgetMaker = Callable[..., Field]  # (ctx, shape, path, required, depth, *, widget); "raw" also takes why
 
-# placeholders shown in empty editors (examples take precedence)
-PLACEHOLDERS = {
-    "date": "YYYY-MM-DD", "date-time": "YYYY-MM-DDThh:mm:ssZ", "time": "hh:mm:ss", "email": "name@example.com",
-    "uri": "https://…", "uuid": "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", "ipv4": "192.0.2.1",
-    "ipv6": "2001:db8::1", "hostname": "example.com", "duration": "P1DT2H (ISO 8601)", "regex": "regular expression",
-    "json-pointer": "/path/to/value",
-}
-
-TEXTAREA_MIN_LENGTH = 256  # maxLength from which a string gets a multi-line editor
+_TEXT_WIDGETS = ("text", "textarea", "password", "date", "date-time", "time", "email", "uri", "uuid",
+                 "ipv4", "ipv6", "hostname", "duration", "regex", "json-pointer")
 
 
-def choose_widget(schema: dict, json_type: str) -> str:
-    """The leaf widget for a scalar (or enum) schema of `json_type`."""
-    hint = schema.get("x-hint")
-    if isinstance(hint, str) and hint.lower() in HINTS:
-        name = HINTS[hint.lower()]
-        if _fits(name, json_type):
-            return name
-    if json_type == "string" or json_type == "enum":
-        fmt = schema.get("format")
-        if json_type == "string" and isinstance(fmt, str) and fmt in FORMATS:
-            return FORMATS[fmt]
-    if json_type == "enum":
-        return "select"
-    if json_type == "string":
-        if schema.get("writeOnly") is True:
-            return "password"
-        media = schema.get("contentMediaType")
-        if isinstance(media, str) and (media.startswith("text/") or media in (
-                "application/json", "application/xml", "application/yaml", "application/javascript")):
-            return "textarea"
-        max_len = schema.get("maxLength")
-        if isinstance(max_len, int) and not isinstance(max_len, bool) and max_len >= TEXTAREA_MIN_LENGTH:
-            return "textarea"
-        return "text"
-    if json_type in ("number", "integer"):
-        return json_type
-    if json_type == "boolean":
-        return "checkbox"
-    if json_type == "null":
-        return "null"
-    return "text"
+def default_fields() -> dict[str, FieldMaker]:
+    return {"object": ObjectField, "map": ObjectField, "array": ArrayField, "tuple": ArrayField,
+            "multiselect": MultiSelectField, "choice": ChoiceField, "nullable": NullableField,
+            "scalar": widget_field, "enum": widget_field, "const": widget_field,
+            "free": RawField, "raw": RawField, "never": RawField}
 
 
-def _fits(widget: str, json_type: str) -> bool:
-    if json_type == "enum":
-        return widget == "select"
-    if json_type == "string":
-        return widget not in ("checkbox", "number", "integer", "select")
-    if json_type in ("number", "integer"):
-        return widget in ("number", "integer")
-    if json_type == "boolean":
-        return widget == "checkbox"
-    return False
+def default_widgets() -> dict[str, WidgetMaker]:
+    w: dict[str, WidgetMaker] = dict.fromkeys(_TEXT_WIDGETS, TextField)
+    w.update({"number": NumberField, "integer": NumberField, "checkbox": CheckField, "select": SelectField,
+              "completer": CompleterField, "const": ConstField, "null": ConstField, "raw": RawField})
+    return w
 
 
-def placeholder(schema: Any, widget: str) -> str:
-    """Placeholder text for an empty editor: the first example, else the format's pattern."""
-    if isinstance(schema, dict):
-        examples = schema.get("examples")
-        if isinstance(examples, list) and examples:
-            ex = examples[0]
-            return f"e.g. {ex}" if isinstance(ex, str) else f"e.g. {_short(ex)}"
-    return PLACEHOLDERS.get(widget, "")
+def default_templates() -> dict[str, Callable[..., Any]]:
+    return {"row": Row, "group": GroupFrame}
 
 
-def _short(value: Any) -> str:
-    import json
+@dataclasses.dataclass
+class Registry:
+    """Field makers by shape kind, widget makers by widget name, templates by name.
 
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 60 else text[:59] + "…"
+    Each form gets its own `Registry()` unless given one; replace entries in a copy to change
+    one tool's form only."""
 
+    fields: dict[str, FieldMaker] = dataclasses.field(default_factory=default_fields)
+    widgets: dict[str, WidgetMaker] = dataclasses.field(default_factory=default_widgets)
+    templates: dict[str, Callable[..., Any]] = dataclasses.field(default_factory=default_templates)
 
-def constraints_text(schema: dict, json_type: str) -> str:
-    """A short human note of a scalar's constraints, e.g. '5 – 480, multiple of 5'."""
-    parts: list[str] = []
-    if json_type in ("number", "integer"):
-        lo, hi = schema.get("minimum"), schema.get("maximum")
-        xlo, xhi = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
-        if xlo is True and lo is not None:  # draft-04 booleans
-            xlo, lo = lo, None
-        if xhi is True and hi is not None:
-            xhi, hi = hi, None
-        low = f"≥ {lo}" if _n(lo) else f"> {xlo}" if _n(xlo) else ""
-        high = f"≤ {hi}" if _n(hi) else f"< {xhi}" if _n(xhi) else ""
-        if _n(lo) and _n(hi):
-            parts.append(f"{lo} – {hi}")
-        else:
-            parts += [p for p in (low, high) if p]
-        if _n(schema.get("multipleOf")):
-            parts.append(f"multiple of {schema['multipleOf']}")
-        if json_type == "integer" and parts:  # (the empty editor already says "whole number")
-            parts.insert(0, "whole number")
-    elif json_type == "string":
-        lo, hi = schema.get("minLength"), schema.get("maxLength")
-        if _n(lo) and _n(hi):
-            parts.append(f"{lo}–{hi} characters")
-        elif _n(lo) and lo:
-            parts.append(f"at least {lo} character" + ("" if lo == 1 else "s"))
-        elif _n(hi):
-            parts.append(f"at most {hi} characters")
-        if isinstance(schema.get("pattern"), str):
-            parts.append(f"matches {schema['pattern']}")
-        if isinstance(schema.get("format"), str):
-            parts.append(schema["format"])
-    return ", ".join(parts)
+    def copy(self) -> Registry:
+        return Registry(dict(self.fields), dict(self.widgets), dict(self.templates))
 
+    def build(self, ctx: Context, shape: Shape, path: tuple, required: bool, depth: int,
+              parent: Field | None = None, *, title: str = "", headerless: bool = False) -> Field:
+        """The field for `shape` at `path`, a child of `parent` (None: the form's root).
 
-def _n(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+        `title` defaults to the schema's title, else the last key of the path."""
+        if not title:
+            title = shape.title or (str(path[-1]) if path else "")
+        make = self.fields.get(shape.kind, RawField)
+        f = make(ctx, shape, path, required, depth, title=title, headerless=headerless)
+        f.parent_field = parent
+        return f
+
+    def fallback(self, ctx: Context, shape: Shape, path: tuple, required: bool, depth: int, why: str,
+                 parent: Field | None = None) -> Field:
+        """A JSON editor for what the form cannot edit; `why` ('' for none) is shown above it."""
+        f = self.widget("raw")(ctx, shape, path, required, depth, why=why)
+        f.parent_field = parent
+        return f
+
+    def widget(self, name: str) -> WidgetMaker:
+        """The widget called `name`; the JSON editor when there is none of that name."""
+        return self.widgets.get(name) or self.widgets.get("raw", RawField)
+
+    def row(self, child: Field, label: str, help_text: str = "", **kw: Any) -> Row:
+        """`child` framed by the "row" template (keywords: required, deprecated, read_only, tools)."""
+        row: Row = self.templates["row"](child, label, help_text, **kw)
+        return row
+
+    def group_frame(self, group: Group, header: bool) -> GroupFrame:
+        """The "group" template laid out in `group`: with `header`, a title toggle over the body."""
+        frame: GroupFrame = self.templates["group"](group, header)
+        return frame

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
-from .registry import choose_widget
+from .widget_choice import choose_widget
 
 # Beyond these sizes a part of the schema is edited as raw JSON (DESIGN §6: never a broken widget).
 MAX_ENUM = 500            # options shown in a drop-down; more string options get a completer
@@ -25,6 +27,8 @@ MAX_DEPTH = 60            # nesting of rendered groups below which everything is
 MAX_REF_CHAIN = 64        # `$ref` pointing to `$ref` ... (longer chains are treated as cycles)
 
 JSON_TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
+Refs = frozenset[str]  # the `$ref`s followed on the way to a subschema (to notice recursion)
+
 ANNOTATIONS = {"title", "description", "default", "examples", "$comment", "deprecated", "readOnly",
                "writeOnly", "x-hint", "enumNames", "discriminator", "$schema", "$id", "$anchor"}
 
@@ -39,13 +43,14 @@ class Shape:
     """
 
     kind: str
-    schema: dict
+    schema: dict[str, Any]
     widget: str = ""
     reason: str = ""
-    refs: frozenset = frozenset()
+    refs: Refs = frozenset()
     recursive: bool = False
-    types: tuple = ()
-    options: list = field(default_factory=list)   # enum / titled enum: [(label, value)]
+    types: tuple[str, ...] = ()
+    # enum / titled enum: [(label, value)]; choice: the variant schemas; nullable: [the non-null schema]
+    options: list[Any] = field(default_factory=list)
 
     @property
     def title(self) -> str:
@@ -64,11 +69,6 @@ class Shape:
     @property
     def default(self) -> Any:
         return self.schema.get("default")
-
-    @property
-    def examples(self) -> list:
-        ex = self.schema.get("examples")
-        return ex if isinstance(ex, list) else []
 
     def flag(self, name: str) -> bool:
         return self.schema.get(name) is True
@@ -124,7 +124,7 @@ class SchemaTree:
             raise SchemaTrouble(f"$ref '#{name}' does not resolve")
         return self._anchors[name]
 
-    def deref(self, schema: Any, refs: frozenset = frozenset()) -> tuple[Any, frozenset, bool]:
+    def deref(self, schema: Any, refs: Refs = frozenset()) -> tuple[Any, Refs, bool]:
         """Follow `$ref` (merging its siblings); returns (schema, refs, recursive)."""
         chain: list[str] = []
         recursive = False
@@ -150,7 +150,7 @@ class SchemaTree:
         return schema, refs | frozenset(chain), recursive
 
     # ----------------------------------------------------------------- shapes
-    def shape(self, schema: Any, refs: frozenset = frozenset(), depth: int = 0) -> Shape:
+    def shape(self, schema: Any, refs: Refs = frozenset(), depth: int = 0) -> Shape:
         """The Shape of `schema`; never raises (trouble becomes a `raw` shape with a reason)."""
         try:
             return self._shape(schema, refs, depth)
@@ -159,7 +159,7 @@ class SchemaTree:
         except RecursionError:
             return Shape("raw", {}, reason="the schema nests too deeply to render", refs=refs)
 
-    def _shape(self, schema: Any, refs: frozenset, depth: int) -> Shape:
+    def _shape(self, schema: Any, refs: Refs, depth: int) -> Shape:
         schema, refs, recursive = self.deref(schema, refs)
         if schema is True:
             return Shape("free", {}, refs=refs)
@@ -220,7 +220,7 @@ class SchemaTree:
             raise SchemaTrouble("enum is not a non-empty list")
         names = s.schema.get("enumNames")
         if isinstance(names, list) and len(names) == len(values) and all(isinstance(n, str) for n in names):
-            s.options = list(zip(names, values))
+            s.options = list(zip(names, values, strict=True))
         else:
             mixed = len({type(v) for v in values}) > 1
             s.options = ([(json.dumps(v, ensure_ascii=False) if mixed and isinstance(v, str) else _label(v), v)
@@ -238,7 +238,7 @@ class SchemaTree:
             s.widget = choose_widget(s.schema, "enum")
         return s
 
-    def _combinator(self, s: Shape, key: str, types: list, refs: frozenset, depth: int) -> Shape:
+    def _combinator(self, s: Shape, key: str, types: list[str], refs: Refs, depth: int) -> Shape:
         variants = s.schema[key]
         if not isinstance(variants, list) or not variants:
             raise SchemaTrouble(f"{key} is not a non-empty list")
@@ -283,7 +283,7 @@ class SchemaTree:
         else:
             s.kind = "free"  # {} or an object with no properties: any object, edited as JSON
 
-    def _array(self, s: Shape, refs: frozenset, depth: int) -> None:
+    def _array(self, s: Shape, refs: Refs, depth: int) -> None:
         schema = s.schema
         prefix = schema.get("prefixItems")
         items = schema.get("items", True)
@@ -308,7 +308,7 @@ class SchemaTree:
         req = set(required) if isinstance(required, list) else set()
         return [(k, v, k in req) for k, v in props.items()]
 
-    def prefix_items(self, s: Shape) -> tuple[list, Any]:
+    def prefix_items(self, s: Shape) -> tuple[list[Any], Any]:
         """(prefix schemas, schema of the items after them)."""
         items = s.schema.get("items", True)
         if isinstance(items, list):
@@ -373,9 +373,11 @@ class SchemaTree:
     def discriminator(self, s: Shape) -> str | None:
         """The property whose `const` tells the variants of a choice apart, if any."""
         d = s.schema.get("discriminator")
-        if isinstance(d, dict) and isinstance(d.get("propertyName"), str):
-            return d["propertyName"]
-        consts: dict[str, set] = {}
+        if isinstance(d, dict):
+            name = d.get("propertyName")
+            if isinstance(name, str):
+                return name
+        consts: dict[str, set[str]] = {}
         variants = self.variants(s)
         for _, v in variants:
             try:
@@ -397,7 +399,7 @@ class SchemaTree:
         return None
 
     # ----------------------------------------------------------------- allOf
-    def merge_all_of(self, schema: dict, refs: frozenset) -> dict:
+    def merge_all_of(self, schema: dict[str, Any], refs: Refs) -> dict[str, Any]:
         parts = schema.get("allOf")
         if not isinstance(parts, list):
             raise SchemaTrouble("allOf is not a list")
@@ -422,7 +424,7 @@ _UPPER = {"maximum", "maxLength", "maxItems", "maxProperties", "exclusiveMaximum
 _FIRST_WINS = ANNOTATIONS | {"format", "pattern", "contentMediaType", "contentEncoding", "multipleOf"}
 
 
-def merge(a: dict, b: dict) -> dict:
+def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     """Both schemas at once, as far as rendering needs (validation keeps the originals).
 
     Raises SchemaTrouble when they cannot be combined into one shape."""
@@ -472,11 +474,11 @@ def _num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _as_list(t: Any) -> list:
+def _as_list(t: Any) -> list[str]:
     return [t] if isinstance(t, str) else [x for x in t if isinstance(x, str)] if isinstance(t, list) else []
 
 
-def _types(schema: dict) -> list[str]:
+def _types(schema: dict[str, Any]) -> list[str]:
     t = schema.get("type")
     if t is None:
         return []
@@ -487,7 +489,7 @@ def _types(schema: dict) -> list[str]:
     raise SchemaTrouble(f"type {t!r} is neither a type name nor a list of them")
 
 
-def _infer_type(schema: dict) -> str | None:
+def _infer_type(schema: dict[str, Any]) -> str | None:
     keys = set(schema)
     if keys & {"properties", "additionalProperties", "patternProperties", "required", "minProperties",
                "maxProperties", "propertyNames"}:
@@ -501,7 +503,7 @@ def _infer_type(schema: dict) -> str | None:
     return None
 
 
-def _titled_enum(schema: dict) -> list | None:
+def _titled_enum(schema: dict[str, Any]) -> list[tuple[str, Any]] | None:
     """`oneOf`/`anyOf` of `{const, title}`: the (label, value) options, else None."""
     for key in ("oneOf", "anyOf"):
         variants = schema.get(key)
@@ -515,11 +517,12 @@ def _titled_enum(schema: dict) -> list | None:
 
 def _variant_label(schema: Any, index: int) -> str:
     if isinstance(schema, dict):
-        if isinstance(schema.get("title"), str) and schema["title"]:
-            return schema["title"]
+        title = schema.get("title")
+        if isinstance(title, str) and title:
+            return title
         props = schema.get("properties")
         if isinstance(props, dict):
-            for k, v in props.items():
+            for v in props.values():
                 if isinstance(v, dict) and "const" in v:
                     return _label(v["const"])
             req = schema.get("required")
@@ -545,11 +548,9 @@ def _label(value: Any) -> str:
 
 
 def _unescape(part: str) -> str:
-    from urllib.parse import unquote
-
     return unquote(part).replace("~1", "/").replace("~0", "~")
 
 
-def pointer(path) -> str:
+def pointer(path: Iterable[Any]) -> str:
     """A JSON pointer for a path of keys and indexes."""
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)

@@ -9,9 +9,18 @@ once for the live form (formats jsonschema checks only with optional packages in
 
 from __future__ import annotations
 
+import copy
+import datetime
 import json
 import re as _re
-from typing import Any
+import sys
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Self
+
+if TYPE_CHECKING:
+    from jsonschema import FormatChecker
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
 
 _DIALECTS = {
     "draft-07": "Draft7Validator",
@@ -26,17 +35,18 @@ class SchemaProblem(ValueError):
     """The schema itself is unusable (invalid, or its references do not resolve)."""
 
 
-def validator_class(schema: Any):
+def validator_class(schema: Any) -> type[Validator]:
     import jsonschema
 
     uri = schema.get("$schema", "") if isinstance(schema, dict) else ""
     for marker, name in _DIALECTS.items():
         if isinstance(uri, str) and marker in uri:
-            return getattr(jsonschema, name)
+            cls: type[Validator] = getattr(jsonschema, name)
+            return cls
     return jsonschema.Draft202012Validator
 
 
-def pointer(path: Any) -> str:
+def pointer(path: Iterable[Any]) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
 
@@ -52,7 +62,8 @@ def validate(schema: Any, instance: Any) -> list[tuple[str, str]]:
         raise SchemaProblem(f"the schema is {type(schema).__name__}, not an object")
     cls = validator_class(schema)
     try:
-        cls.check_schema(schema)
+        if isinstance(schema, dict):  # a boolean schema has no `$schema`: it is 2020-12, and valid there
+            cls.check_schema(schema)
         validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
         errors = list(validator.iter_errors(instance))
     except jsonschema.SchemaError as exc:
@@ -131,28 +142,26 @@ def json_type(value: Any) -> str:
 _DATE_TIME = _re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 _TIME = _re.compile(r"^\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})?$")
 _URI = _re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s]*$")
-_HOSTNAME = _re.compile(r"^(?=.{1,253}\.?$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$")
+_HOSTNAME = _re.compile(r"^(?=.{1,253}\.?$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)"
+                        r"(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$")
 _DURATION = _re.compile(r"^P(?!$)(\d+(\.\d+)?Y)?(\d+(\.\d+)?M)?(\d+(\.\d+)?W)?(\d+(\.\d+)?D)?"
                         r"(T(?=\d)(\d+(\.\d+)?H)?(\d+(\.\d+)?M)?(\d+(\.\d+)?S)?)?$")
 
 
-_CHECKERS: dict = {}
+_CHECKERS: dict[type[Validator], FormatChecker] = {}
 
 
-def _format_checker(cls):
+def _format_checker(cls: type[Validator]) -> FormatChecker:
     """The dialect's format checker, plus the formats jsonschema checks only with optional packages."""
     if cls not in _CHECKERS:
         _CHECKERS[cls] = _make_format_checker(cls)
     return _CHECKERS[cls]
 
 
-def _make_format_checker(cls):
-    import copy
-    import datetime
-
+def _make_format_checker(cls: type[Validator]) -> FormatChecker:
     checker = copy.deepcopy(cls.FORMAT_CHECKER)
 
-    def _date_time(value):
+    def _date_time(value: object) -> bool:
         if not isinstance(value, str):
             return True
         if not _DATE_TIME.match(value):
@@ -163,7 +172,7 @@ def _make_format_checker(cls):
             return False
         return True
 
-    def _time(value):
+    def _time(value: object) -> bool:
         if not isinstance(value, str):
             return True
         if not _TIME.match(value):
@@ -171,7 +180,7 @@ def _make_format_checker(cls):
         h, m, s = int(value[0:2]), int(value[3:5]), int(value[6:8])
         return h < 24 and m < 60 and s < 61
 
-    extra = {
+    extra: dict[str, Callable[[object], bool]] = {
         "date-time": _date_time, "time": _time,
         "uri": lambda v: not isinstance(v, str) or bool(_URI.match(v)),
         "hostname": lambda v: not isinstance(v, str) or bool(_HOSTNAME.match(v)),
@@ -183,13 +192,13 @@ def _make_format_checker(cls):
     return checker
 
 
-class Problem(tuple):
+class Problem(tuple[str, str]):
     """`(json_pointer, message)`, with the failing keyword and (for `required`) the missing key."""
 
     keyword: str = ""
     missing: str | None = None
 
-    def __new__(cls, where: str, message: str, keyword: str = "", missing: str | None = None):
+    def __new__(cls, where: str, message: str, keyword: str = "", missing: str | None = None) -> Self:
         self = super().__new__(cls, (where, message))
         self.keyword, self.missing = keyword, missing
         return self
@@ -202,16 +211,12 @@ DEEP_RECURSION = 12000          # recursion limit while checking (schemas nested
 class _deep:
     """Raise the recursion limit for a while: jsonschema recurses a few frames per level."""
 
-    def __enter__(self):
-        import sys
-
+    def __enter__(self) -> None:
         self.old = sys.getrecursionlimit()
         if self.old < DEEP_RECURSION:
             sys.setrecursionlimit(DEEP_RECURSION)
 
-    def __exit__(self, *exc):
-        import sys
-
+    def __exit__(self, *exc: object) -> None:
         sys.setrecursionlimit(self.old)
 
 
@@ -239,7 +244,7 @@ class Checker:
 
         self.schema = schema
         self.problem: str | None = None
-        self._validator = None
+        self._validator: Validator | None = None
         if schema is True or schema == {}:
             return
         if not isinstance(schema, (dict, bool)):
@@ -248,7 +253,7 @@ class Checker:
         cls = validator_class(schema)
         try:
             with _deep():
-                if _count_nodes(schema, CHECK_SCHEMA_MAX_NODES) <= CHECK_SCHEMA_MAX_NODES:
+                if isinstance(schema, dict) and _count_nodes(schema, CHECK_SCHEMA_MAX_NODES) <= CHECK_SCHEMA_MAX_NODES:
                     cls.check_schema(schema)
             self._validator = cls(schema, format_checker=_format_checker(cls))
         except jsonschema.SchemaError as exc:
@@ -262,12 +267,13 @@ class Checker:
         """Problems of `instance`, sorted by location; [] when valid."""
         if self.problem:
             return [Problem("", self.problem, "schema")]
-        if self._validator is None:
+        validator = self._validator
+        if validator is None:
             return []
         out: list[Problem] = []
         try:
             with _deep():
-                errors = self._iter(instance, limit)
+                errors = _first_errors(validator, instance, limit)
         except RecursionError:
             return [Problem("", "the schema's references form a cycle that never ends", "schema")]
         except Exception as exc:
@@ -279,14 +285,6 @@ class Checker:
                 missing = m.group(1) if m else None
             out.append(Problem(pointer(e.absolute_path), _clip(e.message), str(e.validator), missing))
         return sorted(out)
-
-    def _iter(self, instance: Any, limit: int) -> list:
-        out = []
-        for e in self._validator.iter_errors(instance):
-            out.append(e)
-            if len(out) >= limit:
-                break
-        return out
 
     def errors(self, instance: Any) -> list[tuple[str, str]]:
         return [(p[0], p[1]) for p in self.problems(instance)]
@@ -302,6 +300,15 @@ class Checker:
                 return self._validator.evolve(schema=subschema).is_valid(instance)
         except (RecursionError, Exception):
             return False
+
+
+def _first_errors(validator: Validator, instance: Any, limit: int) -> list[ValidationError]:
+    out = []
+    for e in validator.iter_errors(instance):
+        out.append(e)
+        if len(out) >= limit:
+            break
+    return out
 
 
 def _clip(message: str, limit: int = 1000) -> str:

@@ -137,9 +137,9 @@ def test_huge_enum_gets_completion_and_validates(qtbot):
 
 
 def test_set_value_with_garbage_never_raises(qtbot):
-    from inspector.forms import SchemaForm
-
     from corpus_tools import corpus
+
+    from inspector.forms import SchemaForm
 
     garbage = [None, 1, "x", [], [1, {"a": None}], {"message": 5}, {"a": {"b": []}},
                {"person": "nope", "pet": [1], "root": {"children": 5}}, {"": {"": {"": None}}}]

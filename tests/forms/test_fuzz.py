@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import QCoreApplication, QEvent
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from PySide6.QtCore import QCoreApplication, QEvent
 
 KEYS = st.sampled_from(["a", "b", "kind", "", "x/y", "~0"])
 TYPES = st.sampled_from(["object", "array", "string", "number", "integer", "boolean", "null", "strange"])
-SCALARS = st.none() | st.booleans() | st.integers(-2 ** 70, 2 ** 70) | st.floats(allow_nan=False,
-                                                                                 allow_infinity=False) | st.text(max_size=8)
+SCALARS = (st.none() | st.booleans() | st.integers(-2 ** 70, 2 ** 70)
+           | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8))
 JSON = st.recursive(SCALARS, lambda c: st.lists(c, max_size=4) | st.dictionaries(KEYS, c, max_size=4), max_leaves=12)
 
 
@@ -39,7 +39,8 @@ def schemas():
 
     def extend(children):
         return st.one_of(
-            st.fixed_dictionaries({"type": st.just("object"), "properties": st.dictionaries(KEYS, children, max_size=3)},
+            st.fixed_dictionaries({"type": st.just("object"),
+                                   "properties": st.dictionaries(KEYS, children, max_size=3)},
                                   optional={"required": st.lists(KEYS, max_size=3),
                                             "additionalProperties": st.booleans() | children,
                                             "patternProperties": st.dictionaries(st.sampled_from(["^a", "b$"]),

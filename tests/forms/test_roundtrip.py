@@ -9,22 +9,22 @@ from __future__ import annotations
 
 import json
 
+import hjs_compat
 import pytest
-from PySide6.QtCore import QCoreApplication, QEvent
+from corpus_tools import corpus, for_generation
+from feature_schemas import FEATURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
+from PySide6.QtCore import QCoreApplication, QEvent
 
-import hjs_compat
-from corpus_tools import corpus, for_generation
-from feature_schemas import FEATURES
 from inspector.forms.validation import Checker
 
 hjs_compat.install()
 
 FORMATS = {"duration": st.sampled_from(["P1D", "PT2H", "P1Y2M3DT4H5M6S", "PT0.5S"])}
-SETTINGS = settings(max_examples=int(__import__("os").environ.get("FORMS_EXAMPLES", "25")), deadline=None, database=None,
-                    suppress_health_check=list(HealthCheck))
+SETTINGS = settings(max_examples=int(__import__("os").environ.get("FORMS_EXAMPLES", "25")), deadline=None,
+                    database=None, suppress_health_check=list(HealthCheck))
 
 CASES = corpus(unique=True) + sorted(FEATURES.items())
 
@@ -41,7 +41,7 @@ def exact(a, b) -> bool:
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(exact(a[k], b[k]) for k in a)
     if isinstance(a, list):
-        return len(a) == len(b) and all(exact(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(exact(x, y) for x, y in zip(a, b, strict=True))
     return a == b
 
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from inspector.forms.registry import choose_widget, constraints_text, placeholder
 from inspector.forms.schema import SchemaTree, SchemaTrouble, merge
 from inspector.forms.validation import Checker, coerce, validate
+from inspector.forms.widget_choice import choose_widget, constraints_text, placeholder
 
 ROOT = Path(__file__).resolve().parents[2]
-PURE = ["__init__.py", "schema.py", "registry.py", "validation.py", "memory.py"]
+PURE = ["__init__.py", "schema.py", "widget_choice.py", "validation.py", "memory.py"]
 
 
 @pytest.mark.parametrize("name", PURE)
@@ -27,13 +27,13 @@ def test_pure_modules_do_not_import_qt(name):
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             mods.add(node.module.split(".")[0])
         elif isinstance(node, ast.ImportFrom) and node.level and node.module:
-            assert node.module.split(".")[0] in ("schema", "registry", "validation", "memory"), node.module
+            assert node.module.split(".")[0] in ("schema", "widget_choice", "validation", "memory"), node.module
     assert not mods & {"PySide6", "qasync", "shiboken6"}
 
 
 def test_cli_path_never_loads_qt():
     code = ("import sys; import inspector.forms, inspector.forms.validation, inspector.forms.schema, "
-            "inspector.forms.registry; from inspector.forms.validation import validate, coerce, Checker; "
+            "inspector.forms.widget_choice; from inspector.forms.validation import validate, coerce, Checker; "
             "Checker({'type': 'object'}).errors({}); "
             "assert not [m for m in sys.modules if m.startswith(('PySide6', 'shiboken6'))], 'Qt loaded'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=60)
@@ -160,7 +160,7 @@ def test_enum_limits():
     assert s.kind == "raw" and "too large" in s.reason
 
 
-def test_registry_helpers():
+def test_widget_choice_helpers():
     assert choose_widget({"x-hint": "password"}, "string") == "password"
     assert choose_widget({"x-hint": "checkbox"}, "string") == "text"  # a hint that does not fit is ignored
     assert placeholder({"examples": ["Paris"]}, "text") == "e.g. Paris"

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from corpus_tools import corpus
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QLineEdit, QStyleFactory
-
-from corpus_tools import corpus
 
 CORPUS = dict(corpus())
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "forms"  # git-ignored

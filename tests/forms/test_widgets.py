@@ -5,13 +5,22 @@ from __future__ import annotations
 import json
 
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtTest import QTest
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QLabel, QLineEdit, QListWidget, QPlainTextEdit,
-                               QPushButton, QToolButton, QWidget)
-
 from corpus_tools import corpus
 from feature_schemas import FEATURES
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFrame,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPlainTextEdit,
+    QPushButton,
+    QToolButton,
+    QWidget,
+)
 
 CORPUS = dict(corpus())
 
@@ -368,7 +377,7 @@ def test_if_then_else_is_validated(qtbot, make):
 
 def test_registry_can_be_overridden_per_tool(qtbot):
     from inspector.forms import Registry, SchemaForm
-    from inspector.forms.leaves import RawField
+    from inspector.forms.widgets import RawField
 
     reg = Registry()
     reg.widgets["email"] = RawField
@@ -377,6 +386,53 @@ def test_registry_can_be_overridden_per_tool(qtbot):
     assert isinstance(field(form, "/mail"), QPlainTextEdit)
     form.set_value({"short": "ab", "mail": "x@y.z"})
     assert form.value() == {"short": "ab", "mail": "x@y.z"}
+
+
+def test_registry_overrides_a_field_a_widget_and_templates_for_one_tool(qtbot):
+    """Fields ask their registry for children, widgets and frames: replacing an entry reaches
+    every place of that form, and no other form."""
+    from inspector.forms import Registry, SchemaForm
+    from inspector.forms.arrays import ArrayField
+    from inspector.forms.templates import GroupFrame, Row
+    from inspector.forms.widgets import RawField
+
+    class TagArray(ArrayField):
+        pass
+
+    class ShoutingRow(Row):
+        def __init__(self, field, label, help_text="", **kw):
+            super().__init__(field, label.upper(), help_text, **kw)
+
+    class FlatFrame(GroupFrame):
+        def __init__(self, group, header):
+            super().__init__(group, header)
+            self.body.setObjectName("flatBody")
+            self.body.setStyleSheet("")
+
+    default = Registry()
+    reg = default.copy()
+    reg.fields["array"] = TagArray
+    reg.widgets["integer"] = RawField
+    reg.templates["row"] = ShoutingRow
+    reg.templates["group"] = FlatFrame
+    assert default.fields["array"] is ArrayField and default.templates["row"] is Row  # the original is untouched
+    form = SchemaForm(FEATURES["nested"], registry=reg)
+    qtbot.addWidget(form)
+    value = {"options": {"units": "metric"}, "tags": ["a"], "people": [{"name": "Ada", "age": 36}],
+             "matrix": [[1.5]], "pair": ["x", 2]}
+    form.set_value(value)
+    assert form.value() == value
+    assert {f.ptr for f in form.findChildren(TagArray)} == {"/tags", "/people", "/matrix", "/matrix/0"}
+    assert [type(f) for f in form.findChildren(ArrayField) if f.ptr == "/pair"] == [ArrayField]  # a tuple: its own kind
+    assert isinstance(field(form, "/people/0/age"), QPlainTextEdit)  # the integer widget, also inside an array
+    assert isinstance(field(form, "/pair/1"), QPlainTextEdit)
+    assert "UNITS *" in [w.text() for w in form.findChildren(QLabel)]
+    assert form.findChildren(QFrame, "flatBody") and not form.findChildren(QFrame, "groupBody")
+
+    plain = SchemaForm(FEATURES["nested"])
+    qtbot.addWidget(plain)
+    assert not plain.findChildren(TagArray) and plain.findChildren(QFrame, "groupBody")
+    assert "units *" in [w.text() for w in plain.findChildren(QLabel)]
 
 
 def test_value_that_does_not_fit_a_field_is_raw_there_until_one_fits(qtbot, make):

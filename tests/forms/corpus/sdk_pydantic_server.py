@@ -4,10 +4,10 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import uuid
-from typing import Annotated, Literal, Optional, Union
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
 from mcp.server.mcpserver import MCPServer
+from pydantic import BaseModel, Field
 
 app = MCPServer("forms-corpus")
 
@@ -27,14 +27,14 @@ class Level(enum.IntEnum):
 class Address(BaseModel):
     street: str
     city: str = Field(description="City name", min_length=1)
-    postcode: Optional[str] = None
+    postcode: str | None = None
     country: str = "NL"
 
 
 class Person(BaseModel):
     name: str = Field(title="Full name", max_length=100)
     age: int = Field(ge=0, le=150)
-    email: Optional[str] = Field(default=None, json_schema_extra={"format": "email"})
+    email: str | None = Field(default=None, json_schema_extra={"format": "email"})
     address: Address
     tags: list[str] = []
     favourite: Colour = Colour.blue
@@ -48,17 +48,17 @@ class Cat(BaseModel):
 class Dog(BaseModel):
     kind: Literal["dog"]
     good_boy: bool = True
-    breed: Optional[str] = None
+    breed: str | None = None
 
 
 class TreeNode(BaseModel):
     label: str
-    children: list["TreeNode"] = []
+    children: list[TreeNode] = []
 
 
 class Category(BaseModel):
     name: str
-    parent: Optional["Category"] = None
+    parent: Category | None = None
 
 
 @app.tool()
@@ -68,7 +68,7 @@ def register_person(person: Person, notify: bool = False) -> str:
 
 
 @app.tool()
-def adopt_pet(pet: Annotated[Union[Cat, Dog], Field(discriminator="kind")], owner: str) -> str:
+def adopt_pet(pet: Annotated[Cat | Dog, Field(discriminator="kind")], owner: str) -> str:
     """Adopt a pet (discriminated union)."""
     return owner
 
@@ -81,8 +81,8 @@ def paint(colour: Colour, level: Level = Level.mid, shade: Literal["light", "dar
 
 
 @app.tool()
-def schedule(when: dt.datetime, day: dt.date, at: Optional[dt.time] = None, request_id: uuid.UUID | None = None,
-             every: Optional[dt.timedelta] = None) -> str:
+def schedule(when: dt.datetime, day: dt.date, at: dt.time | None = None, request_id: uuid.UUID | None = None,
+             every: dt.timedelta | None = None) -> str:
     """Dates, times and UUIDs."""
     return str(when)
 
@@ -95,14 +95,14 @@ def set_labels(labels: dict[str, str], weights: dict[str, float] | None = None,
 
 
 @app.tool()
-def build_tree(root: TreeNode, category: Optional[Category] = None) -> str:
+def build_tree(root: TreeNode, category: Category | None = None) -> str:
     """Recursive models."""
     return root.label
 
 
 @app.tool()
 def search(query: str, limit: Annotated[int, Field(ge=1, le=100)] = 10, offset: int = 0,
-           exact: Optional[bool] = None, fields: list[Literal["title", "body", "author"]] | None = None,
+           exact: bool | None = None, fields: list[Literal["title", "body", "author"]] | None = None,
            sort: Literal["asc", "desc"] | None = None, score_min: float | None = None,
            ids: set[int] | None = None) -> list[str]:
     """Optional scalars and lists."""
@@ -110,7 +110,7 @@ def search(query: str, limit: Annotated[int, Field(ge=1, le=100)] = 10, offset: 
 
 
 @app.tool()
-def mixed(value: Union[int, str], maybe_list: list[int] | int | None = None,
+def mixed(value: int | str, maybe_list: list[int] | int | None = None,
           raw: dict | None = None, anything=None) -> str:
     """Unions of scalars and untyped parameters."""
     return "x"

@@ -1,6 +1,9 @@
-"""Leaf editors: one JSON scalar (or a free JSON value) per field. Qt.
+"""The widgets: leaf editors of one JSON scalar (or of any JSON value, as text) each. Qt.
 
-Each class is registered under the widget names of `inspector.forms.registry`.
+Each class is registered under one or more widget names (`inspector.forms.registry`), the names
+`widget_choice.choose_widget` gives; it is made as `make(ctx, shape, path, required, depth,
+widget=name)`. `widget_field` is the field of scalars, enums and consts: it asks the registry
+for the widget the shape names, as rjsf's scalar fields do.
 """
 
 from __future__ import annotations
@@ -15,15 +18,31 @@ from typing import Any
 
 from PySide6.QtCore import QStringListModel, Qt
 from PySide6.QtGui import QFontDatabase
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QCompleter, QLabel, QLineEdit, QPlainTextEdit,
-                               QSizePolicy, QVBoxLayout)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QCompleter,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QSizePolicy,
+    QVBoxLayout,
+)
 
-from ._base import muted, Field, dumps, hbox, same, small_button
-from .registry import placeholder
+from ._base import Context, Field, dumps, hbox, muted, same, small_button
+from .schema import Shape
+from .widget_choice import placeholder
 
 _INT = re.compile(r"^-?\d+$")
 _NUM = re.compile(r"^-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 EMPTY_STRING_HINT = '""  (an empty string)'
+
+
+def widget_field(ctx: Context, shape: Shape, path: tuple, required: bool, depth: int, *,
+                 title: str = "", headerless: bool = False) -> Field:
+    """The registry's widget for `shape.widget` ("const" for a const); its row shows the title."""
+    name = "const" if shape.kind == "const" else shape.widget or "text"
+    return ctx.registry.widget(name)(ctx, shape, path, required, depth, widget=name)
 
 
 class TextField(Field):
@@ -31,7 +50,7 @@ class TextField(Field):
 
     kind = "string"
 
-    def __init__(self, *args, widget: str = "text", **kw):
+    def __init__(self, *args: Any, widget: str = "text", **kw: Any):
         super().__init__(*args, **kw)
         self.widget = widget
         lay = hbox(self)
@@ -155,7 +174,7 @@ class TextField(Field):
 
 
 def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 _QUICK = {
@@ -171,7 +190,7 @@ class NumberField(Field):
 
     kind = "number"
 
-    def __init__(self, *args, widget: str = "number", **kw):
+    def __init__(self, *args: Any, widget: str = "number", **kw: Any):
         super().__init__(*args, **kw)
         lay = hbox(self)
         self.edit = QLineEdit()
@@ -236,7 +255,7 @@ class CheckField(Field):
 
     kind = "boolean"
 
-    def __init__(self, *args, widget: str = "checkbox", **kw):
+    def __init__(self, *args: Any, widget: str = "checkbox", **kw: Any):
         super().__init__(*args, **kw)
         lay = hbox(self)
         self.box = QCheckBox()
@@ -299,7 +318,7 @@ class SelectField(Field):
 
     kind = "enum"
 
-    def __init__(self, *args, widget: str = "select", **kw):
+    def __init__(self, *args: Any, widget: str = "select", **kw: Any):
         super().__init__(*args, **kw)
         lay = hbox(self)
         self.values = [v for _, v in self.shape.options]
@@ -347,7 +366,7 @@ class CompleterField(TextField):
 
     kind = "enum"
 
-    def __init__(self, *args, widget: str = "completer", **kw):
+    def __init__(self, *args: Any, widget: str = "completer", **kw: Any):
         super().__init__(*args, widget="text", **kw)
         model = QStringListModel([v for _, v in self.shape.options], self)
         comp = QCompleter(model, self)
@@ -364,7 +383,7 @@ class ConstField(Field):
 
     kind = "const"
 
-    def __init__(self, *args, widget: str = "const", **kw):
+    def __init__(self, *args: Any, widget: str = "const", **kw: Any):
         super().__init__(*args, **kw)
         lay = hbox(self)
         self.value = self.shape.options[0][1] if self.shape.options else None
@@ -417,7 +436,7 @@ class RawField(Field):
 
     kind = "raw"
 
-    def __init__(self, *args, widget: str = "raw", why: str = "", **kw):
+    def __init__(self, *args: Any, widget: str = "raw", why: str = "", **kw: Any):
         super().__init__(*args, **kw)
         self.why = why or (self.shape.reason if self.shape.kind in ("raw", "never") else "")
         self.forced = bool(why) and self.shape.kind not in ("raw", "never", "free")  # by a value, not the schema
