@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    from .cli import _pairs, parse_with_command  # the same rules as --cli (no Qt there)
+    from .cli.common import pairs, parse_with_command  # the same rules as --cli (no Qt there)
     from .protocol.session import Mode
 
     args = parse_with_command(build_parser(), argv)
@@ -68,7 +68,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         Mode.parse(args.protocol or "auto")
     except ValueError as exc:
         raise E.UsageError(str(exc)) from None
-    args.env_pairs = dict(_pairs(args.env, "-e"))
+    args.env_pairs = dict(pairs(args.env, "-e"))
     if args.server and not args.config:
         raise E.UsageError("--server needs --config FILE")
     if args.config and args.command:
@@ -87,7 +87,7 @@ def initial_spec(args: argparse.Namespace) -> ServerSpec | None:
         if len(target) == 1 and target[0].startswith(("http://", "https://")):
             spec = ServerSpec(name=target[0], url=target[0])  # automatic: Streamable HTTP, else HTTP+SSE
         else:
-            from .ui.add_server_dialog import guess_name
+            from .ui.servers.add_dialog import guess_name
 
             spec = ServerSpec(name=guess_name(target), command=target, transport="stdio")
     else:
@@ -184,12 +184,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 async def _run(args: argparse.Namespace, app: Any, reporter: ErrorReporter) -> int:
     from PySide6.QtCore import QSettings
 
-    from .ui import theme
-    from .ui.main_window import DEMO_NAME, MainWindow, demo_spec
-
     from .catalog import Catalog
-    from .ui import desktop
-    from .ui.preferences import Preferences, apply_font, prune_sessions
+    from .ui.base import theme
+    from .ui.servers.catalog_link import DEMO_NAME, demo_spec
+    from .ui.window.main_window import MainWindow
+    from .ui.window.preferences import Preferences, apply_font, prune_sessions
 
     settings = QSettings("Spyglass", "Spyglass")
     prefs = Preferences.load(settings)
@@ -203,8 +202,7 @@ async def _run(args: argparse.Namespace, app: Any, reporter: ErrorReporter) -> i
     if args.screenshot:
         window.persist = False  # a screenshot run leaves the user's settings and catalog alone
     reporter.window = window
-    for a in window._theme_group.actions():
-        a.setChecked(a.objectName() == f"actionTheme_{mode}")
+    window.mark_theme(mode)
     loop = asyncio.get_running_loop()
     closed = loop.create_future()
     window.closed.connect(lambda: closed.done() or closed.set_result(None))
@@ -217,14 +215,14 @@ async def _run(args: argparse.Namespace, app: Any, reporter: ErrorReporter) -> i
         spec = None
         window.show_banner(f"Could not load the server: {exc.message}")
         first = False
-    if spec is not None:
-        first = window.add_server(spec, mode=args.protocol, timeout=args.timeout)
+    if spec is not None:  # for this run: saved only when the user says so
+        first = window.add_server(spec, mode=args.protocol, timeout=args.timeout, save=False)
     elif first is None:
         if not args.screenshot:
             window.restore_servers(skip={DEMO_NAME})
         first = window.add_server(demo_spec(), mode=args.protocol, timeout=args.timeout)
         if not args.screenshot and not args.import_file:
-            desktop.restore_selection(window)  # last session's server and tool
+            window.restore_selection()  # last session's server and tool
     if args.import_file:
         window.import_file(args.import_file)
     if args.screenshot:
@@ -235,7 +233,7 @@ async def _run(args: argparse.Namespace, app: Any, reporter: ErrorReporter) -> i
 
 def _set_app_icon(app: Any) -> None:
     """The window icon from resources/icons (a checkout, or the bundle's copy)."""
-    from .ui.about import app_icon
+    from .ui.window.about import app_icon
 
     icon = app_icon()
     if not icon.isNull():
@@ -256,11 +254,11 @@ def _close_on_signals(loop: asyncio.AbstractEventLoop, window: Any) -> None:
 
 async def _screenshot(window: Any, conn: Any, path: str) -> int:
     if conn is not None:
-        if not await conn.wait_settled(SCREENSHOT_TIMEOUT):
+        if not await conn.session.wait_settled(SCREENSHOT_TIMEOUT):
             print(f"spyglass: the connection did not settle within {SCREENSHOT_TIMEOUT:g} s; "
                   "saving the window as it is", file=sys.stderr)
     await asyncio.sleep(0.4)  # let layouts, the log pane and the traffic pane catch up
-    if conn is not None and conn.tools:
+    if conn is not None and conn.session.tools.items:
         window.tool_panel.view.setCurrentIndex(window.tool_panel.proxy.index(0, 0))
         await asyncio.sleep(0.1)
     ok, message = window.save_screenshot(path)

@@ -4,7 +4,6 @@ Import from `support` (not from `conftest`: several conftest modules exist)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -13,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from inspector.protocol import schemas
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 ROOT = Path(__file__).resolve().parent.parent
-SPEC = Path(os.environ.get("SPYGLASS_SPEC_DIR", ROOT.parent / "shared" / "spec"))
+SPEC = Path(str(schemas.folder()))  # the MCP schemas shipped inside the package
 PEERS = ROOT / "tests" / "peers"
 EVERYTHING = PEERS / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 HOSTILE = ROOT / "tests" / "hostile" / "server.py"
@@ -40,23 +41,15 @@ def hostile_cmd(*cases: str) -> list[str]:
     return [PY, str(HOSTILE), *cases]
 
 
-@lru_cache(maxsize=None)
 def spec_schema(revision: str) -> dict:
-    path = SPEC / revision / "schema.json"
-    if not path.exists():
-        pytest.fail(f"the MCP spec schemas are missing: {path} (expected ../shared/spec beside the repo)")
-    return json.loads(path.read_text())
+    return schemas.schema(revision)
 
 
+@lru_cache(maxsize=None)
 def spec_validator(revision: str, type_name: str):
     """A validator for `$defs/<type_name>` of one revision, refs resolved in its document."""
     import jsonschema
 
-    schema = spec_schema(revision)
-    defs_key = "$defs" if "$defs" in schema else "definitions"
-    cls = jsonschema.validators.validator_for(schema)
-    sub = {"$ref": f"#/{defs_key}/{type_name}", defs_key: schema[defs_key]}
-    if "$schema" in schema:
-        sub["$schema"] = schema["$schema"]
-    return cls(sub)
+    sub = schemas.definition(revision, type_name)
+    return jsonschema.validators.validator_for(sub)(sub)
 

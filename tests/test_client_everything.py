@@ -45,12 +45,12 @@ def fill_required(schema: dict) -> dict:
     return out
 
 
-async def sampling(params):
+async def sampling(params, context=None):
     return {"role": "assistant", "content": {"type": "text", "text": "hi from a fake model"},
             "model": "spyglass-test", "stopReason": "endTurn"}
 
 
-async def elicitation(params):
+async def elicitation(params, context=None):
     schema = (params or {}).get("requestedSchema", {})
     content = {}
     for name, prop in (schema.get("properties") or {}).items():
@@ -71,7 +71,7 @@ async def elicitation(params):
     return {"action": "accept", "content": content}
 
 
-async def roots(params):
+async def roots(params, context=None):
     return {"roots": [{"uri": "file:///tmp/spyglass-root", "name": "scratch"}]}
 
 

@@ -13,7 +13,7 @@ from inspector.protocol.versions import Era
 from inspector.transport import StdioTransport
 
 
-async def ask(params):
+async def ask(params, context=None):
     assert "name" in json.dumps(params["requestedSchema"])
     return {"action": "accept", "content": {"name": "Ada"}}
 

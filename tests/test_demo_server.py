@@ -37,7 +37,7 @@ CALLS = {
 }
 
 
-async def answer_form(params):
+async def answer_form(params, context=None):
     return {"action": "accept", "content": {"name": "Ada", "colour": "blue"}}
 
 

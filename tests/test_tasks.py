@@ -64,7 +64,7 @@ def test_polling_follows_the_server_within_bounds():
 # ---------------------------------------------------------------------------------------------- real tasks
 
 def make_client(frames: list | None = None, answers: list | None = None, **kw) -> Client:
-    async def elicit(params):
+    async def elicit(params, context=None):
         if answers is not None:
             answers.append(params)
         choices = params["requestedSchema"]["properties"]["interpretation"]["oneOf"]
@@ -205,12 +205,12 @@ async def test_the_server_can_ask_the_client_to_elicit_and_sample_as_tasks():
     frames: list = []
     asked: list = []
 
-    async def elicit(params):
+    async def elicit(params, context=None):
         asked.append(params)
         await asyncio.sleep(1.2)  # a person taking their time: the server polls meanwhile
         return {"action": "accept", "content": {"name": "Ada", "favoriteColor": "Blue", "agreeToTerms": True}}
 
-    async def sample(params):
+    async def sample(params, context=None):
         return {"role": "assistant", "content": {"type": "text", "text": "hi from a fake model"}, "model": "m",
                 "stopReason": "endTurn"}
 
@@ -237,15 +237,15 @@ async def test_the_server_can_ask_the_client_to_elicit_and_sample_as_tasks():
 
 
 async def test_client_task_store_answers_get_list_cancel_and_result():
-    from inspector.client_tasks import ClientTaskStore
+    from inspector.client import ClientTaskStore, RequestContext
 
     gate = asyncio.Event()
 
-    async def elicit(params):
+    async def elicit(params, context=None):
         await gate.wait()
         return {"action": "decline"}
 
-    async def sample(params):
+    async def sample(params, context=None):
         raise RuntimeError("no model configured")
 
     notes: list = []
@@ -256,7 +256,8 @@ async def test_client_task_store_answers_get_list_cancel_and_result():
     store = ClientTaskStore({"elicitation/create": elicit, "sampling/createMessage": sample}, notify=notify)
     assert store.wants("elicitation/create", {"task": {}, "message": "x"})
     assert not store.wants("elicitation/create", {"message": "x"}) and not store.wants("roots/list", {"task": {}})
-    first = store.start("elicitation/create", {"task": {"ttl": 5000}, "message": "x"})["task"]
+    first = store.start("elicitation/create", {"task": {"ttl": 5000}, "message": "x"},
+                        RequestContext("elicitation/create"))["task"]
     assert first["status"] == "working" and first["ttl"] == 5000 and first["statusMessage"] == "waiting for your answer"
     assert (await store.answer("tasks/get", {"taskId": first["taskId"]}))["status"] == "working"
     waiting = asyncio.ensure_future(store.answer("tasks/result", {"taskId": first["taskId"]}))
@@ -266,13 +267,14 @@ async def test_client_task_store_answers_get_list_cancel_and_result():
     result = await waiting
     assert result["action"] == "decline" and result["_meta"][T.RELATED_TASK_META] == {"taskId": first["taskId"]}
     # a failing handler: the task fails and tasks/result carries the error
-    failed = store.start("sampling/createMessage", {"task": {}, "messages": []})["task"]
+    failed = store.start("sampling/createMessage", {"task": {}, "messages": []},
+                         RequestContext("sampling/createMessage"))["task"]
     with pytest.raises(E.RemoteError, match="no model configured"):
         await store.answer("tasks/result", {"taskId": failed["taskId"]})
     assert (await store.answer("tasks/get", {"taskId": failed["taskId"]}))["status"] == "failed"
     # cancelled by the server
     gate.clear()
-    third = store.start("elicitation/create", {"task": {}, "message": "y"})["task"]
+    third = store.start("elicitation/create", {"task": {}, "message": "y"}, RequestContext("elicitation/create"))["task"]
     assert (await store.answer("tasks/cancel", {"taskId": third["taskId"]}))["status"] == "cancelled"
     with pytest.raises(E.RemoteError, match="was cancelled"):
         await store.answer("tasks/result", {"taskId": third["taskId"]})

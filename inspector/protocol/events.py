@@ -16,10 +16,12 @@ class Event:
 
 @dataclass(frozen=True)
 class Send(Event):
-    """Bytes (one message, no newline) the transport must write."""
+    """Bytes (one message, no newline) the transport must write. For a request, `request_id` is its
+    logical id: the one its answer is reported under (MRTR rounds and re-issues keep it)."""
 
     data: bytes
     method: str | None = None
+    request_id: RequestId | None = None
 
 
 @dataclass(frozen=True)
@@ -80,11 +82,17 @@ class InputRequired(Event):
 
 @dataclass(frozen=True)
 class ServerRequest(Event):
-    """A legacy-era server-to-client request the user or a handler must answer."""
+    """A legacy-era server-to-client request the user or a handler must answer.
+
+    `related_id` is the logical id of our request it belongs to, when the wire says so (it came on that
+    request's stream); `task_id` the task it belongs to (`io.modelcontextprotocol/related-task`)."""
 
     id: RequestId
     method: str
     params: dict[str, Any] | None
+    related_id: RequestId | None = None
+    related_method: str | None = None
+    task_id: str | None = None
 
 
 @dataclass(frozen=True)

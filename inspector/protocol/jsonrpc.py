@@ -26,6 +26,32 @@ MISSING_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 URL_ELICITATION_REQUIRED = -32042
 MODERN_ERROR_CODES = frozenset({HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION})
+RESOURCE_NOT_FOUND = -32002
+REQUEST_TIMEOUT = -32001
+REQUEST_CANCELLED = -32800
+USER_REJECTED = -1  # what the SDKs answer when the user declines a sampling request (or a roots/list)
+
+CODE_NAMES = {
+    PARSE_ERROR: "Parse error", INVALID_REQUEST: "Invalid Request", METHOD_NOT_FOUND: "Method not found",
+    INVALID_PARAMS: "Invalid params", INTERNAL_ERROR: "Internal error", RESOURCE_NOT_FOUND: "Resource not found",
+    URL_ELICITATION_REQUIRED: "URL elicitation required", HEADER_MISMATCH: "Header mismatch",
+    MISSING_CLIENT_CAPABILITY: "Missing client capability",
+    UNSUPPORTED_PROTOCOL_VERSION: "Unsupported protocol version", REQUEST_CANCELLED: "Request cancelled",
+    REQUEST_TIMEOUT: "Request timeout",
+}
+
+
+def code_name(code: Any) -> str:
+    """The name of a JSON-RPC error code, or the range it falls in."""
+    if not isinstance(code, int) or isinstance(code, bool):
+        return "not an integer code"
+    if code in CODE_NAMES:
+        return CODE_NAMES[code]
+    if -32099 <= code <= -32000:
+        return "Server error"
+    if -32768 <= code <= -32000:
+        return "Reserved error code"
+    return "Application error"
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ Feed it frames with `receive_frame(raw)` and it returns events; ask it for
 requests with `send_request(...)` and it returns the bytes to write. It does no
 IO, keeps no clock, and nothing a peer sends can make it raise.
 
-Handshake (DESIGN §3):
+Handshake:
 - legacy (or a pinned legacy version): `initialize` → result →
   `notifications/initialized`;
 - modern: `server/discover` (requests carry `_meta` from then on);
@@ -27,6 +27,7 @@ from . import jsonrpc as rpc
 from .framing import Oversize
 from .mode import Mode
 from .shapes import check_result
+from .tasks import RELATED_TASK_META
 from .versions import (
     LEGACY_VERSIONS,
     META_CLIENT_CAPABILITIES,
@@ -90,7 +91,6 @@ class ClientSession:
         self._by_token: dict[Any, rpc.RequestId] = {}
         self._late: OrderedDict[rpc.RequestId, str] = OrderedDict()
         self._probe_id: rpc.RequestId | None = None
-        self._by_logical_last: rpc.RequestId | None = None
         self._discover_retried = False
         # MRTR: logical id -> (the request as first sent, rounds so far, requestState)
         self._awaiting_input: dict[rpc.RequestId, tuple[_Pending, int, str | None]] = {}
@@ -104,7 +104,7 @@ class ClientSession:
             self.state = State.PROBING
             self.protocol_version = MODERN_VERSION  # what the probe's _meta claims
             send = self._request("server/discover", {}, internal=True, modern=True)
-            self._probe_id = self._by_logical_last
+            self._probe_id = send.request_id
             return [send]
         return [self._send_initialize(self.mode.legacy_version)]
 
@@ -148,7 +148,7 @@ class ClientSession:
                 if not self._discover_retried:  # it supports our revision after all: ask once more
                     self._discover_retried = True
                     send = self._request("server/discover", {}, internal=True, modern=True)
-                    self._probe_id = self._by_logical_last
+                    self._probe_id = send.request_id
                     return [send]
                 return self._ready_modern(None, (f"server/discover failed: {err.message}",))
             if err.code in rpc.MODERN_ERROR_CODES:
@@ -224,15 +224,11 @@ class ClientSession:
     # ------------------------------------------------------------------ sending
     def send_request(self, method: str, params: dict[str, Any] | None = None, *,
                      progress_token: Any = None) -> ev.Send:
-        """A request to the server; the returned Send's frame carries a fresh id
-        (readable afterwards as `last_request_id`)."""
+        """A request to the server; the returned Send's frame carries a fresh id, and `request_id` is the
+        id its answer (or failure) will be reported under."""
         if self.state is not State.READY:
             raise LocalProtocolError(f"cannot send {method} in state {self.state.value}")
         return self._request(method, params, progress_token=progress_token, modern=self.era is Era.MODERN)
-
-    @property
-    def last_request_id(self) -> rpc.RequestId:
-        return self._by_logical_last
 
     def _request(self, method: str, params: dict[str, Any] | None, *, internal: bool = False, modern: bool,
                  progress_token: Any = None, logical_id: rpc.RequestId | None = None, rounds: int = 0) -> ev.Send:
@@ -258,8 +254,7 @@ class ClientSession:
         sent_params = params or None
         self._pending[wire_id] = _Pending(method, sent_params, logical, progress_token, rounds, internal)
         self._by_logical[logical] = wire_id
-        self._by_logical_last = logical
-        return ev.Send(rpc.serialize(rpc.Request(wire_id, method, sent_params)), method)
+        return ev.Send(rpc.serialize(rpc.Request(wire_id, method, sent_params)), method, logical)
 
     def _notification(self, method: str, params: dict[str, Any] | None) -> ev.Send:
         return ev.Send(rpc.serialize(rpc.Notification(method, params)), method)
@@ -346,16 +341,18 @@ class ClientSession:
         self._awaiting_input.pop(pending.logical_id, None)
 
     # ------------------------------------------------------------------ receiving
-    def receive_frame(self, raw: bytes | Oversize) -> list[ev.Event]:
-        """One frame as it came off the wire (a line, an SSE data field, a body)."""
-        return self.receive_parsed(rpc.parse(raw), raw)
+    def receive_frame(self, raw: bytes | Oversize, *, stream_of: rpc.RequestId | None = None) -> list[ev.Event]:
+        """One frame as it came off the wire (a line, an SSE data field, a body). `stream_of`: the wire id
+        of the request whose answer stream carried it (HTTP), when it came on one."""
+        return self.receive_parsed(rpc.parse(raw), raw, stream_of=stream_of)
 
-    def receive_parsed(self, msg: rpc.Message | rpc.Malformed, raw: bytes | Oversize) -> list[ev.Event]:
+    def receive_parsed(self, msg: rpc.Message | rpc.Malformed, raw: bytes | Oversize, *,
+                       stream_of: rpc.RequestId | None = None) -> list[ev.Event]:
         """Like `receive_frame`, for a caller that already ran `jsonrpc.parse(raw)`."""
         if isinstance(msg, rpc.Malformed):
             return self._malformed_with_hint(msg)
         try:
-            return self._receive(msg, raw if isinstance(raw, bytes) else raw.head)
+            return self._receive(msg, raw if isinstance(raw, bytes) else raw.head, stream_of)
         except Exception as exc:  # pragma: no cover - the core must never raise on peer input
             return [ev.MalformedFrame(raw if isinstance(raw, bytes) else raw.head,
                                       f"internal error handling this message: {type(exc).__name__}: {exc}")]
@@ -383,11 +380,11 @@ class ClientSession:
             return self._fail("invalid", f"{pending.method}: {reason}")
         return [ev.RequestFailed(pending.logical_id, pending.method, reason)]
 
-    def _receive(self, msg: rpc.Message, raw: bytes) -> list[ev.Event]:
+    def _receive(self, msg: rpc.Message, raw: bytes, stream_of: rpc.RequestId | None) -> list[ev.Event]:
         if isinstance(msg, (rpc.Response, rpc.ErrorResponse)):
             return self._receive_answer(msg, raw)
         if isinstance(msg, rpc.Request):
-            return self._receive_request(msg)
+            return self._receive_request(msg, stream_of)
         return self._receive_notification(msg)
 
     def _receive_answer(self, msg: rpc.Response | rpc.ErrorResponse, raw: bytes) -> list[ev.Event]:
@@ -478,7 +475,7 @@ class ClientSession:
                          "elicitation/create": "elicitation", "tasks/get": "tasks", "tasks/result": "tasks",
                          "tasks/list": "tasks", "tasks/cancel": "tasks"}
 
-    def _receive_request(self, msg: rpc.Request) -> list[ev.Event]:
+    def _receive_request(self, msg: rpc.Request, stream_of: rpc.RequestId | None) -> list[ev.Event]:
         if msg.method == "ping":
             return [self.respond(msg.id, {})]
         capability = self._HANDLED_REQUESTS.get(msg.method)
@@ -487,7 +484,11 @@ class ClientSession:
         if capability not in self.capabilities:
             return [self.respond_error(msg.id, rpc.METHOD_NOT_FOUND,
                                        f"{msg.method}: the client did not declare the {capability} capability")]
-        return [ev.ServerRequest(msg.id, msg.method, msg.params)]
+        related = self._pending.get(stream_of) if stream_of is not None else None
+        return [ev.ServerRequest(msg.id, msg.method, msg.params,
+                                 related.logical_id if related is not None else None,
+                                 related.method if related is not None else None,
+                                 related_task(msg.params))]
 
     def _receive_notification(self, msg: rpc.Notification) -> list[ev.Event]:
         params = msg.params
@@ -501,6 +502,14 @@ class ClientSession:
             return [ev.ProgressReceived(logical, token, params.get("progress"), params.get("total"),
                                         message if isinstance(message, str) else None)]
         return [ev.NotificationReceived(msg.method, params)]
+
+
+def related_task(params: Any) -> str | None:
+    """The task a message belongs to, from `_meta["io.modelcontextprotocol/related-task"]` (2025-11-25)."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    related = meta.get(RELATED_TASK_META) if isinstance(meta, dict) else None
+    task_id = related.get("taskId") if isinstance(related, dict) else None
+    return task_id if isinstance(task_id, str) else None
 
 
 _LEADING_ID = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(\d{1,15})\s*,\s*"(?:result|error)"')

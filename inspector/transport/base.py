@@ -43,6 +43,15 @@ class Transport(abc.ABC):
 
     #: True when closing a request's stream is how it is cancelled (modern HTTP).
     cancels_by_closing = False
+    @property
+    def mirrors_tool_headers(self) -> bool:
+        """Tools' `x-mcp-header` parameters are mirrored as HTTP headers (modern HTTP)."""
+        return False
+
+    @property
+    def authorizing(self) -> bool:
+        """An authorization flow is under way (the user may be signing in): not the server's delay."""
+        return False
 
     @abc.abstractmethod
     async def open(self) -> None:

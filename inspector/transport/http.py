@@ -22,82 +22,26 @@ import asyncio
 import itertools
 import json
 import logging
-import socket
-import ssl
 import time
-from typing import Any, Mapping, Protocol
+from typing import Any, Mapping
 
 import httpx
 from httpx_sse import EventSource
 
-from ..errors import (AuthRequired, ConnectError, HttpStatusError, InvalidResponse, SessionExpired, SpyglassError,
+from ..errors import (ConnectError, HttpStatusError, InvalidResponse, SessionExpired, SpyglassError,
                       TransportClosed)
 from ..protocol.headers import HeaderParam, param_headers, standard_headers
 from ..protocol.jsonrpc import MODERN_ERROR_CODES
 from ..protocol.versions import Era
 from ..secrets import mask_mapping
 from .base import Closed, Transport
+from .http_common import MAX_AUTH_ROUNDS, HttpSettings, auth_required, excerpt, read_capped, reason
 
 log = logging.getLogger("spyglass.http")
 
-MAX_BODY = 64 * 1024 * 1024
-EXCERPT = 300
 DEFAULT_RETRY_MS = 1000
 RESUME_ATTEMPTS = 5
 PROTOCOL_HEADER_SINCE = "2025-06-18"
-
-
-def ssl_context(insecure: bool) -> ssl.SSLContext | bool:
-    """The operating system's trust store, or no verification with --insecure."""
-    if insecure:
-        return False
-    try:
-        import truststore
-
-        return truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    except Exception:  # pragma: no cover - truststore unavailable on this platform
-        return ssl.create_default_context()
-
-
-class AuthProvider(Protocol):
-    """Authorization for HTTP transports (implemented by inspector.auth)."""
-
-    async def request_headers(self, method: str, url: str) -> dict[str, str]:
-        """Headers for one request: Authorization (and a DPoP proof where used)."""
-
-    async def on_unauthorized(self, client: httpx.AsyncClient, url: str, response: httpx.Response) -> bool:
-        """A 401: run or refresh the authorization flow. True: retry the request.
-        Raises AuthRequired naming the failing step when it cannot complete."""
-
-    async def on_forbidden(self, client: httpx.AsyncClient, url: str, response: httpx.Response) -> bool:
-        """A 403 (e.g. insufficient_scope): step up. True: retry the request."""
-
-
-MAX_AUTH_ROUNDS = 3
-
-
-class HttpSettings:
-    """What the user configures per HTTP server."""
-
-    def __init__(self, *, headers: Mapping[str, str] | None = None, auth_token: str | None = None,
-                 insecure: bool = False, connect_timeout: float = 10.0, auth: AuthProvider | None = None) -> None:
-        self.auth = auth
-        self.headers = dict(headers or {})
-        if auth_token:
-            self.headers["Authorization"] = f"Bearer {auth_token}"
-        self.insecure = insecure
-        self.connect_timeout = connect_timeout
-
-    def client(self) -> httpx.AsyncClient:
-        timeout = httpx.Timeout(connect=self.connect_timeout, read=None, write=30.0, pool=self.connect_timeout)
-        verify = ssl_context(self.insecure)
-        # TCP_NODELAY: a request's headers and body go out as separate writes;
-        # with Nagle's algorithm the body waits for the server's delayed ACK
-        # (40 ms on Linux) on every request.
-        transport = httpx.AsyncHTTPTransport(verify=verify, socket_options=[
-            (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
-        return httpx.AsyncClient(transport=transport, verify=verify, timeout=timeout, follow_redirects=True,
-                                 headers={"User-Agent": "spyglass"})
 
 
 class HttpTransport(Transport):
@@ -270,12 +214,12 @@ class HttpTransport(Transport):
         except SpyglassError as exc:  # the authorization flow failed, naming its step
             self._fail(wire_id, exc)
         except httpx.ConnectError as exc:
-            self._fail(wire_id, ConnectError(f"cannot connect to {self.url}: {_reason(exc)}", url=self.url))
+            self._fail(wire_id, ConnectError(f"cannot connect to {self.url}: {reason(exc)}", url=self.url))
         except httpx.TimeoutException:
             self._fail(wire_id, ConnectError(f"connecting to {self.url} timed out after "
                                              f"{self.settings.connect_timeout:g} s", url=self.url))
         except (httpx.TransportError, httpx.StreamError) as exc:
-            self._fail(wire_id, TransportClosed(f"the connection to {self.url} broke: {_reason(exc)}"))
+            self._fail(wire_id, TransportClosed(f"the connection to {self.url} broke: {reason(exc)}"))
         except Exception as exc:  # a bug of ours must still end the request clearly
             log.exception("POST failed")
             self._fail(wire_id, TransportClosed(f"POST to {self.url} failed: {type(exc).__name__}: {exc}"))
@@ -289,10 +233,10 @@ class HttpTransport(Transport):
         if status == 202 or (status in (200, 204) and wire_id is None and not ctype):
             return
         if status == 401:
-            self._fail(wire_id, _auth_required(resp, self.url))
+            self._fail(wire_id, auth_required(resp, self.url))
             return
         if status >= 400:
-            body = await _read_capped(resp)
+            body = await read_capped(resp)
             if self._deliver_error_body(body, ctype, wire_id, stream, status):
                 return
             if status == 404 and had_session:
@@ -302,25 +246,25 @@ class HttpTransport(Transport):
                     url=self.url))
                 return
             self._fail(wire_id, HttpStatusError(
-                f"HTTP {status} {resp.reason_phrase} from {self.url}" + (f": {_excerpt(body)}" if body else ""),
-                status=status, excerpt=_excerpt(body) or None, url=self.url))
+                f"HTTP {status} {resp.reason_phrase} from {self.url}" + (f": {excerpt(body)}" if body else ""),
+                status=status, excerpt=excerpt(body) or None, url=self.url))
             return
         if ctype == "application/json":
-            body = await _read_capped(resp)
+            body = await read_capped(resp)
             if body.strip():
-                self._frame(body, {"stream": stream, "status": status})
+                self._frame(body, {"stream": stream, "status": status, "request": wire_id})
             elif wire_id is not None:
                 self._fail(wire_id, InvalidResponse(f"HTTP {status} with an empty JSON body for request {wire_id}"))
             return
         if ctype == "text/event-stream":
             await self._read_sse(resp, wire_id, stream)
             return
-        body = await _read_capped(resp)
+        body = await read_capped(resp)
         if wire_id is None and not body.strip():
             return
         self._fail(wire_id, InvalidResponse(
             f"HTTP {status} reply has Content-Type {ctype or '(none)'}; expected application/json or "
-            f"text/event-stream" + (f": {_excerpt(body)}" if body else ""), status=status, url=self.url))
+            f"text/event-stream" + (f": {excerpt(body)}" if body else ""), status=status, url=self.url))
 
     def _deliver_error_body(self, body: bytes, ctype: str, wire_id: Any, stream: str, status: int) -> bool:
         """A 4xx/5xx whose body is a JSON-RPC error: deliver it as the answer."""
@@ -336,7 +280,7 @@ class HttpTransport(Transport):
             # An error without an id answers the request this POST carried.
             obj = dict(obj, id=wire_id)
             body = json.dumps(obj).encode()
-        self._frame(body, {"stream": stream, "status": status})
+        self._frame(body, {"stream": stream, "status": status, "request": wire_id})
         return True
 
     async def _read_sse(self, resp: httpx.Response, wire_id: Any, stream: str, attempt: int = 0) -> None:
@@ -354,11 +298,12 @@ class HttpTransport(Transport):
                 raw = event.data.encode("utf-8")
                 if wire_id is not None and _answers(raw, wire_id):
                     answered = True
-                self._frame(raw, {"stream": stream, "event_id": event.id or None, "event": event.event})
+                self._frame(raw, {"stream": stream, "event_id": event.id or None, "event": event.event,
+                                  "request": wire_id})
         except asyncio.CancelledError:
             raise
         except (httpx.TransportError, httpx.StreamError) as exc:
-            log.info("%s broke: %s", stream, _reason(exc))
+            log.info("%s broke: %s", stream, reason(exc))
         if wire_id is None or answered or self._closing:
             return
         if self.era is Era.MODERN or (self.era is None and last_id is None):
@@ -390,7 +335,7 @@ class HttpTransport(Transport):
             self._exchange("GET", headers, resp, stream)
             ctype = resp.headers.get("content-type", "").split(";")[0].strip().lower()
             if resp.status_code != 200 or ctype != "text/event-stream":
-                await _read_capped(resp)
+                await read_capped(resp)
                 self._fail(wire_id, TransportClosed(f"the stream of request {wire_id} broke and resuming it "
                                                     f"failed (HTTP {resp.status_code})"))
                 return
@@ -415,7 +360,7 @@ class HttpTransport(Transport):
                     self._mark_get_open()
                     ctype = resp.headers.get("content-type", "").split(";")[0].strip().lower()
                     if resp.status_code != 200 or ctype != "text/event-stream":
-                        await _read_capped(resp)
+                        await read_capped(resp)
                         return  # 405: the server offers no GET stream
                     failures = 0
                     async for event in EventSource(resp).aiter_sse():
@@ -429,7 +374,7 @@ class HttpTransport(Transport):
             except asyncio.CancelledError:
                 raise
             except (httpx.TransportError, httpx.StreamError) as exc:
-                log.info("GET stream broke: %s", _reason(exc))
+                log.info("GET stream broke: %s", reason(exc))
             finally:
                 self._mark_get_open()
             failures += 1
@@ -437,6 +382,9 @@ class HttpTransport(Transport):
 
     # ------------------------------------------------------------------ reporting
     def _frame(self, raw: bytes, meta: dict[str, Any]) -> None:
+        """`meta["request"]`: the wire id of the request whose answer stream carried the frame."""
+        if meta.get("request") is None:
+            meta.pop("request", None)
         try:
             self.on_frame(raw, time.monotonic(), meta)
         except Exception:
@@ -469,46 +417,6 @@ def _answers(raw: bytes, wire_id: Any) -> bool:
     except ValueError:
         return False
     return isinstance(obj, dict) and obj.get("id") == wire_id and ("result" in obj or "error" in obj)
-
-
-async def _read_capped(resp: httpx.Response) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in resp.aiter_bytes():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > MAX_BODY:
-            break
-    return b"".join(chunks)
-
-
-def _excerpt(body: bytes) -> str:
-    text = body.decode("utf-8", errors="replace")
-    text = " ".join(text.split())
-    return text[:EXCERPT] + ("…" if len(text) > EXCERPT else "")
-
-
-def _reason(exc: BaseException) -> str:
-    chain: list[BaseException] = []
-    cause: BaseException | None = exc
-    while cause is not None and len(chain) < 10:
-        chain.append(cause)
-        cause = cause.__cause__ or cause.__context__
-    if any(isinstance(c, ConnectionRefusedError) for c in chain):
-        return "connection refused (is the server running, on that port?)"
-    for c in reversed(chain):
-        if isinstance(c, OSError) and c.strerror:
-            return c.strerror
-    text = str(exc) or type(exc).__name__
-    return text.splitlines()[0][:200]
-
-
-def _auth_required(resp: httpx.Response, url: str) -> AuthRequired:
-    challenge = resp.headers.get("www-authenticate", "")
-    message = f"{url} requires authorization (HTTP 401)"
-    if challenge:
-        message += f"; WWW-Authenticate: {challenge[:300]}"
-    return AuthRequired(message, url=url, www_authenticate=challenge or None)
 
 
 def is_modern_error_body(body: bytes) -> bool:

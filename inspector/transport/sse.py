@@ -20,7 +20,7 @@ from httpx_sse import EventSource
 
 from ..errors import ConnectError, HttpStatusError, SpyglassError, TransportClosed
 from .base import Closed, Transport
-from .http import MAX_AUTH_ROUNDS, HttpSettings, _auth_required, _excerpt, _read_capped, _reason
+from .http_common import MAX_AUTH_ROUNDS, HttpSettings, auth_required, excerpt, read_capped, reason
 from ..secrets import mask_mapping
 
 log = logging.getLogger("spyglass.sse")
@@ -113,12 +113,12 @@ class SseTransport(Transport):
                 if not endpoint_ready.done() and await self._authorized_again(resp, attempt):
                     return True
                 if resp.status_code == 401:
-                    raise _auth_required(resp, self.url)
+                    raise auth_required(resp, self.url)
                 if resp.status_code != 200 or ctype != "text/event-stream":
-                    body = await _read_capped(resp)
+                    body = await read_capped(resp)
                     raise HttpStatusError(f"GET {self.url} answered HTTP {resp.status_code} "
                                           f"({ctype or 'no content type'}), not an SSE stream"
-                                          + (f": {_excerpt(body)}" if body else ""),
+                                          + (f": {excerpt(body)}" if body else ""),
                                           status=resp.status_code, url=self.url)
                 async for event in EventSource(resp).aiter_sse():
                     if event.event == "endpoint":
@@ -140,13 +140,13 @@ class SseTransport(Transport):
                 return False
             reason = exc.message
         except httpx.ConnectError as exc:
-            error = ConnectError(f"cannot connect to {self.url}: {_reason(exc)}", url=self.url)
+            error = ConnectError(f"cannot connect to {self.url}: {reason(exc)}", url=self.url)
             if not endpoint_ready.done():
                 endpoint_ready.set_exception(error)
                 return False
             reason = error.message
         except (httpx.TransportError, httpx.StreamError) as exc:
-            reason = f"the SSE stream broke: {_reason(exc)}"
+            reason = f"the SSE stream broke: {reason(exc)}"
         if not endpoint_ready.done():
             endpoint_ready.set_exception(ConnectError(f"{self.url}: {reason} before sending its endpoint"))
             return False
@@ -182,16 +182,16 @@ class SseTransport(Transport):
                 if not await self._authorized_again(resp, attempt):
                     break
             if resp.status_code == 401:
-                self._fail(wire_id, _auth_required(resp, self.url))
+                self._fail(wire_id, auth_required(resp, self.url))
             elif resp.status_code >= 400:
                 self._fail(wire_id, HttpStatusError(f"HTTP {resp.status_code} from {self.endpoint}: "
-                                                    f"{_excerpt(resp.content)}", status=resp.status_code))
+                                                    f"{excerpt(resp.content)}", status=resp.status_code))
         except asyncio.CancelledError:
             raise
         except SpyglassError as exc:  # the authorization flow failed, naming its step
             self._fail(wire_id, exc)
         except httpx.HTTPError as exc:
-            self._fail(wire_id, ConnectError(f"cannot post to {self.endpoint}: {_reason(exc)}"))
+            self._fail(wire_id, ConnectError(f"cannot post to {self.endpoint}: {reason(exc)}"))
 
     def _fail(self, wire_id: Any, error: Exception) -> None:
         if wire_id is not None and self.on_request_error is not None:

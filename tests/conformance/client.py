@@ -36,7 +36,7 @@ def log(*parts: Any) -> None:
 
 # --- what the user answers when the server asks ----------------------------------------------
 
-async def accept_defaults(params: dict | None) -> dict:
+async def accept_defaults(params: dict | None, context=None) -> dict:
     """The user accepts the form as the server prefilled it (every default), and
     ticks the yes/no questions."""
     schema = (params or {}).get("requestedSchema") or {}
@@ -51,12 +51,12 @@ async def accept_defaults(params: dict | None) -> dict:
     return {"action": "accept", "content": content}
 
 
-async def sampling_reply(params: dict | None) -> dict:
+async def sampling_reply(params: dict | None, context=None) -> dict:
     return {"role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "spyglass-user",
             "stopReason": "endTurn"}
 
 
-async def roots_reply(params: dict | None) -> dict:
+async def roots_reply(params: dict | None, context=None) -> dict:
     return {"roots": [{"uri": "file:///tmp/spyglass-conformance", "name": "workspace"}]}
 
 

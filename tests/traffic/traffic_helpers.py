@@ -27,7 +27,7 @@ def hostile_cmd(*cases: str) -> list[str]:
     return [sys.executable, str(ROOT / "tests" / "hostile" / "server.py"), *cases]
 
 
-async def _answer_form(params):
+async def _answer_form(params, context=None):
     return {"action": "accept", "content": {"name": "Ada", "colour": "blue"}}
 
 

@@ -15,15 +15,17 @@ import datetime
 import itertools
 import logging
 import secrets
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
-from . import errors as E
-from .protocol import jsonrpc as rpc
-from .protocol import tasks as T
+from .. import errors as E
+from ..protocol import jsonrpc as rpc
+from ..protocol import tasks as T
+
+if TYPE_CHECKING:
+    from .core import Handler, RequestContext
 
 log = logging.getLogger("spyglass.client.tasks")
 
-Handler = Callable[[dict[str, Any] | None], Awaitable[Any]]
 Notify = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 # what Spyglass runs as a task when asked, and what each one's capability is called under tasks.requests
@@ -61,7 +63,7 @@ class ClientTask:
 class ClientTaskStore:
     """The tasks this client runs for its server, and the answers to the server's tasks/* requests."""
 
-    def __init__(self, handlers: dict[str, Handler], notify: Notify | None = None) -> None:
+    def __init__(self, handlers: dict[str, "Handler"], notify: Notify | None = None) -> None:
         self.handlers = handlers
         self.notify = notify
         self.tasks: dict[str, ClientTask] = {}
@@ -82,7 +84,7 @@ class ClientTaskStore:
             and isinstance(params.get("task"), dict)
 
     # ------------------------------------------------------------------ starting
-    def start(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    def start(self, method: str, params: dict[str, Any], context: RequestContext) -> dict[str, Any]:
         """Create the task, start the work, and return the CreateTaskResult to answer with."""
         asked = params["task"].get("ttl")
         ttl = asked if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0 else DEFAULT_TTL_MS
@@ -90,12 +92,12 @@ class ClientTaskStore:
         self.tasks[task.id] = task
         self._forget_old()
         plain = {k: v for k, v in params.items() if k != "task"}
-        task.job = asyncio.ensure_future(self._run(task, plain))
+        task.job = asyncio.ensure_future(self._run(task, plain, context))
         return {"task": task.as_json()}
 
-    async def _run(self, task: ClientTask, params: dict[str, Any]) -> None:
+    async def _run(self, task: ClientTask, params: dict[str, Any], context: RequestContext) -> None:
         try:
-            result = await self.handlers[task.method](params)
+            result = await self.handlers[task.method](params, context)
             if task.status in T.TERMINAL:  # cancelled meanwhile: an ended task does not change again
                 return
             task.result = result

@@ -1,0 +1,201 @@
+"""What every headless command shares: the server on the command line, how to reach it, the trace file,
+and text that is safe to print to a terminal. Never imports Qt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import TYPE_CHECKING, Any, Sequence, TextIO
+
+from .. import errors as E
+from ..config import ServerSpec, pick_server
+
+if TYPE_CHECKING:
+    from ..traffic.frame import Frame
+    from ..transport.factory import TransportOptions
+
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_CONNECT_TIMEOUT = 10.0
+
+
+class UsageParser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]  # usage errors exit 1, not argparse's 2
+        raise E.UsageError(message)
+
+
+def pairs(items: list[str], flag: str) -> list[tuple[str, str]]:
+    """`KEY=VALUE` items of a repeatable flag."""
+    out = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise E.UsageError(f"{flag} expects KEY=VALUE, got {item!r}")
+        out.append((key, value))
+    return out
+
+
+def parse_with_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """Options, and the server command after `--` (or, the official inspector's
+    way, among the options when its own arguments have no dash): `args.command`."""
+    argv = list(argv)
+    command: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, command = argv[:cut], argv[cut + 1:]
+    args = parser.parse_intermixed_args(argv)
+    if command and args.target:
+        raise E.UsageError(f"unexpected arguments before --: {' '.join(args.target)}")
+    args.command = command or args.target
+    return args
+
+
+def add_server_arguments(p: argparse.ArgumentParser) -> None:
+    """How to name a server and reach it: the same flags for every headless command."""
+    p.add_argument("-e", dest="env", action="append", default=[], metavar="KEY=VALUE",
+                   help="environment variable for the server (repeatable)")
+    p.add_argument("--cwd", help="working directory for the server")
+    p.add_argument("--transport", choices=("stdio", "http", "sse"),
+                   help="force a transport (default: stdio for a command; for a URL, HTTP+SSE when it ends "
+                        "in /sse, else Streamable HTTP with a fallback to HTTP+SSE)")
+    p.add_argument("--header", action="append", default=[], metavar='"NAME: VALUE"',
+                   help="an HTTP header sent with every request (repeatable)")
+    p.add_argument("--auth-token", metavar="TOKEN", help="sent as Authorization: Bearer TOKEN")
+    add_auth_arguments(p)
+    p.add_argument("--connect-timeout", type=float, default=DEFAULT_CONNECT_TIMEOUT, metavar="SECONDS",
+                   help="HTTP connect timeout (default 10)")
+    p.add_argument("--insecure", action="store_true",
+                   help="do not verify TLS certificates (self-signed development servers only)")
+    p.add_argument("--config", help="an mcpServers JSON file (Claude Desktop, Cursor, the official inspector)")
+    p.add_argument("--server", help="the server's name in --config")
+    p.add_argument("--protocol", default="auto", metavar="auto|legacy|modern|VERSION",
+                   help="protocol era, or an exact revision to ask for (default: auto)")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                   help="per-request timeout; progress notifications reset it (default 60)")
+
+
+def add_auth_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("authorization (OAuth 2.1, when the server answers 401)",
+                             "Secrets may be given as @FILE to read them from a file. Exit code 3 names the "
+                             "step that failed.")
+    g.add_argument("--client-id", metavar="ID", help="a client ID registered for this server (else a Client ID "
+                   "Metadata Document or dynamic registration is used)")
+    g.add_argument("--client-secret", metavar="SECRET|@FILE", help="the client secret of --client-id "
+                   "(also read from SPYGLASS_CLIENT_SECRET)")
+    g.add_argument("--scope", metavar="SCOPES", help="space-separated scopes to ask for (default: the server's "
+                   "challenge, else its scopes_supported, else none)")
+    g.add_argument("--auth-headless", action="store_true",
+                   help="automation: fetch the authorization URL directly and follow its redirect instead of "
+                        "opening a browser (for test authorization servers that approve at once)")
+    g.add_argument("--auth-timeout", type=float, default=300.0, metavar="SECONDS",
+                   help="how long to wait for the browser sign-in (default 300)")
+    g.add_argument("--client-metadata-url", metavar="URL",
+                   help="Spyglass's Client ID Metadata Document URL, used where the server supports them")
+    g.add_argument("--grant", choices=("auto", "authorization_code", "client_credentials", "jwt-bearer",
+                                       "enterprise"), default="auto",
+                   help="how to get a token (default auto: from the credentials given and the server's metadata)")
+    g.add_argument("--private-key", metavar="PEM|@FILE", help="private key for private_key_jwt client "
+                   "authentication (client credentials)")
+    g.add_argument("--signing-alg", default="ES256", metavar="ALG", help="algorithm of --private-key (ES256)")
+    g.add_argument("--assertion", metavar="JWT|@FILE", help="a workload identity JWT for the JWT bearer grant")
+    g.add_argument("--idp-id-token", metavar="JWT|@FILE", help="enterprise-managed authorization: your "
+                   "identity provider's ID token")
+    g.add_argument("--idp-token-endpoint", metavar="URL", help="the identity provider's token endpoint")
+    g.add_argument("--idp-issuer", metavar="URL", help="the identity provider's issuer (discovers its endpoint)")
+    g.add_argument("--idp-client-id", metavar="ID", help="Spyglass's client ID at the identity provider")
+    g.add_argument("--idp-client-secret", metavar="SECRET|@FILE", help="its secret, if it has one")
+    g.add_argument("--no-dpop", action="store_true", help="never bind tokens with DPoP")
+    g.add_argument("--token-store", choices=("keyring", "memory"), default="keyring",
+                   help="keep tokens in the OS keyring (default) or only for this run")
+
+
+def server_spec(args: argparse.Namespace) -> ServerSpec:
+    """The server the flags name: a command, a URL, or an entry of --config."""
+    if args.config:
+        if args.command:
+            raise E.UsageError("give either --config or a server command, not both")
+        spec = pick_server(args.config, args.server)
+    elif args.command:
+        target = args.command
+        if len(target) == 1 and target[0].startswith(("http://", "https://")):
+            spec = ServerSpec(name=target[0], url=target[0])
+        elif target[0].startswith(("http://", "https://")):
+            raise E.UsageError(f"a URL takes no further arguments: {' '.join(target[1:])}")
+        else:
+            spec = ServerSpec(name=os.path.basename(target[0]), command=list(target))
+    else:
+        raise E.UsageError("no server given: use -- COMMAND [ARGS...] or --config FILE --server NAME")
+    spec.env.update(dict(pairs(args.env, "-e")))
+    if args.cwd:
+        spec.cwd = args.cwd
+    for item in args.header:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise E.UsageError(f'--header expects "NAME: VALUE", got {item!r}')
+        spec.headers[name.strip()] = value.strip()
+    if args.transport:
+        spec.transport = args.transport
+    if spec.url is None and spec.transport in ("http", "sse"):
+        raise E.UsageError(f"--transport {spec.transport} needs a URL")
+    if spec.url is not None and spec.transport == "stdio":
+        raise E.UsageError("--transport stdio needs a command, not a URL")
+    return spec
+
+
+def transport_options(spec: ServerSpec, args: argparse.Namespace, traffic: Any = None) -> TransportOptions:
+    """How the flags say to reach `spec`: TLS, timeouts, token, and the OAuth flow when it applies."""
+    from ..transport.factory import TransportOptions
+
+    insecure = bool(getattr(args, "insecure", False))
+    if insecure and spec.url is not None:
+        print("spyglass: WARNING: --insecure: TLS certificates are NOT verified; anyone on the network path "
+              "can read and change this traffic", file=sys.stderr)
+    url = spec.url
+
+    def auth() -> Any:
+        from .auth import make_auth
+
+        return make_auth(url, args, traffic) if url is not None else None
+
+    return TransportOptions(connect_timeout=getattr(args, "connect_timeout", DEFAULT_CONNECT_TIMEOUT),
+                            insecure=insecure, auth_token=getattr(args, "auth_token", None), auth=auth)
+
+
+class TraceWriter:
+    """`--trace FILE`: one JSON object per frame, flushed as it comes."""
+
+    META_KEYS = ("stream", "event_id", "status")
+
+    def __init__(self, path: str) -> None:
+        try:
+            self.fh: TextIO = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        except OSError as exc:
+            raise E.UsageError(f"cannot write trace file {path}: {exc.strerror or exc}") from None
+
+    def __call__(self, frame: Frame) -> None:
+        record: dict[str, Any] = {"ts": round(frame.wall, 6), "dir": frame.direction, "text": frame.text()}
+        if frame.meta:
+            for key in self.META_KEYS:
+                if frame.meta.get(key) is not None and frame.direction != "http":
+                    record[key] = frame.meta[key]
+        if frame.malformed:
+            record["malformed"] = frame.malformed
+        self.fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.fh.flush()
+
+    def close(self) -> None:
+        self.fh.close()
+
+
+_CONTROL = {c: f"\\x{c:02x}" for c in range(32) if c not in (9, 10)}
+_CONTROL[0x7F] = "\\x7f"
+_CONTROL.update({c: f"<U+{c:04X}>" for c in (0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E,
+                                            0x2066, 0x2067, 0x2068, 0x2069)})
+
+
+def visible(text: str) -> str:
+    """Server text for a terminal: escapes and bidirectional controls made visible,
+    so nothing a server sends can drive the terminal or disguise a name."""
+    return text.translate(_CONTROL)

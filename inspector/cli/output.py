@@ -1,0 +1,77 @@
+"""What a headless command prints: results as JSON or text, progress and task states on stderr."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, TextIO
+
+from .common import visible
+
+
+def print_result(result: Any, args: argparse.Namespace, out: TextIO) -> None:
+    if args.format == "text":
+        out.write(visible(as_text(args.method, result)))
+    else:
+        out.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+
+
+def first_text(result: Any) -> str:
+    for block in result.get("content") or []:
+        if isinstance(block, dict) and block.get("type") == "text":
+            return str(block.get("text", ""))[:300].replace("\n", " ")
+    return "(no text)"
+
+
+def task_to_stderr(task: dict[str, Any]) -> None:
+    from ..protocol.tasks import describe
+
+    print(f"spyglass: task {task.get('taskId')}: {describe(task)}", file=sys.stderr, flush=True)
+
+
+def progress_to_stderr(progress: Any, total: Any, message: str | None) -> None:
+    if sys.stderr.isatty():
+        share = f"{progress}/{total}" if total is not None else f"{progress}"
+        print(f"\rspyglass: progress {share} {message or ''}", end="", file=sys.stderr, flush=True)
+
+
+def as_text(method: str, result: Any) -> str:
+    """`--format text`: what a person wants to read of each kind of result."""
+    lines: list[str] = []
+    if method == "tools/call" and isinstance(result, dict):
+        for block in result.get("content") or []:
+            kind = block.get("type") if isinstance(block, dict) else None
+            if kind == "text":
+                lines.append(str(block.get("text", "")))
+            elif kind in ("image", "audio"):
+                lines.append(f"[{kind} {block.get('mimeType', '?')}, {len(str(block.get('data', ''))) * 3 // 4} bytes]")
+            elif kind == "resource":
+                res = block.get("resource") or {}
+                lines.append(res.get("text") if isinstance(res.get("text"), str) else f"[resource {res.get('uri')}]")
+            elif kind == "resource_link":
+                lines.append(f"[link {block.get('uri')}]")
+            else:
+                lines.append(f"[{kind} content]")
+        if not lines and "structuredContent" in result:
+            lines.append(json.dumps(result["structuredContent"], indent=2, ensure_ascii=False))
+    elif method.endswith("/list") and isinstance(result, dict):
+        key = next((k for k in ("tools", "resources", "resourceTemplates", "prompts") if k in result), None)
+        for item in result.get(key, []) if key else []:
+            name = item.get("name") or item.get("uri")
+            title = item.get("title") or (item.get("annotations") or {}).get("title")
+            if isinstance(title, str) and title and title != name:
+                name = f"{name} ({title})"
+            desc = (item.get("description") or "").strip().splitlines()
+            lines.append(f"{name}\t{desc[0] if desc else ''}")
+    elif method == "resources/read" and isinstance(result, dict):
+        for item in result.get("contents") or []:
+            lines.append(item.get("text") if isinstance(item.get("text"), str) else f"[blob {item.get('uri')}]")
+    elif method == "prompts/get" and isinstance(result, dict):
+        for msg in result.get("messages") or []:
+            content = msg.get("content") or {}
+            text = content.get("text") if isinstance(content, dict) else None
+            lines.append(f"{msg.get('role')}: {text if text is not None else json.dumps(content)}")
+    else:
+        return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+    return "\n".join(lines) + "\n"

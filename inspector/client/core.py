@@ -1,0 +1,601 @@
+"""The connection half of the client: one transport, the sans-IO session, a future per request.
+
+`ClientCore` drives the `ClientSession` with a `Transport`: it completes the handshake (falling back to
+HTTP+SSE when Streamable HTTP finds no endpoint), keeps one future per request with a timeout that
+progress notifications reset, cancels the way the transport wants, reports every frame to a traffic
+hook, and answers the server's requests through handlers. Each handler is told which of our requests
+the server's request belongs to (`RequestContext`), so that a question lands on the call that caused
+it even with several calls running. No Qt here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import itertools
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Mapping
+
+from .. import errors as E
+from ..protocol import events as ev
+from ..protocol import jsonrpc as rpc
+from ..protocol.mode import Mode
+from ..protocol.session import ClientSession, State
+from ..protocol.versions import MODERN_VERSION, Era
+from ..traffic.frame import Frame
+from ..transport.base import Closed, Transport
+from .task_store import ClientTaskStore
+
+log = logging.getLogger("spyglass.client")
+
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_PROBE_TIMEOUT = 5.0
+STDERR_TAIL = 20
+
+ProgressCallback = Callable[[Any, Any, str | None], None]
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    """What a server request (or an MRTR input request) belongs to, as far as the wire tells.
+
+    `known_by` says how: "mrtr" (an input request is part of our request's answer), "stream" (it came
+    on our request's answer stream), "task" (it names the task our request follows), "only request"
+    (one request with an owner was in flight: the wire says nothing, but nothing else could have caused
+    it), or "unknown"."""
+
+    method: str
+    related_id: rpc.RequestId | None = None
+    related_method: str | None = None
+    owner: Any = None  # what the caller attached to that request: `request(..., owner=...)`
+    round: int | None = None  # MRTR: which round of input (1, 2, …)
+    input_key: str | None = None  # MRTR: the key of this input request
+    task_id: str | None = None
+    known_by: str = "unknown"
+
+
+Handler = Callable[[dict[str, Any] | None, RequestContext], Awaitable[Any]]
+"""Answers one server request (legacy) or one MRTR input request (modern)."""
+
+
+@dataclass
+class _Call:
+    method: str
+    future: asyncio.Future[Any]
+    timeout: float | None
+    on_progress: ProgressCallback | None = None
+    owner: Any = None
+    timer: asyncio.TimerHandle | None = None
+    started: float = field(default_factory=time.monotonic)
+
+
+@dataclass(frozen=True)
+class ServerHello:
+    """What the handshake told us about the server."""
+
+    era: Era
+    protocol_version: str
+    server_info: dict[str, Any] | None
+    capabilities: dict[str, Any] | None
+    instructions: str | None
+    result: dict[str, Any] | None
+    warnings: tuple[str, ...]
+
+
+class ClientCore:
+    def __init__(self, transport: Transport, *, mode: Mode | str = "auto",
+                 client_info: dict[str, Any] | None = None, timeout: float | None = DEFAULT_TIMEOUT,
+                 probe_timeout: float = DEFAULT_PROBE_TIMEOUT, log_level: str | None = None,
+                 handlers: Mapping[str, Handler] | None = None,
+                 traffic: Callable[[Frame], None] | None = None,
+                 on_notification: Callable[[str, dict[str, Any] | None], None] | None = None,
+                 on_stderr: Callable[[str], None] | None = None,
+                 on_closed: Callable[[Closed], None] | None = None,
+                 fallback: Callable[[], Transport] | None = None,
+                 roots: list[dict[str, Any]] | None = None) -> None:
+        self.transport = transport
+        self.fallback = fallback  # automatic transport choice: HTTP+SSE when Streamable HTTP is not there
+        self.handlers: dict[str, Handler] = dict(handlers or {})
+        self.roots: list[dict[str, Any]] | None = list(roots) if roots is not None else None
+        if self.roots is not None and "roots/list" not in self.handlers:
+            self.handlers["roots/list"] = self._answer_roots
+        capabilities: dict[str, Any] = {}
+        if "roots/list" in self.handlers:
+            capabilities["roots"] = {"listChanged": True}
+        if "sampling/createMessage" in self.handlers:
+            capabilities["sampling"] = {}
+        if "elicitation/create" in self.handlers:
+            capabilities["elicitation"] = {}
+        # requests the server may ask to run as tasks (2025-11-25): the same handlers, in the background
+        self.task_store = ClientTaskStore(self.handlers, notify=self._notify_quietly)
+        if (tasks_capability := self.task_store.capability()) is not None:
+            capabilities["tasks"] = tasks_capability
+        kwargs: dict[str, Any] = {"mode": Mode.parse(mode) if isinstance(mode, str) else mode,
+                                  "capabilities": capabilities, "log_level": log_level}
+        if client_info:
+            kwargs["client_info"] = client_info
+        self._session_kwargs = kwargs
+        self.session = ClientSession(**kwargs)
+        self.timeout = timeout
+        self.probe_timeout = probe_timeout
+        self.traffic = traffic
+        self.on_notification = on_notification
+        self.on_stderr = on_stderr
+        self.on_closed = on_closed
+        self.hello: ServerHello | None = None
+        self.closed: Closed | None = None
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL)
+        self.malformed_count = 0
+        self._calls: dict[rpc.RequestId, _Call] = {}
+        self._task_owners: dict[str, tuple[rpc.RequestId | None, Any]] = {}  # task id -> (its call, owner)
+        self._handshake: asyncio.Future[ServerHello] | None = None
+        self._tasks: set[asyncio.Future[Any]] = set()
+        self._tokens = itertools.count(1)
+        self._wall0 = time.time() - time.monotonic()
+        self._closed_event = asyncio.Event()
+        self._attach(transport)
+
+    def _attach(self, transport: Transport) -> None:
+        self.transport = transport
+        transport.on_frame = self._on_frame
+        transport.on_log = self._on_log
+        transport.on_close = self._on_close
+        transport.on_sent = self._on_sent
+        transport.on_request_error = self._on_request_error
+        transport.on_stream_lost = self._on_stream_lost
+        transport.on_exchange = self._on_exchange
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def era(self) -> Era | None:
+        return self.session.era
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self.session.protocol_version
+
+    async def connect(self) -> ServerHello:
+        """Start the transport and complete the handshake of the chosen era."""
+        try:
+            return await self._connect_once()
+        except E.HttpStatusError as exc:
+            if self.fallback is None or not exc.means_no_endpoint:
+                raise
+            log.info("no Streamable HTTP endpoint (%s); trying HTTP+SSE", exc.message)
+            first = exc
+        self._attach(self.fallback())
+        self.fallback = None
+        self.session = ClientSession(**self._session_kwargs)
+        self.closed = None
+        self._closed_event = asyncio.Event()
+        try:
+            return await self._connect_once()
+        except E.HttpStatusError as second:
+            if not second.means_no_endpoint:
+                raise
+            raise E.ConnectError(f"no MCP endpoint at {self.transport.describe()}: Streamable HTTP answered "
+                                 f"HTTP {first.status}, HTTP+SSE answered HTTP {second.status}",
+                                 status=first.status) from None
+
+    async def _connect_once(self) -> ServerHello:
+        loop = asyncio.get_running_loop()
+        self._handshake = loop.create_future()
+        await self.transport.open()
+        probe_timer = None
+        try:
+            await self._dispatch(self.session.start())
+            if self.session.state is State.PROBING:
+                probe = min(self.probe_timeout, self.timeout or self.probe_timeout)
+                probe_timer = loop.call_later(probe, self._probe_expired)
+            hello: ServerHello = await self._await(self._handshake, self.timeout, "the handshake")
+            await self.transport.settle()
+            return hello
+        except BaseException:
+            if self._handshake is not None and not self._handshake.done():
+                self._handshake.cancel()  # nobody waits for it now (e.g. cancelled while the user signs in)
+            await self._shutdown_after_failure()
+            raise
+        finally:
+            if probe_timer is not None:
+                probe_timer.cancel()
+
+    def _probe_expired(self) -> None:
+        if self.transport.authorizing:
+            # The user is signing in to answer the probe: wait for them.
+            asyncio.get_running_loop().call_later(0.25, self._probe_expired)
+            return
+        self._spawn(self._dispatch(self.session.probe_timed_out()))
+
+    async def _shutdown_after_failure(self) -> None:
+        try:
+            await self.transport.close()
+        except Exception:
+            log.exception("closing after a failed connect")
+
+    async def close(self) -> None:
+        self.task_store.close()
+        for call in list(self._calls.values()):
+            if not call.future.done():
+                call.future.set_exception(E.TransportClosed("the connection was closed"))
+        await self.transport.close()
+        for task in list(self._tasks):
+            task.cancel()
+        self._calls.clear()
+
+    # ------------------------------------------------------------------ requests
+    async def request(self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = ...,
+                      on_progress: ProgressCallback | None = None, progress_token: Any = None, owner: Any = None,
+                      on_id: Callable[[rpc.RequestId], None] | None = None) -> Any:
+        """Send a request and wait for its result; raises a SpyglassError. `owner` is handed to the
+        handlers of server requests that belong to this one; `on_id` learns its id before it is sent."""
+        self._check_open()
+        token = progress_token if progress_token is not None else (
+            f"spyglass-{next(self._tokens)}" if on_progress is not None else None)
+        send = self.session.send_request(method, params, progress_token=token)
+        rid = send.request_id
+        assert rid is not None
+        call = _Call(method, asyncio.get_running_loop().create_future(),
+                     self.timeout if timeout is ... else timeout, on_progress, owner)
+        self._calls[rid] = call
+        if on_id is not None:
+            on_id(rid)
+        self._arm(rid, call)
+        try:
+            await self._write(send)
+            return await call.future
+        finally:
+            if call.timer:
+                call.timer.cancel()
+            self._calls.pop(rid, None)
+            if not call.future.done() or call.future.cancelled():
+                # The awaiting task was cancelled: tell the server.
+                self._cancel_on_wire(rid, "cancelled by the user")
+
+    def new_token(self) -> str:
+        return f"spyglass-{next(self._tokens)}"
+
+    def _arm(self, rid: rpc.RequestId, call: _Call) -> None:
+        if call.timer:
+            call.timer.cancel()
+        if call.timeout is not None:
+            call.timer = asyncio.get_running_loop().call_later(call.timeout, self._expire, rid)
+
+    def _expire(self, rid: rpc.RequestId) -> None:
+        call = self._calls.get(rid)
+        if call is None or call.future.done() or call.timeout is None:
+            return
+        how = self._cancel_on_wire(rid, f"timed out after {call.timeout:g} s")
+        call.future.set_exception(E.RequestTimeout(
+            f"{call.method}: no answer within {call.timeout:g} s ({how})",
+            method=call.method, seconds=call.timeout))
+
+    def _cancel_on_wire(self, rid: rpc.RequestId, reason: str) -> str:
+        """Tell the server a request is abandoned, the way its transport wants."""
+        if self.transport.cancels_by_closing:
+            wire_id = self.session.wire_id_of(rid)
+            self.session.forget(rid)
+            if wire_id is not None and self.transport.abort(wire_id):
+                return "closed its stream"
+            return "abandoned"
+        cancel = self.session.cancel(rid, reason)
+        if cancel is not None and self.closed is None:
+            self._spawn(self._write(cancel))
+            return "sent notifications/cancelled"
+        return "abandoned"
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        self._check_open()
+        await self._write(self.session.send_notification(method, params))
+
+    async def _notify_quietly(self, method: str, params: dict[str, Any]) -> None:
+        """A notification that may find the connection gone (a client task ending as it closes)."""
+        if self.closed is None and self.session.state is State.READY:
+            try:
+                await self.notify(method, params)
+            except E.SpyglassError as exc:
+                log.info("%s not sent: %s", method, exc.message)
+
+    def _check_open(self) -> None:
+        if self.closed is not None:
+            raise self._closed_error()
+        if self.session.state is not State.READY:
+            raise E.ConnectError(f"not connected (state: {self.session.state.value})")
+
+    async def _answer_roots(self, params: dict[str, Any] | None, context: RequestContext) -> dict[str, Any]:
+        return {"roots": list(self.roots or [])}
+
+    # ------------------------------------------------------------------ IO plumbing
+    async def _write(self, send: ev.Send) -> None:
+        try:
+            await self.transport.send(send.data)
+        except E.TransportClosed:
+            # Prefer the real story (the process exited) when we are about to learn it.
+            try:
+                await asyncio.wait_for(self._closed_event.wait(), 2.0)
+            except asyncio.TimeoutError:
+                pass
+            raise self._closed_error() if self.closed else E.TransportClosed(
+                f"could not send {send.method or 'a message'}: the server is not reading") from None
+
+    def _on_sent(self, data: bytes, mono: float) -> None:
+        self._record(Frame("out", data, mono, self._wall0 + mono))
+
+    def _record(self, frame: Frame) -> None:
+        if self.traffic is not None:
+            try:
+                self.traffic(frame)
+            except Exception:
+                log.exception("traffic hook failed")
+
+    def _on_frame(self, raw: Any, mono: float, meta: dict[str, Any] | None = None) -> None:
+        msg = rpc.parse(raw)
+        events = self.session.receive_parsed(msg, raw, stream_of=meta.get("request") if meta else None)
+        data = raw if isinstance(raw, bytes) else raw.head
+        malformed = None
+        for event in events:
+            if type(event) is ev.MalformedFrame:
+                malformed = event.reason
+                break
+        if malformed:
+            self.malformed_count += 1
+            if meta and meta.get("eof"):
+                malformed = f"the stream ended in the middle of this message ({malformed})"
+        self._record(Frame("in", data, mono, self._wall0 + mono, malformed, msg, meta))
+        self._handle_events(events)
+
+    def _on_exchange(self, record: dict[str, Any], mono: float) -> None:
+        data = json.dumps(record, ensure_ascii=False).encode("utf-8")
+        self._record(Frame("http", data, mono, self._wall0 + mono, meta=record))
+
+    def _on_request_error(self, wire_id: Any, error: Exception) -> None:
+        info = self.session.fail_locally(wire_id)
+        if info is None:
+            return
+        logical, method, internal = info
+        failure = error if isinstance(error, E.SpyglassError) else E.TransportClosed(f"{method}: {error}")
+        if internal:
+            if (method == "server/discover" and self.session.state is State.PROBING
+                    and self.session.mode.kind == "auto" and isinstance(failure, E.HttpStatusError)):
+                # Not a modern endpoint: fall back to the legacy handshake.
+                self._spawn(self._dispatch(self.session.probe_timed_out()))
+                return
+            self.session.handshake_failed(failure.message)
+            if self._handshake and not self._handshake.done():
+                self._handshake.set_exception(failure)
+            return
+        self._settle(logical, error=failure)
+
+    def _on_stream_lost(self, wire_id: Any) -> None:
+        logical = self.session.logical_of(wire_id)
+        send = self.session.reissue(logical) if logical is not None else None
+        if send is not None:
+            log.info("answer stream of request %s broke; re-issued it with a new id", logical)
+            self._spawn(self._write(send))
+
+    def _on_log(self, line: bytes, mono: float) -> None:
+        text = line.decode("utf-8", errors="replace")
+        self.stderr_tail.append(text)
+        self._record(Frame("err", line, mono, self._wall0 + mono))
+        if self.on_stderr:
+            self.on_stderr(text)
+
+    def _on_close(self, closed: Closed) -> None:
+        self.closed = closed
+        self._closed_event.set()
+        error = self._closed_error()
+        if self._handshake and not self._handshake.done():
+            self._handshake.set_exception(error)
+        for call in list(self._calls.values()):
+            if not call.future.done():
+                call.future.set_exception(error)
+        if self.on_closed:
+            self.on_closed(closed)
+
+    def _closed_error(self) -> E.SpyglassError:
+        closed = self.closed
+        tail = list(self.stderr_tail)[-5:]
+        if closed is None:
+            return E.TransportClosed("the connection is closed")
+        if closed.expected:
+            return E.TransportClosed("the connection was closed")
+        message = closed.reason
+        if tail:
+            message += ": " + " | ".join(line.strip() for line in tail if line.strip())[-600:]
+        return E.ServerExited(message, exit_code=closed.exit_code, stderr=tail or None)
+
+    async def _dispatch(self, events: list[ev.Event]) -> None:
+        for event in events:
+            if isinstance(event, ev.Send):
+                await self._write(event)
+            else:
+                self._handle_events([event])
+
+    def _spawn(self, coro: Awaitable[Any]) -> asyncio.Future[Any]:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Future[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            exc = task.exception()
+            if not isinstance(exc, E.SpyglassError):
+                log.error("background task failed", exc_info=exc)
+
+    # ------------------------------------------------------------------ events
+    def _handle_events(self, events: list[ev.Event]) -> None:
+        for event in events:
+            try:
+                self._handle(event)
+            except Exception:
+                log.exception("handling %r failed", event)
+
+    def _handle(self, event: ev.Event) -> None:
+        if type(event) is ev.NotificationReceived:  # the common case in a flood: checked first
+            self._notification(event)
+        elif isinstance(event, ev.Send):
+            self._spawn(self._write(event))
+        elif isinstance(event, ev.ResponseReceived):
+            self._settle(event.request_id, result=event.result)
+        elif isinstance(event, ev.ErrorReceived):
+            self._settle(event.request_id, error=self._remote_error(event.method, event.error))
+        elif isinstance(event, ev.RequestFailed):
+            self._settle(event.request_id, error=E.InvalidResponse(f"{event.method}: {event.reason}",
+                                                                   method=event.method, result=event.result))
+        elif isinstance(event, ev.ProgressReceived):
+            self._progress(event)
+        elif isinstance(event, ev.InputRequired):
+            self._spawn(self._answer_input(event))
+        elif isinstance(event, ev.ServerRequest):
+            self._spawn(self._answer_request(event))
+        elif isinstance(event, ev.HandshakeComplete):
+            self.hello = ServerHello(event.era, event.protocol_version, event.server_info, event.capabilities,
+                                     event.instructions, event.result, event.warnings)
+            self.transport.negotiated(event.era, event.protocol_version)
+            if self._handshake and not self._handshake.done():
+                self._handshake.set_result(self.hello)
+        elif isinstance(event, ev.HandshakeFailed):
+            if self._handshake and not self._handshake.done():
+                self._handshake.set_exception(self._handshake_error(event))
+
+    def _notification(self, event: ev.NotificationReceived) -> None:
+        """Subclasses look at notifications first (caches, subscriptions, tasks), then call this."""
+        if self.on_notification:
+            self.on_notification(event.method, event.params)
+
+    def _handshake_error(self, event: ev.HandshakeFailed) -> E.SpyglassError:
+        if event.kind == "version":
+            return E.VersionError(event.reason)
+        if event.kind == "error" and event.error is not None:
+            if event.error.code == rpc.UNSUPPORTED_PROTOCOL_VERSION:
+                return E.VersionError(event.reason)
+            return E.ConnectError(event.reason, code=event.error.code, data=event.error.data)
+        return E.InvalidResponse(event.reason)
+
+    @staticmethod
+    def _remote_error(method: str, err: rpc.RpcError) -> E.SpyglassError:
+        if err.code == rpc.UNSUPPORTED_PROTOCOL_VERSION:
+            data = err.data if isinstance(err.data, dict) else {}
+            return E.VersionError(f"{method}: the server does not support protocol {MODERN_VERSION} "
+                                  f"(it supports {data.get('supported', 'unknown versions')})", code=err.code,
+                                  data=err.data)
+        return E.RemoteError(method, err.code, err.message, err.data)
+
+    def _settle(self, rid: rpc.RequestId, *, result: Any = None, error: BaseException | None = None) -> None:
+        call = self._calls.get(rid)
+        if call is None or call.future.done():
+            return
+        if error is not None:
+            call.future.set_exception(error)
+        else:
+            call.future.set_result(result)
+
+    def _progress(self, event: ev.ProgressReceived) -> None:
+        if event.request_id is None:
+            self._progress_without_request(event)
+            return
+        call = self._calls.get(event.request_id)
+        if call is None:
+            return
+        self._arm(event.request_id, call)  # progress resets the timeout
+        if call.on_progress:
+            try:
+                call.on_progress(event.progress, event.total, event.message)
+            except Exception:
+                log.exception("progress callback failed")
+
+    def _progress_without_request(self, event: ev.ProgressReceived) -> None:
+        """Progress whose request has been answered (a task's, after its CreateTaskResult)."""
+
+    # ------------------------------------------------------------------ the server's requests
+    def follow_task_owner(self, task_id: str, related_id: rpc.RequestId | None, owner: Any) -> None:
+        """Requests that name this task (`related-task`) belong to `owner` until `forget_task_owner`."""
+        self._task_owners[task_id] = (related_id, owner)
+
+    def forget_task_owner(self, task_id: str) -> None:
+        self._task_owners.pop(task_id, None)
+
+    def _context(self, event: ev.ServerRequest) -> RequestContext:
+        if event.related_id is not None:
+            call = self._calls.get(event.related_id)
+            return RequestContext(event.method, event.related_id, event.related_method,
+                                  call.owner if call is not None else None, task_id=event.task_id,
+                                  known_by="stream")
+        if event.task_id is not None and event.task_id in self._task_owners:
+            related, owner = self._task_owners[event.task_id]
+            call = self._calls.get(related) if related is not None else None
+            return RequestContext(event.method, related, call.method if call is not None else None, owner,
+                                  task_id=event.task_id, known_by="task")
+        owned = [(rid, call) for rid, call in self._calls.items() if call.owner is not None]
+        if owned and all(call.owner is owned[0][1].owner for _rid, call in owned):
+            rid, call = owned[-1]
+            return RequestContext(event.method, rid, call.method, call.owner, task_id=event.task_id,
+                                  known_by="only request")
+        return RequestContext(event.method, task_id=event.task_id)
+
+    async def _answer_request(self, event: ev.ServerRequest) -> None:
+        context = self._context(event)
+        handler = self.handlers.get(event.method)
+        if self.task_store.wants(event.method, event.params):
+            assert event.params is not None
+            send = self.session.respond(event.id, self.task_store.start(event.method, event.params, context))
+        elif event.method.startswith("tasks/"):
+            try:
+                send = self.session.respond(event.id, await self.task_store.answer(event.method, event.params))
+            except E.RemoteError as exc:
+                send = self.session.respond_error(event.id, exc.code, exc.rpc_message, exc.data)
+        elif handler is None:
+            send = self.session.respond_error(event.id, rpc.METHOD_NOT_FOUND, f"Method not found: {event.method}")
+        else:
+            try:
+                send = self.session.respond(event.id, await handler(event.params, context))
+            except E.RemoteError as exc:
+                send = self.session.respond_error(event.id, exc.code, exc.rpc_message, exc.data)
+            except Exception as exc:
+                log.exception("handler for %s failed", event.method)
+                send = self.session.respond_error(event.id, rpc.INTERNAL_ERROR, f"client handler failed: {exc}")
+        if self.closed is None:
+            await self._write(send)
+
+    async def _answer_input(self, event: ev.InputRequired) -> None:
+        """MRTR: answer every input request with its handler, then re-send."""
+        call = self._calls.get(event.request_id)
+        responses: dict[str, Any] = {}
+        try:
+            for key, request in event.input_requests.items():
+                method = request.get("method") if isinstance(request, dict) else None
+                handler = self.handlers.get(method) if isinstance(method, str) else None
+                if handler is None or not isinstance(method, str):
+                    raise E.InvalidResponse(f"{event.method}: the server asked for {method or 'an unknown input'} "
+                                            "(input request " + repr(key) + "), which this client cannot provide")
+                params = request.get("params")
+                context = RequestContext(method, event.request_id, event.method,
+                                         call.owner if call is not None else None, event.round, key,
+                                         known_by="mrtr")
+                responses[key] = await handler(params if isinstance(params, dict) else None, context)
+        except Exception as exc:
+            self.session.cancel(event.request_id)
+            error = exc if isinstance(exc, E.SpyglassError) else E.InvalidResponse(
+                f"{event.method}: answering the server's input request failed: {exc}")
+            self._settle(event.request_id, error=error)
+            return
+        if call is None or call.future.done():
+            self.session.cancel(event.request_id)
+            return
+        self._arm(event.request_id, call)
+        await self._write(self.session.provide_input(event.request_id, responses))
+
+    async def _await(self, fut: asyncio.Future[Any], timeout: float | None, what: str) -> Any:
+        if timeout is None:
+            return await fut
+        while True:
+            try:
+                return await asyncio.wait_for(asyncio.shield(fut), timeout)
+            except asyncio.TimeoutError:
+                if self.transport.authorizing:
+                    continue  # the user is signing in (or stepping through the flow): not the server's delay
+                raise E.RequestTimeout(f"no answer to {what} within {timeout:g} s", seconds=timeout) from None

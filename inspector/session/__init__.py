@@ -1,0 +1,25 @@
+"""The session layer: one Qt-free object per server, shared by the window, `--cli` and every subcommand.
+
+`ServerSession` (server.py) owns a server's connection and what is known of it: status and reasons,
+`Listings` (listing.py: tools, resources, templates, prompts), the `Library` in use (library.py:
+reading, subscriptions, prompts, completion), `Health` (health.py: ping, heartbeat, log level), the
+`ServerLog` (log.py), the `CallBook` of tool calls (calls.py) and the server's `Questions`
+(requests.py), answered by an `Answerer`. Changes are announced through `Hook`s (hooks.py), plain
+callbacks that the window's adapters turn into Qt signals.
+"""
+
+from .calls import CANCELLED, FAILED, OK, REJECTED, RUNNING, TIMEOUT, TOOL_ERROR, CallBook, CallRecord, Round
+from .health import HEARTBEAT_S, Health
+from .hooks import Hook
+from .library import Completion, Library, check_completion, path_to_root, root_to_path
+from .listing import KINDS, LIBRARY, REJECTED as REJECTED_TOOL, Listing, Listings
+from .log import LogEntry, ServerLog
+from .requests import Answerer, Question, Questions
+from ..transport.factory import TransportOptions, uses_oauth  # how a server is reached (the window sets it)
+from .server import ServerSession, SessionOptions, Status
+
+__all__ = ["CANCELLED", "FAILED", "HEARTBEAT_S", "KINDS", "LIBRARY", "OK", "REJECTED", "REJECTED_TOOL", "RUNNING",
+           "TIMEOUT", "TOOL_ERROR", "Answerer", "CallBook", "CallRecord", "Completion", "Health", "Hook", "Library",
+           "Listing", "Listings", "LogEntry", "Question", "Questions", "Round", "ServerLog", "ServerSession",
+           "SessionOptions", "Status", "TransportOptions", "check_completion", "path_to_root", "root_to_path",
+           "uses_oauth"]

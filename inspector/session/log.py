@@ -1,0 +1,86 @@
+"""A server's log as a person reads it: its stderr lines, its `notifications/message`, and Spyglass's own
+notes about the session (connecting, what changed, what failed), bounded in memory.
+
+Appending is cheap and emits nothing by itself: a flood of log notifications would otherwise cost one
+callback each. `changed` fires at most once per event-loop turn; views read `total` to see how many
+entries arrived since they last looked (the deque forgets the oldest).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import time
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from .hooks import Hook
+
+LOG_LIMIT = 5000
+SPYGLASS = "spyglass"  # the level (and logger) of Spyglass's own notes
+
+
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    wall: float
+    level: str  # "stderr", an MCP log level, or "spyglass" for Spyglass's own notes
+    text: str
+    logger: str | None = None
+
+
+def entry_from_message(params: Any) -> LogEntry:
+    """A `notifications/message` as a log entry; data that is not a string is shown as JSON."""
+    p = params if isinstance(params, dict) else {}
+    data = p.get("data")
+    if not isinstance(data, str):
+        try:
+            data = json.dumps(data, ensure_ascii=False)
+        except (TypeError, ValueError):
+            data = repr(data)
+    level = p.get("level") if isinstance(p.get("level"), str) else "info"
+    logger = p.get("logger") if isinstance(p.get("logger"), str) else None
+    return LogEntry(time.time(), level, data, logger)
+
+
+class ServerLog:
+    def __init__(self, limit: int = LOG_LIMIT) -> None:
+        self.entries: collections.deque[LogEntry] = collections.deque(maxlen=limit)
+        self.total = 0  # entries ever appended
+        self.changed: Hook[[]] = Hook("log")
+        self._pending = False
+
+    def append(self, entry: LogEntry) -> None:
+        self.entries.append(entry)
+        self.total += 1
+        if not self._pending and len(self.changed):
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # no loop (a test building entries by hand): tell at once
+                self.changed.emit()
+                return
+            self._pending = True
+            loop.call_soon(self._emit)
+
+    def _emit(self) -> None:
+        self._pending = False
+        self.changed.emit()
+
+    def note(self, text: str, level: str = SPYGLASS) -> None:
+        """Spyglass's own line about the session ("connected", "tool list changed: +a -b")."""
+        self.append(LogEntry(time.time(), level, text, SPYGLASS))
+
+    def stderr(self, text: str) -> None:
+        self.append(LogEntry(time.time(), "stderr", text.rstrip("\r")))
+
+    def __iter__(self) -> Iterator[LogEntry]:
+        return iter(self.entries)
+
+    def __reversed__(self) -> Iterator[LogEntry]:
+        return reversed(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __getitem__(self, index: int) -> LogEntry:
+        return self.entries[index]

@@ -1,0 +1,115 @@
+"""What a tool says about itself, read as a person would: its name to show, the annotations it declares
+(hints, with the spec's defaults applied where it says nothing), the problems of its definition, and
+its icon's data. Annotations are hints from the server, not guarantees. No Qt here.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import urllib.parse
+from typing import Any
+
+from .listing import REJECTED
+
+HINTS_NOTE = "Annotations are hints from the server, not guarantees."
+# (badge, annotation key, spec default)
+HINTS = (("read-only", "readOnlyHint", False), ("destructive", "destructiveHint", True),
+         ("idempotent", "idempotentHint", False), ("open-world", "openWorldHint", True))
+ICON_DATA_LIMIT = 512 * 1024
+
+
+def display_name(tool: dict[str, Any]) -> str:
+    title = tool.get("title")
+    if isinstance(title, str) and title.strip():
+        return title
+    ann = tool.get("annotations")
+    if isinstance(ann, dict) and isinstance(ann.get("title"), str) and ann["title"].strip():
+        return ann["title"]
+    name = tool.get("name")
+    return name if isinstance(name, str) and name else "(no name)"
+
+
+def hints(tool: dict[str, Any]) -> dict[str, tuple[bool, bool]]:
+    """annotation key -> (value with the spec's default applied, whether the server said so)."""
+    ann = tool.get("annotations")
+    ann = ann if isinstance(ann, dict) else {}
+    out = {}
+    for _badge, key, default in HINTS:
+        value = ann.get(key)
+        out[key] = (value, True) if isinstance(value, bool) else (default, False)
+    return out
+
+
+def badges(tool: dict[str, Any]) -> list[str]:
+    h = hints(tool)
+    read_only = h["readOnlyHint"][0]
+    out = []
+    if read_only:
+        out.append("read-only")
+    elif h["destructiveHint"][0]:  # only meaningful when not read-only
+        out.append("destructive")
+    if h["idempotentHint"][0]:
+        out.append("idempotent")
+    if h["openWorldHint"][0]:
+        out.append("open-world")
+    return out
+
+
+def hints_tooltip(tool: dict[str, Any]) -> str:
+    lines = [HINTS_NOTE]
+    for badge, key, _default in HINTS:
+        value, said = hints(tool)[key]
+        lines.append(f"{badge}: {'yes' if value else 'no'}" + ("" if said else " (spec default, not set by the server)"))
+    if not hints(tool)["readOnlyHint"][0] and "destructive" not in badges(tool):
+        lines.append("Not read-only: it may change things.")
+    return "\n".join(lines)
+
+
+def schema_problem(tool: dict[str, Any]) -> str | None:
+    if "inputSchema" not in tool:
+        return "no inputSchema"
+    schema = tool["inputSchema"]
+    if not isinstance(schema, dict):
+        return "invalid inputSchema (not an object)"
+    if schema.get("type") != "object":
+        return 'invalid inputSchema (type is not "object")'
+    return None
+
+
+def flags(tool: Any, duplicates: set[str]) -> list[str]:
+    """What is wrong with a tool's definition, in words (raw server text: make it visible before showing)."""
+    if not isinstance(tool, dict):
+        return ["not a tool object"]
+    out = []
+    name = tool.get("name")
+    if not isinstance(name, str) or not name:
+        out.append("missing name")
+    elif name in duplicates:
+        out.append("duplicate name")
+    if REJECTED in tool:  # set aside by the client (e.g. broken x-mcp-header annotations)
+        out.append(f"not callable: {tool[REJECTED]}")
+        return out
+    problem = schema_problem(tool)
+    if problem:
+        out.append(problem)
+    return out
+
+
+def decode_data_uri(src: str) -> tuple[bytes, str] | None:
+    """(bytes, mime type) of a data: URI, or None if it is not one (or is too big or broken)."""
+    if not isinstance(src, str) or not src.startswith("data:") or "," not in src:
+        return None
+    head, payload = src[5:].split(",", 1)
+    if len(payload) > ICON_DATA_LIMIT * 4 // 3 + 16:
+        return None
+    parts = head.split(";")
+    mime = parts[0] or "text/plain"
+    try:
+        if "base64" in parts[1:]:
+            data = base64.b64decode(payload, validate=False)
+        else:
+            data = urllib.parse.unquote_to_bytes(payload)
+    except (binascii.Error, ValueError):
+        return None
+    return data, mime

@@ -1,0 +1,78 @@
+"""Opening a server: the one place where a server definition and the user's options become a transport.
+
+The window, `--cli` and every other caller go through `open_transport`, so a server is reached the
+same way everywhere: a command runs over stdio with the message size limit; a URL gets Streamable HTTP
+(or HTTP+SSE when forced, or when the URL ends in `/sse`) with the headers, the TLS choice, the connect
+timeout and authorization; and when the transport is not forced and Streamable HTTP finds no endpoint,
+the fallback is HTTP+SSE with the same settings and the same authorization.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from ..config import ServerSpec
+from ..protocol.framing import DEFAULT_MAX_MESSAGE
+from .base import Transport
+
+if TYPE_CHECKING:
+    from .http_common import AuthProvider
+
+DEFAULT_CONNECT_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class TransportOptions:
+    """Everything about how to reach a server that is not part of its definition."""
+
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    insecure: bool = False  # do not verify TLS certificates (self-signed development servers only)
+    max_message: int = DEFAULT_MAX_MESSAGE  # the largest message read from a stdio server
+    auth_token: str | None = None  # sent as `Authorization: Bearer TOKEN`
+    # OAuth for a URL server: called once per connection attempt, only when `uses_oauth` holds.
+    auth: Callable[[], AuthProvider | None] | None = None
+
+
+@dataclass(frozen=True)
+class Opened:
+    """The transport to start with, and what to try when it finds no MCP endpoint (or None)."""
+
+    transport: Transport
+    fallback: Callable[[], Transport] | None = None
+
+
+def uses_oauth(spec: ServerSpec, auth_token: str | None = None) -> bool:
+    """A URL server gets the OAuth flow unless it is sent an Authorization header as it is."""
+    return spec.url is not None and not auth_token and not any(k.lower() == "authorization" for k in spec.headers)
+
+
+def transport_kind(spec: ServerSpec) -> str:
+    """"stdio", "http" or "sse": forced by the definition, else guessed from it."""
+    if spec.url is None:
+        return "stdio"
+    if spec.transport in ("http", "sse"):
+        return spec.transport
+    return "sse" if spec.url.rstrip("/").endswith("/sse") else "http"
+
+
+def open_transport(spec: ServerSpec, options: TransportOptions | None = None) -> Opened:
+    """The transport for `spec` (not started yet). Raises ConnectError when there is nothing to start."""
+    options = options or TransportOptions()
+    if spec.url is None:
+        from .stdio import StdioTransport
+
+        return Opened(StdioTransport(spec.command, env=spec.env, cwd=spec.cwd, max_message=options.max_message))
+    from .http import HttpSettings, HttpTransport
+    from .sse import SseTransport
+
+    auth = options.auth() if options.auth is not None and uses_oauth(spec, options.auth_token) else None
+    settings = HttpSettings(headers=spec.headers, auth_token=options.auth_token, insecure=options.insecure,
+                            connect_timeout=options.connect_timeout, auth=auth)
+    url = spec.url
+    kind = transport_kind(spec)
+    if kind == "sse":
+        return Opened(SseTransport(url, settings))
+    if spec.transport == "http":
+        return Opened(HttpTransport(url, settings))
+    return Opened(HttpTransport(url, settings), lambda: SseTransport(url, settings))

@@ -1,0 +1,114 @@
+"""What both HTTP transports share: the user's settings and the client they make, authorization (a
+provider the transports ask for headers and tell of 401 and 403 answers), and reading an answer's body
+and saying what went wrong, briefly and in words (asyncio + httpx, no Qt).
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+from typing import Mapping, Protocol
+
+import httpx
+
+from ..errors import AuthRequired
+
+MAX_BODY = 64 * 1024 * 1024
+EXCERPT = 300
+
+
+def ssl_context(insecure: bool) -> ssl.SSLContext | bool:
+    """The operating system's trust store, or no verification with --insecure."""
+    if insecure:
+        return False
+    try:
+        import truststore
+
+        return truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    except Exception:  # pragma: no cover - truststore unavailable on this platform
+        return ssl.create_default_context()
+
+
+class AuthProvider(Protocol):
+    """Authorization for HTTP transports (implemented by inspector.auth)."""
+
+    async def request_headers(self, method: str, url: str) -> dict[str, str]:
+        """Headers for one request: Authorization (and a DPoP proof where used)."""
+
+    async def on_unauthorized(self, client: httpx.AsyncClient, url: str, response: httpx.Response) -> bool:
+        """A 401: run or refresh the authorization flow. True: retry the request.
+        Raises AuthRequired naming the failing step when it cannot complete."""
+
+    async def on_forbidden(self, client: httpx.AsyncClient, url: str, response: httpx.Response) -> bool:
+        """A 403 (e.g. insufficient_scope): step up. True: retry the request."""
+
+
+MAX_AUTH_ROUNDS = 3
+
+
+class HttpSettings:
+    """What the user configures per HTTP server."""
+
+    def __init__(self, *, headers: Mapping[str, str] | None = None, auth_token: str | None = None,
+                 insecure: bool = False, connect_timeout: float = 10.0, auth: AuthProvider | None = None) -> None:
+        self.auth = auth
+        self.headers = dict(headers or {})
+        if auth_token:
+            self.headers["Authorization"] = f"Bearer {auth_token}"
+        self.insecure = insecure
+        self.connect_timeout = connect_timeout
+
+    def client(self) -> httpx.AsyncClient:
+        timeout = httpx.Timeout(connect=self.connect_timeout, read=None, write=30.0, pool=self.connect_timeout)
+        verify = ssl_context(self.insecure)
+        # TCP_NODELAY: a request's headers and body go out as separate writes;
+        # with Nagle's algorithm the body waits for the server's delayed ACK
+        # (40 ms on Linux) on every request.
+        transport = httpx.AsyncHTTPTransport(verify=verify, socket_options=[
+            (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+        return httpx.AsyncClient(transport=transport, verify=verify, timeout=timeout, follow_redirects=True,
+                                 headers={"User-Agent": "spyglass"})
+
+
+async def read_capped(resp: httpx.Response) -> bytes:
+    """The body, read up to MAX_BODY (a server's error page must not fill the memory)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in resp.aiter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_BODY:
+            break
+    return b"".join(chunks)
+
+
+def excerpt(body: bytes) -> str:
+    """The start of a body on one line, for a message."""
+    text = body.decode("utf-8", errors="replace")
+    text = " ".join(text.split())
+    return text[:EXCERPT] + ("…" if len(text) > EXCERPT else "")
+
+
+def reason(exc: BaseException) -> str:
+    """Why a connection failed, in words (the OS's, when it says)."""
+    chain: list[BaseException] = []
+    cause: BaseException | None = exc
+    while cause is not None and len(chain) < 10:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    if any(isinstance(c, ConnectionRefusedError) for c in chain):
+        return "connection refused (is the server running, on that port?)"
+    for c in reversed(chain):
+        if isinstance(c, OSError) and c.strerror:
+            return c.strerror
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0][:200]
+
+
+def auth_required(resp: httpx.Response, url: str) -> AuthRequired:
+    """A 401 that no authorization flow could answer, with the server's challenge."""
+    challenge = resp.headers.get("www-authenticate", "")
+    message = f"{url} requires authorization (HTTP 401)"
+    if challenge:
+        message += f"; WWW-Authenticate: {challenge[:300]}"
+    return AuthRequired(message, url=url, www_authenticate=challenge or None)

@@ -1,0 +1,103 @@
+"""Small layout pieces shared by the panes."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QFormLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy,
+                               QVBoxLayout, QWidget)
+
+
+def scrolling_column(parent: QWidget, name: str, *widgets: QWidget) -> QScrollArea:
+    """A frameless scroll area (objectName `name`) stacking `widgets` from the top."""
+    scroll = QScrollArea(parent)
+    scroll.setObjectName(name)
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QScrollArea.NoFrame)
+    inner = QWidget(scroll)
+    lay = QVBoxLayout(inner)
+    lay.setContentsMargins(0, 0, 6, 0)
+    for widget in widgets:
+        lay.addWidget(widget)
+    lay.addStretch(1)
+    scroll.setWidget(inner)
+    return scroll
+
+
+def label_grid(parent: QWidget, fields: tuple[tuple[str, str], ...], prefix: str, *,
+               wrap: bool = False) -> tuple[QFormLayout, dict[str, QLabel]]:
+    """A form of read-only, selectable plain-text values: one row per (key, caption) of `fields`, each
+    value a QLabel named `<prefix>:<key>`. A long value is clipped (or wrapped), never widens the window."""
+    form = QFormLayout()
+    form.setLabelAlignment(Qt.AlignRight)
+    form.setFieldGrowthPolicy(QFormLayout.ExpandingFieldsGrow)
+    labels: dict[str, QLabel] = {}
+    for key, caption in fields:
+        label = QLabel(parent)
+        label.setObjectName(f"{prefix}:{key}")
+        label.setTextFormat(Qt.PlainText)
+        label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        label.setWordWrap(wrap)
+        label.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
+        label.setMinimumWidth(1)
+        labels[key] = label
+        form.addRow(caption + ":", label)
+    return form, labels
+
+
+def title_label(parent: QWidget, name: str) -> QLabel:
+    """The heading of a detail view (a tool, a prompt, a resource): plain text, bold, 1.2 times larger,
+    selectable, wrapping."""
+    label = QLabel(parent)
+    label.setObjectName(name)
+    label.setTextFormat(Qt.PlainText)
+    label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+    label.setWordWrap(True)
+    font = label.font()
+    font.setPointSizeF(font.pointSizeF() * 1.2)
+    font.setBold(True)
+    label.setFont(font)
+    return label
+
+
+class ListHeader:
+    """Above a pane's list: its count and a Refresh button on one row, then the cache note and a message
+    (hidden until there is one), each named as the caller says."""
+
+    def __init__(self, parent: QWidget, *, refresh: tuple[str, str, Callable[[], None]], count: str, cache: str,
+                 message: str) -> None:
+        name, tip, on_click = refresh
+        self.refresh_button = QPushButton("Refresh", parent)
+        self.refresh_button.setObjectName(name)
+        self.refresh_button.setToolTip(tip)
+        self.refresh_button.clicked.connect(on_click)
+        self.count = plain_label(parent, count, wrap=False)
+        self.cache = plain_label(parent, cache)
+        self.message = plain_label(parent, message)
+        self.message.hide()
+        self.row = QHBoxLayout()
+        self.row.addWidget(self.count, 1)
+        self.row.addWidget(self.refresh_button)
+
+    def add_to(self, layout: QVBoxLayout) -> None:
+        layout.addLayout(self.row)
+        layout.addWidget(self.cache)
+        layout.addWidget(self.message)
+
+
+def plain_label(parent: QWidget, name: str = "", *, wrap: bool = True, selectable: bool = False,
+                bold: bool = False) -> QLabel:
+    """A label for text that is never rich text (a server's words included), named `name`."""
+    label = QLabel(parent)
+    if name:
+        label.setObjectName(name)
+    label.setTextFormat(Qt.PlainText)
+    label.setWordWrap(wrap)
+    if selectable:
+        label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+    if bold:
+        font = label.font()
+        font.setBold(True)
+        label.setFont(font)
+    return label

@@ -1,0 +1,170 @@
+"""Light and dark palettes (Fusion), following the system unless forced; status colours and icons."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPalette, QPen, QPixmap
+from PySide6.QtWidgets import QApplication
+
+THEMES = ("system", "light", "dark")
+
+_current = {"mode": "system", "dark": False}
+
+
+def system_is_dark() -> bool:
+    try:
+        return QGuiApplication.styleHints().colorScheme() == Qt.ColorScheme.Dark
+    except AttributeError:  # pragma: no cover - Qt < 6.5
+        return False
+
+
+def is_dark() -> bool:
+    return _current["dark"]
+
+
+def apply_theme(app: QApplication, mode: str = "system") -> bool:
+    """Set Fusion and a light or dark palette; returns True when dark. `system` follows changes."""
+    if mode not in THEMES:
+        raise ValueError(f"unknown theme {mode!r}: use {', '.join(THEMES)}")
+    first = _current.get("hooked") is not app
+    _current["mode"] = mode
+    dark = system_is_dark() if mode == "system" else mode == "dark"
+    _current["dark"] = dark
+    app.setStyle("Fusion")
+    app.setPalette(dark_palette() if dark else light_palette())
+    if first:
+        _current["hooked"] = app
+        try:
+            QGuiApplication.styleHints().colorSchemeChanged.connect(lambda *_: _follow(app))
+        except AttributeError:  # pragma: no cover
+            pass
+    return dark
+
+
+def _follow(app: QApplication) -> None:
+    if _current["mode"] == "system":
+        apply_theme(app, "system")
+
+
+def light_palette() -> QPalette:
+    p = QPalette()
+    c = {
+        QPalette.Window: "#f3f4f6", QPalette.WindowText: "#1f2328", QPalette.Base: "#ffffff",
+        QPalette.AlternateBase: "#f6f8fa", QPalette.ToolTipBase: "#ffffff", QPalette.ToolTipText: "#1f2328",
+        QPalette.PlaceholderText: "#6e7781", QPalette.Text: "#1f2328", QPalette.Button: "#eceef1",
+        QPalette.ButtonText: "#1f2328", QPalette.BrightText: "#cf222e", QPalette.Highlight: "#2f6fdd",
+        QPalette.HighlightedText: "#ffffff", QPalette.Link: "#0a58ca", QPalette.LinkVisited: "#6f42c1",
+        QPalette.Light: "#ffffff", QPalette.Midlight: "#e6e8eb", QPalette.Mid: "#c4c8cf",
+        QPalette.Dark: "#8c959f", QPalette.Shadow: "#57606a",
+    }
+    for role, colour in c.items():
+        p.setColor(role, QColor(colour))
+    for role in (QPalette.WindowText, QPalette.Text, QPalette.ButtonText):
+        p.setColor(QPalette.Disabled, role, QColor("#8c959f"))
+    return p
+
+
+def dark_palette() -> QPalette:
+    p = QPalette()
+    c = {
+        QPalette.Window: "#1f2227", QPalette.WindowText: "#e6e8eb", QPalette.Base: "#16181c",
+        QPalette.AlternateBase: "#1c1f24", QPalette.ToolTipBase: "#2a2e35", QPalette.ToolTipText: "#e6e8eb",
+        QPalette.PlaceholderText: "#8b949e", QPalette.Text: "#e6e8eb", QPalette.Button: "#2a2e35",
+        QPalette.ButtonText: "#e6e8eb", QPalette.BrightText: "#ff7b72", QPalette.Highlight: "#2f6fdd",
+        QPalette.HighlightedText: "#ffffff", QPalette.Link: "#58a6ff", QPalette.LinkVisited: "#bc8cff",
+        QPalette.Light: "#3a3f47", QPalette.Midlight: "#30343b", QPalette.Mid: "#2a2e35",
+        QPalette.Dark: "#101215", QPalette.Shadow: "#000000",
+    }
+    for role, colour in c.items():
+        p.setColor(role, QColor(colour))
+    for role in (QPalette.WindowText, QPalette.Text, QPalette.ButtonText):
+        p.setColor(QPalette.Disabled, role, QColor("#6e7681"))
+    return p
+
+
+# ---------------------------------------------------------------------- semantic colours
+_COLOURS = {
+    # name: (light, dark)
+    "connected": ("#1a7f37", "#3fb950"),
+    "connecting": ("#9a6700", "#d29922"),
+    "error": ("#cf222e", "#ff7b72"),
+    "exited": ("#bc4c00", "#f0883e"),
+    "idle": ("#6e7781", "#8b949e"),
+    "muted": ("#57606a", "#9da7b3"),
+    "read-only": ("#1a7f37", "#3fb950"),
+    "destructive": ("#cf222e", "#ff7b72"),
+    "idempotent": ("#0969da", "#58a6ff"),
+    "open-world": ("#9a6700", "#d29922"),
+    "task": ("#8250df", "#bc8cff"),
+    "task optional": ("#8250df", "#bc8cff"),
+    "warning": ("#bc4c00", "#f0883e"),
+    "new": ("#1a7f37", "#3fb950"),
+    "removed": ("#6e7781", "#8b949e"),
+    "banner": ("#fff1e5", "#3d2212"),
+    "banner-border": ("#bc4c00", "#f0883e"),
+    "info-banner": ("#ddf4ff", "#0c2d48"),
+    "info-banner-border": ("#0969da", "#58a6ff"),
+}
+
+
+def colour(name: str) -> QColor:
+    light, dark = _COLOURS.get(name, _COLOURS["muted"])
+    return QColor(dark if is_dark() else light)
+
+
+def status_colour(status_value: str) -> QColor:
+    key = {"connected": "connected", "connecting": "connecting", "error": "error", "exited": "exited"}
+    return colour(key.get(status_value, "idle"))
+
+
+def status_icon(status_value: str, size: int = 16) -> QIcon:
+    """A filled dot (connected), ring (connecting), cross (error), square (exited), hollow dot (idle)."""
+    pm = QPixmap(size, size)
+    pm.fill(Qt.transparent)
+    p = QPainter(pm)
+    p.setRenderHint(QPainter.Antialiasing)
+    c = status_colour(status_value)
+    r = QRectF(2.5, 2.5, size - 5, size - 5)
+    if status_value == "connected":
+        p.setPen(Qt.NoPen)
+        p.setBrush(c)
+        p.drawEllipse(r)
+    elif status_value == "connecting":
+        p.setPen(QPen(c, 2.2))
+        p.setBrush(Qt.NoBrush)
+        p.drawArc(r, 90 * 16, 270 * 16)
+    elif status_value == "error":
+        p.setPen(Qt.NoPen)
+        p.setBrush(c)
+        p.drawEllipse(r)
+        p.setPen(QPen(QColor("white"), 2))
+        m = size * 0.34
+        p.drawLine(QPointF(m, m), QPointF(size - m, size - m))
+        p.drawLine(QPointF(size - m, m), QPointF(m, size - m))
+    elif status_value == "exited":
+        p.setPen(Qt.NoPen)
+        p.setBrush(c)
+        p.drawRoundedRect(r.adjusted(1, 1, -1, -1), 2, 2)
+    else:
+        p.setPen(QPen(c, 1.6))
+        p.setBrush(Qt.NoBrush)
+        p.drawEllipse(r.adjusted(1, 1, -1, -1))
+    p.end()
+    return QIcon(pm)
+
+
+def tool_glyph(size: int = 20) -> QPixmap:
+    """The icon of a tool that brings none of its own: a small wrench-like mark."""
+    pm = QPixmap(size, size)
+    pm.fill(Qt.transparent)
+    p = QPainter(pm)
+    p.setRenderHint(QPainter.Antialiasing)
+    c = colour("muted")
+    p.setPen(QPen(c, 1.5))
+    p.setBrush(Qt.NoBrush)
+    p.drawRoundedRect(QRectF(2.5, 2.5, size - 5, size - 5), 4, 4)
+    p.setPen(QPen(c, 2, Qt.SolidLine, Qt.RoundCap))
+    p.drawLine(QPointF(size * 0.32, size * 0.68), QPointF(size * 0.68, size * 0.32))
+    p.drawEllipse(QPointF(size * 0.68, size * 0.32), 1.6, 1.6)
+    p.end()
+    return pm

@@ -1,0 +1,158 @@
+"""`callHistory`: the calls made to one server (newest first): tool, outcome, duration, arguments.
+
+Selecting one shows it in the result view; "Re-run" (`rerunButton`) calls it again with the same
+arguments; "Copy as" (`copyAsButton`) puts it on the clipboard as a `spyglass --cli` command, the
+JSON-RPC request, or a `curl` command (HTTP servers), secrets masked.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Callable
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QMenu, QPushButton, QToolButton, QTreeWidget, QTreeWidgetItem,
+                               QVBoxLayout, QWidget)
+
+from ... import replay
+from ..base import theme
+from ..base.text import visible
+from ...session import CANCELLED, FAILED, OK, REJECTED, RUNNING, TIMEOUT, TOOL_ERROR, CallRecord
+
+_COLOUR = {OK: "connected", TOOL_ERROR: "error", REJECTED: "error", CANCELLED: "warning", TIMEOUT: "warning",
+           FAILED: "error", RUNNING: "connecting"}
+RECORD_ROLE = Qt.UserRole + 1
+
+
+def copy_text(rec: CallRecord, conn: Any, kind: str) -> str:
+    """The call as `cli`, `jsonrpc` or `curl` text (secrets masked)."""
+    args = rec.arguments if isinstance(rec.arguments, dict) else None
+    task = rec.task_id is not None or rec.as_task is True
+    if kind == "cli":
+        mode = getattr(conn, "mode", None)
+        return replay.cli_command(conn.spec, rec.tool, args, protocol=mode if mode != "auto" else None, task=task)
+    version = getattr(conn, "protocol_version", None)
+    if kind == "jsonrpc":
+        return replay.jsonrpc_request(rec.tool, args, protocol_version=version, task=task)
+    if kind == "curl":
+        session = None
+        client = getattr(conn, "client", None)
+        transport = getattr(client, "transport", None)
+        session = getattr(transport, "session_id", None)
+        return replay.curl_command(conn.spec, rec.tool, args, protocol_version=version,
+                                   session_id=session if isinstance(session, str) else None, task=task)
+    raise ValueError(kind)
+
+
+class CallHistory(QWidget):
+    recordSelected = Signal(object)  # CallRecord
+    rerunRequested = Signal(object)  # CallRecord
+
+    def __init__(self, connection: Callable[[], Any], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("callHistoryPane")
+        self.connection = connection
+        self.tree = QTreeWidget(self)
+        self.tree.setObjectName("callHistory")
+        self.tree.setHeaderLabels(["time", "tool", "outcome", "duration", "arguments"])
+        self.tree.setRootIsDecorated(False)
+        self.tree.setUniformRowHeights(True)
+        self.tree.setAlternatingRowColors(True)
+        self.tree.currentItemChanged.connect(self._current)
+        self.tree.itemDoubleClicked.connect(lambda item, _c: self.rerunRequested.emit(item.data(0, RECORD_ROLE)))
+        self.rerun = QPushButton("Re-run", self)
+        self.rerun.setObjectName("rerunButton")
+        self.rerun.setToolTip("Call the same tool again with the same arguments")
+        self.rerun.clicked.connect(lambda: self.selected() and self.rerunRequested.emit(self.selected()))
+        self.copy = QToolButton(self)
+        self.copy.setObjectName("copyAsButton")
+        self.copy.setText("Copy as")
+        self.copy.setPopupMode(QToolButton.InstantPopup)
+        menu = QMenu(self.copy)
+        self.copy_actions = {}
+        for kind, text in (("cli", "spyglass --cli command"), ("jsonrpc", "JSON-RPC request"),
+                           ("curl", "curl command (HTTP servers)")):
+            a = menu.addAction(text)
+            a.setObjectName(f"copyAs_{kind}")
+            a.triggered.connect(lambda _=False, k=kind: self.copy_as(k))
+            self.copy_actions[kind] = a
+        self.copy.setMenu(menu)
+        self.note = QLabel(self)
+        self.note.setObjectName("historyNote")
+        self.note.setTextFormat(Qt.PlainText)
+        row = QHBoxLayout()
+        row.addWidget(self.rerun)
+        row.addWidget(self.copy)
+        row.addWidget(self.note, 1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.tree, 1)
+        lay.addLayout(row)
+        self._items: dict[int, QTreeWidgetItem] = {}
+        self._update_buttons()
+
+    def set_records(self, records: list[CallRecord]) -> None:
+        self.tree.clear()
+        self._items = {}
+        for rec in records:
+            self.add(rec, select=False)
+        self._update_buttons()
+
+    def add(self, rec: CallRecord, select: bool = True) -> None:
+        item = QTreeWidgetItem()
+        item.setData(0, RECORD_ROLE, rec)
+        self.tree.insertTopLevelItem(0, item)
+        self._items[rec.id] = item
+        self.refresh(rec)
+        if select:
+            self.tree.blockSignals(True)
+            self.tree.setCurrentItem(item)
+            self.tree.blockSignals(False)
+            self._update_buttons()
+
+    def refresh(self, rec: CallRecord) -> None:
+        item = self._items.get(rec.id)
+        if item is None:
+            return
+        try:
+            args = json.dumps(rec.arguments, ensure_ascii=False, separators=(",", ":"))
+        except (TypeError, ValueError):
+            args = repr(rec.arguments)
+        item.setText(0, time.strftime("%H:%M:%S", time.localtime(rec.wall)))
+        item.setText(1, visible(rec.tool, 80))
+        item.setText(2, rec.outcome)
+        item.setText(3, f"{rec.elapsed:.2f} s")
+        item.setText(4, visible(args, 200))
+        item.setForeground(2, theme.colour(_COLOUR.get(rec.outcome, "muted")))
+
+    def selected(self) -> CallRecord | None:
+        item = self.tree.currentItem()
+        return item.data(0, RECORD_ROLE) if item is not None else None
+
+    def _current(self, item: QTreeWidgetItem | None, _prev: Any) -> None:
+        self._update_buttons()
+        if item is not None:
+            self.recordSelected.emit(item.data(0, RECORD_ROLE))
+
+    def _update_buttons(self) -> None:
+        rec = self.selected()
+        conn = self.connection()
+        self.rerun.setEnabled(rec is not None)
+        self.copy.setEnabled(rec is not None)
+        self.copy_actions["curl"].setEnabled(bool(conn is not None and getattr(conn.spec, "url", None)))
+
+    def copy_as(self, kind: str) -> str | None:
+        rec, conn = self.selected(), self.connection()
+        if rec is None or conn is None:
+            return None
+        try:
+            text = copy_text(rec, conn, kind)
+        except ValueError as exc:
+            self.note.setText(str(exc))
+            return None
+        QGuiApplication.clipboard().setText(text)
+        self.note.setText({"cli": "Command line copied.", "jsonrpc": "JSON-RPC request copied.",
+                           "curl": "curl command copied."}[kind])
+        return text

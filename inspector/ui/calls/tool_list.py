@@ -1,0 +1,178 @@
+"""The selected server's tools: `toolList` (one row per tool, Qt.UserRole = name), search, badges.
+
+Display name by the spec's precedence (title > annotations.title > name), the
+first line of the description, a data: URI icon (remote icons are never
+fetched), and annotation badges with the spec's defaults applied. Tools with a
+duplicate name or without a valid inputSchema are flagged, never hidden; after
+`notifications/tools/list_changed` new tools are marked "new" and vanished ones
+stay listed, struck through, until the next list.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Any, Iterable
+
+from PySide6.QtCore import QModelIndex, QRect, QSize, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPixmap, QStandardItem, QStandardItemModel
+from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLabel, QLineEdit, QListView, QStyle,
+                               QStyledItemDelegate, QStyleOptionViewItem, QVBoxLayout, QWidget)
+
+from ...protocol.tasks import task_support
+from ...session.tools import HINTS_NOTE, badges, display_name, flags, hints_tooltip
+from ..base import theme
+from ..base.items import (BADGES_ROLE, CHANGE_ROLE, DESCRIPTION_ROLE, FLAGS_ROLE, ICON_SIZE, NAME_ROLE, SEARCH_ROLE,
+                          TOOL_ROLE, ItemDelegate, item_icon)
+from ..base.text import plain_tooltip, visible
+
+
+# ---------------------------------------------------------------------- model
+class ToolModel(QStandardItemModel):
+    def set_tools(self, tools: Iterable[Any], appeared: set[str] = frozenset(),
+                  vanished: Iterable[dict[str, Any]] = ()) -> None:
+        tools = list(tools)
+        names = [t.get("name") for t in tools if isinstance(t, dict)]
+        duplicates = {n for n, c in collections.Counter(names).items() if c > 1 and isinstance(n, str)}
+        self.clear()
+        self._tools: list[Any] = []
+        for tool in tools:
+            self.appendRow(self._item(tool, duplicates, "new" if isinstance(tool, dict)
+                                      and tool.get("name") in appeared else None))
+        for tool in vanished:
+            self.appendRow(self._item(tool, set(), "removed"))
+
+    def tool(self, index: QModelIndex) -> dict[str, Any] | None:
+        """The tool dict of a row (of this model or a proxy over it)."""
+        key = index.data(TOOL_ROLE) if index.isValid() else None
+        tools = getattr(self, "_tools", [])
+        if isinstance(key, int) and 0 <= key < len(tools):
+            tool = tools[key]
+            return tool if isinstance(tool, dict) else {}
+        return None
+
+    def _item(self, tool: Any, duplicates: set[str], change: str | None) -> QStandardItem:
+        item = QStandardItem()
+        item.setEditable(False)
+        t = tool if isinstance(tool, dict) else {}
+        name = t.get("name") if isinstance(t.get("name"), str) else ""
+        shown = visible(display_name(t), 200)
+        desc = t.get("description") if isinstance(t.get("description"), str) else ""
+        first = next((line for line in desc.splitlines() if line.strip()), "")
+        item.setData(shown, Qt.DisplayRole)
+        item.setData(name, Qt.UserRole)
+        self._tools.append(tool)
+        item.setData(len(self._tools) - 1, TOOL_ROLE)
+        support = task_support(t)
+        item.setData(badges(t) + (["task"] if support == "required" else ["task optional"] if support == "optional"
+                                  else []), BADGES_ROLE)
+        problems = [visible(f, 200) for f in flags(tool, duplicates)]
+        item.setData(problems, FLAGS_ROLE)
+        item.setData(change, CHANGE_ROLE)
+        item.setData(visible(name, 200), NAME_ROLE)
+        item.setData(visible(first, 300), DESCRIPTION_ROLE)
+        title = t.get("title") if isinstance(t.get("title"), str) else ""
+        ann = t.get("annotations") if isinstance(t.get("annotations"), dict) else {}
+        ann_title = ann.get("title") if isinstance(ann.get("title"), str) else ""
+        item.setData(" ".join([name, title, ann_title, desc]).casefold(), SEARCH_ROLE)
+        pm, icon_note = item_icon(t)
+        item.setData(pm if pm is not None else theme.tool_glyph(ICON_SIZE), Qt.DecorationRole)
+        tip = [shown] + ([f"name: {visible(name, 200)}"] if visible(name, 200) != shown else [])
+        if problems:
+            tip.append("⚠ " + "; ".join(problems))
+        if change == "new":
+            tip.append("New: appeared after the server said its tool list changed.")
+        elif change == "removed":
+            tip.append("Removed: no longer offered by the server.")
+        if icon_note:
+            tip.append(icon_note)
+        tip += ["", hints_tooltip(t)]
+        item.setData(plain_tooltip("\n".join(tip)), Qt.ToolTipRole)
+        return item
+
+
+class ToolFilter(QSortFilterProxyModel):
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.setFilterRole(SEARCH_ROLE)
+        self.setFilterCaseSensitivity(Qt.CaseInsensitive)
+
+
+# ---------------------------------------------------------------------- delegate
+# ---------------------------------------------------------------------- panel
+class ToolListPanel(QWidget):
+    """Search box, a status line, and the `toolList` view."""
+
+    toolSelected = Signal(object)  # the tool dict, or None
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = ToolModel(self)
+        self.proxy = ToolFilter(self)
+        self.proxy.setSourceModel(self.model)
+        self.search = QLineEdit(self)
+        self.search.setObjectName("toolSearch")
+        self.search.setPlaceholderText("Filter tools by name, title or description")
+        self.search.setClearButtonEnabled(True)
+        self.search.textChanged.connect(self._filter)
+        self.count = QLabel(self)
+        self.count.setObjectName("toolCount")
+        self.count.setTextFormat(Qt.PlainText)
+        self.message = QLabel(self)
+        self.message.setObjectName("toolListMessage")
+        self.message.setTextFormat(Qt.PlainText)
+        self.message.setWordWrap(True)
+        self.message.hide()
+        self.view = QListView(self)
+        self.view.setObjectName("toolList")
+        self.view.setModel(self.proxy)
+        self.view.setItemDelegate(ItemDelegate(self.view))
+        self.view.setUniformItemSizes(True)
+        self.view.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.view.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.view.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.view.selectionModel().currentChanged.connect(self._current_changed)
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
+        top.addWidget(self.search, 1)
+        top.addWidget(self.count)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(4)
+        lay.addLayout(top)
+        lay.addWidget(self.message)
+        lay.addWidget(self.view, 1)
+
+    def set_tools(self, tools: list[Any], *, appeared: set[str] = frozenset(),
+                  vanished: list[dict[str, Any]] = (), message: str | None = None, error: bool = False) -> None:
+        keep = self.selected_name()
+        self.model.set_tools(tools, appeared, vanished)
+        total = len(tools)
+        extra = []
+        if appeared:
+            extra.append(f"{len(appeared)} new")
+        if vanished:
+            extra.append(f"{len(vanished)} removed")
+        self.count.setText(f"{total} tool{'s' if total != 1 else ''}" + (f" ({', '.join(extra)})" if extra else ""))
+        self.message.setText(message or "")
+        self.message.setVisible(bool(message))
+        self.message.setStyleSheet(f"color: {theme.colour('error').name()};" if error else "")
+        if keep:
+            self.select(keep)
+
+    def _filter(self, text: str) -> None:
+        self.proxy.setFilterFixedString(text.casefold().strip())
+
+    def selected_name(self) -> str | None:
+        idx = self.view.currentIndex()
+        return idx.data(Qt.UserRole) if idx.isValid() else None
+
+    def select(self, name: str) -> bool:
+        for row in range(self.proxy.rowCount()):
+            idx = self.proxy.index(row, 0)
+            if idx.data(Qt.UserRole) == name:
+                self.view.setCurrentIndex(idx)
+                return True
+        return False
+
+    def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        self.toolSelected.emit(self.model.tool(current))

@@ -1,0 +1,222 @@
+"""List models for resources, resource templates and prompts, drawn like the tool list.
+
+Rows carry the same roles as `toolList` rows (so `ItemDelegate` paints them):
+`Qt.UserRole` is the identity (uri, uriTemplate or prompt name), `ITEM_ROLE`
+the index of the item dict, badges from annotations or arguments, flags for
+what is wrong, and a change mark (`new`, `removed`, `updated`).
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+from typing import Any, Callable, Iterable
+
+from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtGui import QStandardItem, QStandardItemModel
+from PySide6.QtWidgets import QAbstractItemView, QListView, QWidget
+
+from ...templates import TemplateError, check
+from ..base.text import plain_tooltip, visible
+from ..base.items import BADGES_ROLE, CHANGE_ROLE, DESCRIPTION_ROLE, FLAGS_ROLE, NAME_ROLE, ItemDelegate, item_icon
+
+ITEM_ROLE = Qt.UserRole + 20
+
+
+def human_size(n: Any) -> str:
+    if not isinstance(n, (int, float)) or isinstance(n, bool) or n < 0:
+        return ""
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return ""
+
+
+def title_of(item: dict[str, Any], *keys: str) -> str:
+    for key in ("title", "name", *keys):
+        value = item.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return "(no name)"
+
+
+def annotation_badges(item: dict[str, Any]) -> list[str]:
+    ann = item.get("annotations") if isinstance(item.get("annotations"), dict) else {}
+    out = []
+    audience = ann.get("audience")
+    if isinstance(audience, list) and audience:
+        out.append("for " + "+".join(visible(a, 20) for a in audience if isinstance(a, str)))
+    priority = ann.get("priority")
+    if isinstance(priority, (int, float)) and not isinstance(priority, bool):
+        out.append(f"priority {priority:g}")
+    return out
+
+
+def annotation_lines(item: dict[str, Any]) -> list[str]:
+    ann = item.get("annotations") if isinstance(item.get("annotations"), dict) else {}
+    lines = []
+    if isinstance(ann.get("audience"), list):
+        lines.append("audience: " + ", ".join(visible(a, 40) for a in ann["audience"]))
+    if ann.get("priority") is not None:
+        lines.append(f"priority: {visible(ann.get('priority'), 40)}")
+    if ann.get("lastModified") is not None:
+        lines.append(f"last modified: {visible(ann.get('lastModified'), 60)}")
+    return lines
+
+
+def resource_line(item: dict[str, Any]) -> str:
+    parts = [visible(item.get("uri"), 300)]
+    if isinstance(item.get("mimeType"), str):
+        parts.append(visible(item["mimeType"], 80))
+    size = human_size(item.get("size"))
+    if size:
+        parts.append(size)
+    return " · ".join(parts)
+
+
+def template_problem(item: dict[str, Any]) -> str | None:
+    try:
+        check(item.get("uriTemplate"))  # type: ignore[arg-type]
+    except TemplateError as exc:
+        return f"invalid template: {exc}"
+    return None
+
+
+def prompt_args_line(item: dict[str, Any]) -> str:
+    args = item.get("arguments") if isinstance(item.get("arguments"), list) else []
+    names = []
+    for a in args:
+        if isinstance(a, dict) and isinstance(a.get("name"), str):
+            names.append(visible(a["name"], 40) + ("*" if a.get("required") is True else ""))
+    desc = item.get("description") if isinstance(item.get("description"), str) else ""
+    first = next((line for line in desc.splitlines() if line.strip()), "")
+    head = f"({', '.join(names)})" if names else "(no arguments)"
+    return head + (" · " + visible(first, 300) if first else "")
+
+
+def prompt_problems(item: dict[str, Any]) -> list[str]:
+    out = []
+    args = item.get("arguments")
+    if args is not None and not isinstance(args, list):
+        return ["arguments is not a list"]
+    for a in args or []:
+        if not isinstance(a, dict) or not isinstance(a.get("name"), str):
+            out.append("an argument has no name")
+        elif a.get("required") is True and not (isinstance(a.get("description"), str) and a["description"].strip()):
+            out.append(f"required argument {visible(a['name'], 40)!r} is not described")
+    return out
+
+
+class CatalogModel(QStandardItemModel):
+    """Rows for one kind of item; `describe(item) -> (title, name, line2, badges, flags, tooltip)`."""
+
+    def __init__(self, ident: str, describe: Callable[[dict[str, Any]], tuple], parent: Any = None) -> None:
+        super().__init__(parent)
+        self.ident = ident
+        self.describe = describe
+        self.items: list[dict[str, Any]] = []
+
+    def set_items(self, items: Iterable[Any], appeared: set[str] = frozenset(), vanished: Iterable[dict] = (),
+                  updated: set[str] = frozenset(), subscribed: set[str] = frozenset()) -> None:
+        items = [i for i in items if isinstance(i, dict)]
+        keys = [i.get(self.ident) for i in items]
+        duplicates = {k for k, c in collections.Counter(keys).items() if c > 1 and isinstance(k, str)}
+        self.clear()
+        self.items = []
+        for item in items:
+            key = item.get(self.ident)
+            change = "new" if key in appeared else "updated" if key in updated else None
+            row = self._row(item, change, ["duplicate " + self.ident] if key in duplicates else [])
+            if key in subscribed:
+                row.setData(["subscribed", *row.data(BADGES_ROLE)], BADGES_ROLE)
+            self.appendRow(row)
+        for item in vanished:
+            if isinstance(item, dict):
+                self.appendRow(self._row(item, "removed", []))
+
+    def item_at(self, index: QModelIndex) -> dict[str, Any] | None:
+        i = index.data(ITEM_ROLE) if index.isValid() else None
+        return self.items[i] if isinstance(i, int) and 0 <= i < len(self.items) else None
+
+    def _row(self, item: dict[str, Any], change: str | None, extra_flags: list[str]) -> QStandardItem:
+        title, name, line2, chips, problems, tip = self.describe(item)
+        problems = extra_flags + problems
+        row = QStandardItem()
+        row.setEditable(False)
+        key = item.get(self.ident)
+        row.setData(visible(title, 200), Qt.DisplayRole)
+        row.setData(key if isinstance(key, str) else "", Qt.UserRole)
+        self.items.append(item)
+        row.setData(len(self.items) - 1, ITEM_ROLE)
+        row.setData(visible(name, 200) if name and name != title else "", NAME_ROLE)
+        row.setData(line2, DESCRIPTION_ROLE)
+        row.setData(chips, BADGES_ROLE)
+        row.setData(problems, FLAGS_ROLE)
+        row.setData(change, CHANGE_ROLE)
+        pm, icon_note = item_icon(item)
+        if pm is not None:
+            row.setData(pm, Qt.DecorationRole)
+        lines = [tip]
+        if problems:
+            lines.append("⚠ " + "; ".join(problems))
+        if change == "new":
+            lines.append("New: appeared after the server said the list changed.")
+        elif change == "removed":
+            lines.append("Removed: no longer offered by the server.")
+        elif change == "updated":
+            lines.append("Updated: the server said this resource changed (notifications/resources/updated).")
+        if icon_note:
+            lines.append(icon_note)
+        row.setData(plain_tooltip("\n".join(x for x in lines if x)), Qt.ToolTipRole)
+        return row
+
+
+def describe_resource(item: dict[str, Any]) -> tuple:
+    desc = item.get("description") if isinstance(item.get("description"), str) else ""
+    tip = "\n".join([visible(title_of(item, "uri"), 200), resource_line(item), *annotation_lines(item),
+                     visible(desc, 600)])
+    uri = item.get("uri")
+    problems = [] if isinstance(uri, str) and uri else ["no uri"]
+    return title_of(item, "uri"), item.get("name"), resource_line(item), annotation_badges(item), problems, tip
+
+
+def describe_template(item: dict[str, Any]) -> tuple:
+    desc = item.get("description") if isinstance(item.get("description"), str) else ""
+    line = visible(item.get("uriTemplate"), 300) + (f" · {visible(item['mimeType'], 80)}"
+                                                     if isinstance(item.get("mimeType"), str) else "")
+    problem = template_problem(item)
+    tip = "\n".join([visible(title_of(item, "uriTemplate"), 200), line, *annotation_lines(item), visible(desc, 600)])
+    return title_of(item, "uriTemplate"), item.get("name"), line, annotation_badges(item), \
+        [problem] if problem else [], tip
+
+
+def describe_prompt(item: dict[str, Any]) -> tuple:
+    desc = item.get("description") if isinstance(item.get("description"), str) else ""
+    return title_of(item), item.get("name"), prompt_args_line(item), [], prompt_problems(item), \
+        "\n".join([visible(title_of(item), 200), visible(desc, 800)])
+
+
+def catalog_view(name: str, model: CatalogModel, parent: QWidget) -> QListView:
+    view = QListView(parent)
+    view.setObjectName(name)
+    view.setModel(model)
+    view.setItemDelegate(ItemDelegate(view))
+    view.setUniformItemSizes(True)
+    view.setSelectionMode(QAbstractItemView.SingleSelection)
+    view.setEditTriggers(QAbstractItemView.NoEditTriggers)
+    view.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+    return view
+
+
+def cache_text(listing: Any, method: str) -> str:
+    """"resources/list: cacheable 60 s (public), listed 10:01:02" for the pane headers and server info."""
+    if not listing.loaded or listing.error:
+        return ""
+    ttl = listing.ttl_ms
+    when = time.strftime("%H:%M:%S", time.localtime(listing.fetched_at)) if listing.fetched_at else "?"
+    if isinstance(ttl, (int, float)) and not isinstance(ttl, bool) and ttl > 0:
+        scope = f", {visible(listing.cache_scope, 20)}" if listing.cache_scope is not None else ""
+        src = " · reused from the cache" if listing.from_cache else ""
+        return f"{method} · cacheable for {ttl / 1000:g} s{scope} · fetched {when}{src}"
+    return f"{method} · fetched {when}"

@@ -1,0 +1,428 @@
+"""`resultView`: the outcome of one tool call, in order: status, the conversation (server requests
+answered during the call, MRTR rounds included), then the error (`result:error`) or the content blocks
+(`result:<kind>`) and the structured content (`result:structured`), with the raw JSON one click away.
+
+A tool error (`isError: true`) reads "the tool ran and failed"; a JSON-RPC error reads "the request
+was rejected" with the code's name and its data. They look different.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QFrame, QGridLayout, QHBoxLayout, QLabel, QScrollArea, QToolButton, QTreeWidget,
+                               QTreeWidgetItem, QVBoxLayout, QWidget)
+
+from ... import errors as E
+from ...forms.validation import Checker
+from ..base import theme
+from ..base.text import pretty_json, visible, visible_block
+from ...protocol.jsonrpc import code_name
+from ...session import CANCELLED, FAILED, OK, REJECTED, RUNNING, TIMEOUT, TOOL_ERROR, CallRecord
+from .results import ContentView, Reader, TextView, _json_lexer, _label, mono_font, try_json
+from ...protocol.tasks import describe as describe_task
+
+TREE_NODE_LIMIT = 5000
+TASK_TRAIL_SHOWN = 40  # the last task states listed under "Ran as task"
+
+
+def _frame(name: str, parent: QWidget, border: str | None = None) -> tuple[QFrame, QVBoxLayout]:
+    f = QFrame(parent)
+    f.setObjectName(name)
+    f.setFrameShape(QFrame.StyledPanel)
+    if border:
+        c = theme.colour(border)
+        f.setStyleSheet(f"QFrame[objectName=\"{name}\"] {{ border: 1px solid {c.name()};"
+                        f" border-left: 4px solid {c.name()}; border-radius: 3px; }}")
+    lay = QVBoxLayout(f)
+    lay.setContentsMargins(8, 6, 8, 8)
+    lay.setSpacing(4)
+    return f, lay
+
+
+def _bold(lab: QLabel, scale: float = 1.0) -> QLabel:
+    f = lab.font()
+    f.setBold(True)
+    if scale != 1.0:
+        f.setPointSizeF(f.pointSizeF() * scale)
+    lab.setFont(f)
+    return lab
+
+
+def json_tree(value: Any, parent: QWidget | None = None) -> QTreeWidget:
+    """A read-only tree of a JSON value (key, value, type), at most TREE_NODE_LIMIT nodes."""
+    tree = QTreeWidget(parent)
+    tree.setObjectName("structuredTree")
+    tree.setHeaderLabels(["key", "value", "type"])
+    tree.setUniformRowHeights(True)
+    count = [0]
+
+    def add(item_parent: Any, key: str, v: Any) -> None:
+        count[0] += 1
+        if count[0] > TREE_NODE_LIMIT:
+            return
+        if isinstance(v, dict):
+            shown, kind = f"{{{len(v)} keys}}", "object"
+        elif isinstance(v, list):
+            shown, kind = f"[{len(v)} items]", "array"
+        else:
+            shown = json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else visible(v, 500)
+            kind = "null" if v is None else ("boolean" if isinstance(v, bool) else
+                                             "string" if isinstance(v, str) else "number")
+        item = QTreeWidgetItem(item_parent, [visible(key, 200), shown, kind])
+        if isinstance(v, dict):
+            for k, x in v.items():
+                add(item, str(k), x)
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                add(item, f"[{i}]", x)
+
+    add(tree, "(root)", value)
+    tree.expandToDepth(2)
+    tree.resizeColumnToContents(0)
+    tree.setColumnWidth(0, max(140, tree.columnWidth(0)))
+    shown = 0
+    it = tree.topLevelItem(0)
+    while it is not None and shown < 16:  # rows visible after expandToDepth
+        shown += 1
+        it = tree.itemBelow(it)
+    row_h = max(18, tree.sizeHintForRow(0))
+    tree.setFixedHeight(min(380, shown * row_h + tree.header().sizeHint().height() + 8))
+    if count[0] > TREE_NODE_LIMIT:
+        tree.setToolTip(f"Only the first {TREE_NODE_LIMIT} nodes are shown; see the raw JSON for the rest.")
+    return tree
+
+
+def structured_problems(structured: Any, output_schema: Any) -> list[tuple[str, str]]:
+    if output_schema is None:
+        return []
+    return Checker(output_schema).errors(structured)
+
+
+def text_matches(structured: Any, blocks: Any) -> bool:
+    """Whether some text block carries the same data as the structured content (as JSON)."""
+    for b in blocks if isinstance(blocks, list) else []:
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str):
+            ok, value = try_json(b["text"])
+            if ok and value == structured:
+                return True
+            if not ok and isinstance(structured, (str, int, float)) and b["text"].strip() == str(structured):
+                return True
+    return False
+
+
+def structured_widget(structured: Any, output_schema: Any, blocks: Any, parent: QWidget | None = None) -> QFrame:
+    f, lay = _frame("result:structured", parent)
+    head = QHBoxLayout()
+    head.addWidget(_bold(_label("structured content", f, wrap=False, selectable=False)))
+    head.addStretch(1)
+    raw = QToolButton(f)
+    raw.setText("{ }")
+    raw.setObjectName("blockRawButton")
+    raw.setToolTip("Show the structured content as JSON")
+    raw.setCheckable(True)
+    head.addWidget(raw)
+    lay.addLayout(head)
+    problems: list[tuple[str, str]] = []
+    if output_schema is None:
+        lay.addWidget(_label("The tool declares no outputSchema: not validated.", f, name="structuredSchemaNote",
+                             role="muted"))
+    else:
+        problems = structured_problems(structured, output_schema)
+        if problems:
+            text = "\n".join(f"• {p or '(root)'}: {m}" for p, m in problems[:20])
+            if len(problems) > 20:
+                text += f"\n… and {len(problems) - 20} more"
+            lay.addWidget(_label(f"✗ Does not match the tool's outputSchema ({len(problems)} problem"
+                                 f"{'s' if len(problems) != 1 else ''}):\n{text}", f, name="structuredErrors",
+                                 role="error"))
+        else:
+            lay.addWidget(_label("✓ Matches the tool's outputSchema.", f, name="structuredValid", role="connected"))
+    if not text_matches(structured, blocks):
+        lay.addWidget(_label("⚠ No text block carries the same data (the spec asks tools that return structured "
+                             "content to also return it serialized as text, for clients that read only text).",
+                             f, name="structuredTextWarning", role="warning"))
+    lay.addWidget(json_tree(structured, f))
+    view: list[TextView] = []
+
+    def toggle(on: bool) -> None:
+        if not view:
+            view.append(TextView(pretty_json(structured), f, lexer=_json_lexer(), name="structuredRaw", wrap=False,
+                                 max_height=260))
+            lay.addWidget(view[0])
+        view[0].setVisible(on)
+    raw.toggled.connect(toggle)
+    f.problems = problems  # type: ignore[attr-defined]
+    return f
+
+
+class ResultView(QWidget):
+    """The container of the last result (`resultView`)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("resultView")
+        self.record: CallRecord | None = None
+        self.reader: Reader | None = None
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        top = QHBoxLayout()
+        self.status = _label("No call yet. Fill in the arguments and press Call (Ctrl+Enter).", self,
+                             name="resultStatus")
+        _bold(self.status)
+        top.addWidget(self.status, 1)
+        self.raw_button = QToolButton(self)
+        self.raw_button.setObjectName("rawResultButton")
+        self.raw_button.setText("Raw JSON")
+        self.raw_button.setToolTip("Show the whole answer as JSON")
+        self.raw_button.setCheckable(True)
+        self.raw_button.setEnabled(False)
+        self.raw_button.toggled.connect(self._toggle_raw)
+        top.addWidget(self.raw_button)
+        self.meta_button = QToolButton(self)
+        self.meta_button.setObjectName("resultMetaButton")
+        self.meta_button.setText("_meta")
+        self.meta_button.setToolTip("Show the result's _meta")
+        self.meta_button.setCheckable(True)
+        self.meta_button.hide()
+        self.meta_button.toggled.connect(lambda on: self.meta_view is not None and self.meta_view.setVisible(on))
+        top.insertWidget(1, self.meta_button)
+        outer.addLayout(top)
+        self.scroll = QScrollArea(self)
+        self.scroll.setObjectName("resultScroll")
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.NoFrame)
+        outer.addWidget(self.scroll, 1)
+        self.page: QWidget | None = None
+        self.raw_view: TextView | None = None
+        self.meta_view: TextView | None = None
+        self.content: ContentView | None = None
+        self._new_page()
+
+    def _new_page(self) -> QVBoxLayout:
+        old = self.scroll.takeWidget()
+        if old is not None:
+            old.deleteLater()
+        self.page = QWidget()
+        self.page.setObjectName("resultPage")
+        lay = QVBoxLayout(self.page)
+        lay.setContentsMargins(0, 0, 6, 0)
+        lay.setSpacing(6)
+        self.scroll.setWidget(self.page)
+        self.raw_view = None
+        self.meta_view = None
+        self.content = None
+        if hasattr(self, "meta_button"):
+            self.meta_button.hide()
+        return lay
+
+    def clear(self, text: str = "") -> None:
+        self.record = None
+        lay = self._new_page()
+        lay.addStretch(1)
+        self.status.setText(text or "No call yet. Fill in the arguments and press Call (Ctrl+Enter).")
+        self.status.setStyleSheet("")
+        self.raw_button.setChecked(False)
+        self.raw_button.setEnabled(False)
+
+    # ------------------------------------------------------------------ showing a call
+    def show_record(self, rec: CallRecord, reader: Reader | None = None) -> None:
+        self.record = rec
+        self.reader = reader
+        self.raw_button.blockSignals(True)
+        self.raw_button.setChecked(False)
+        self.raw_button.blockSignals(False)
+        lay = self._new_page()
+        self.update_status()
+        if rec.task_id is not None:
+            lay.addWidget(self._task(rec))
+        if rec.rounds:
+            lay.addWidget(self._conversation(rec))
+        if rec.outcome == RUNNING:
+            lay.addWidget(_label("Waiting for the server's answer. Cancel stops the call; you can call other "
+                                 "tools meanwhile.", self.page, name="resultWaiting", role="muted"))
+            lay.addStretch(1)
+            self.raw_button.setEnabled(False)
+            return
+        self.raw_button.setEnabled(True)
+        result = rec.result if isinstance(rec.result, dict) else None
+        output_schema = rec.tool_def.get("outputSchema") if isinstance(rec.tool_def, dict) else None
+        if rec.outcome == REJECTED and isinstance(rec.error, E.RemoteError):
+            lay.addWidget(self._rpc_error(rec.error))
+        elif rec.outcome in (CANCELLED, TIMEOUT, FAILED):
+            lay.addWidget(self._local_failure(rec))
+        elif result is not None:
+            blocks = result.get("content")
+            if rec.outcome == TOOL_ERROR:
+                lay.addWidget(self._tool_error(result, reader))
+            else:
+                if not isinstance(blocks, list):
+                    lay.addWidget(_label("⚠ The result has no content list" +
+                                         (f" (content is {type(blocks).__name__})" if blocks is not None else "") +
+                                         ".", self.page, name="resultWarning", role="warning"))
+                self.content = ContentView(self.page)
+                self.content.set_blocks(blocks if isinstance(blocks, list) else [], reader=reader)
+                lay.addWidget(self.content)
+            if "structuredContent" in result:
+                lay.addWidget(structured_widget(result["structuredContent"], output_schema, blocks, self.page))
+            elif output_schema is not None and rec.outcome == OK:
+                lay.addWidget(_label("⚠ The tool declares an outputSchema but returned no structuredContent.",
+                                     self.page, name="structuredMissing", role="warning"))
+            meta = result.get("_meta")
+            self.meta_button.setVisible(meta is not None)
+            if meta is not None:
+                view = TextView(pretty_json(meta), self.page, lexer=_json_lexer(), name="resultMeta", wrap=False,
+                                max_height=200)
+                view.setVisible(self.meta_button.isChecked())
+                lay.insertWidget(0, view)
+                self.meta_view = view
+        else:
+            lay.addWidget(_label(f"⚠ The result is not an object: {visible(pretty_json(rec.result), 500)}",
+                                 self.page, name="resultWarning", role="warning"))
+        lay.addStretch(1)
+
+    def update_status(self) -> None:
+        rec = self.record
+        if rec is None:
+            return
+        words = {RUNNING: "Running", OK: "Done", TOOL_ERROR: "The tool ran and failed",
+                 REJECTED: "The request was rejected", CANCELLED: "Cancelled", TIMEOUT: "Timed out",
+                 FAILED: "Failed"}[rec.outcome]
+        colour = {OK: "connected", TOOL_ERROR: "warning", REJECTED: "error", CANCELLED: "warning",
+                  TIMEOUT: "warning", FAILED: "error", RUNNING: "connecting"}[rec.outcome]
+        secs = rec.elapsed
+        text = f"{words} · {visible(rec.tool, 80)} · {secs:.2f} s" if secs < 60 else \
+            f"{words} · {visible(rec.tool, 80)} · {int(secs // 60)} min {secs % 60:.0f} s"
+        if rec.validated_anyway:
+            text += " · called with arguments that fail the inputSchema"
+        self.status.setText(text)
+        self.status.setStyleSheet(f"color: {theme.colour(colour).name()};")
+
+    def _toggle_raw(self, on: bool) -> None:
+        rec = self.record
+        if rec is None or self.page is None:
+            return
+        if self.raw_view is None:
+            if isinstance(rec.error, E.RemoteError):
+                raw: Any = {"error": {"code": rec.error.code, "message": rec.error.rpc_message,
+                                      **({"data": rec.error.data} if rec.error.data is not None else {})}}
+            elif rec.result is not None:
+                raw = {"result": rec.result}
+            else:
+                raw = {"outcome": rec.outcome, "error": rec.error_text}
+            text = pretty_json(raw, limit=60_000_000)
+            self.raw_view = TextView(text, self.page, lexer=_json_lexer() if len(text) < 100_000 else None,
+                                     name="rawResult", wrap=False, max_height=600)
+            lay = self.page.layout()
+            lay.insertWidget(0, self.raw_view)
+        self.raw_view.setVisible(on)
+
+    # ------------------------------------------------------------------ pieces
+    def _rpc_error(self, err: E.RemoteError) -> QFrame:
+        f, lay = _frame("result:error", self.page, "error")
+        f.setProperty("errorKind", "rejected")
+        lay.addWidget(_bold(_label("The request was rejected", f, name="errorTitle", role="error"), 1.1))
+        lay.addWidget(_label("The server refused the tools/call request itself (a JSON-RPC error): the tool did "
+                             "not run, or did not get as far as producing a result.", f, role="muted"))
+        lay.addWidget(_bold(_label(f"{err.code} {code_name(err.code)}", f, name="errorCode")))
+        lay.addWidget(_label(visible_block(err.rpc_message, 4000), f, name="errorMessage"))
+        if err.data is not None:
+            lay.addWidget(_label("data:", f, role="muted"))
+            lay.addWidget(TextView(pretty_json(err.data), f, lexer=_json_lexer(), name="errorData", wrap=False,
+                                   max_height=200))
+        return f
+
+    def _tool_error(self, result: dict[str, Any], reader: Reader | None) -> QFrame:
+        f, lay = _frame("result:error", self.page, "warning")
+        f.setProperty("errorKind", "tool")
+        lay.addWidget(_bold(_label("The tool ran and failed", f, name="errorTitle", role="warning"), 1.1))
+        lay.addWidget(_label("The server ran the tool and reported an error in its result (isError: true). "
+                             "Its message:", f, role="muted"))
+        blocks = result.get("content")
+        self.content = ContentView(f)
+        self.content.set_blocks(blocks if isinstance(blocks, list) else [], reader=reader)
+        lay.addWidget(self.content)
+        return f
+
+    def _local_failure(self, rec: CallRecord) -> QFrame:
+        f, lay = _frame("result:failure", self.page, "warning" if rec.outcome != FAILED else "error")
+        title = {CANCELLED: "Cancelled", TIMEOUT: "No answer in time", FAILED: "The call failed"}[rec.outcome]
+        lay.addWidget(_bold(_label(title, f, name="failureTitle"), 1.1))
+        lay.addWidget(_label(visible_block(rec.error_text, 4000), f, name="failureMessage"))
+        if rec.outcome == CANCELLED and rec.task_id is None:
+            lay.addWidget(_label("Spyglass told the server to stop (notifications/cancelled, or by closing the "
+                                 "request's stream on HTTP); any answer that still arrives is ignored.", f,
+                                 role="muted"))
+        return f
+
+    def _task(self, rec: CallRecord) -> QFrame:
+        """The task a call ran as (2025-11-25 tasks): its id and every status it went through."""
+        f, lay = _frame("callTask", self.page)
+        lay.addWidget(_bold(_label(f"Ran as task {visible(rec.task_id, 120)}", f, name="taskTitle")))
+        lay.addWidget(_label("The server answered the call with a task at once; Spyglass followed it with "
+                             "tasks/get and fetched the result with tasks/result.", f, role="muted"))
+        # one row per state: the time in its own column, so that a long message wraps under itself
+        trail = QWidget(f)
+        trail.setObjectName("taskTrail")
+        grid = QGridLayout(trail)
+        grid.setContentsMargins(0, 2, 0, 0)
+        grid.setHorizontalSpacing(10)
+        grid.setVerticalSpacing(1)
+        grid.setColumnStretch(1, 1)
+        if len(rec.task_trail) > TASK_TRAIL_SHOWN:
+            grid.addWidget(_label(f"… {len(rec.task_trail) - TASK_TRAIL_SHOWN} earlier states", trail,
+                                  role="muted"), 0, 1)
+        for row, (secs, status, message) in enumerate(rec.task_trail[-TASK_TRAIL_SHOWN:], 1):
+            at = _label(f"{secs:.1f} s", trail, name="taskStateTime", role="muted", wrap=False)
+            at.setFont(mono_font())
+            at.setAlignment(Qt.AlignRight | Qt.AlignTop)
+            grid.addWidget(at, row, 0)
+            grid.addWidget(_label(visible(describe_task({"status": status, "statusMessage": message}), 300), trail,
+                                  name="taskState"), row, 1)
+        lay.addWidget(trail)
+        return f
+
+    def _conversation(self, rec: CallRecord) -> QFrame:
+        f, lay = _frame("callConversation", self.page)
+        lay.addWidget(_bold(_label(f"Conversation: the server asked {len(rec.rounds)} question"
+                                   f"{'s' if len(rec.rounds) != 1 else ''} during this call", f)))
+        for i, r in enumerate(rec.rounds, 1):
+            p = r.params if isinstance(r.params, dict) else {}
+            if r.method == "elicitation/create":
+                ask = p.get("message") if isinstance(p.get("message"), str) else ""
+                if p.get("mode") == "url":
+                    ask += f"  (open {visible(p.get('url'), 300)})"
+                q = f"asked for input: {visible(ask, 600)}"
+            elif r.method == "sampling/createMessage":
+                q = "asked for a model reply"
+                msgs = p.get("messages")
+                if isinstance(msgs, list) and msgs and isinstance(msgs[-1], dict):
+                    c = msgs[-1].get("content")
+                    if isinstance(c, dict) and isinstance(c.get("text"), str):
+                        q += f": {visible(c['text'], 300)}"
+            elif r.method == "roots/list":
+                q = "asked for the roots"
+            else:
+                q = f"sent {visible(r.method, 80)}"
+            lay.addWidget(_label(f"{i}. Server {q}", f, name="roundQuestion"))
+            if r.error:
+                a = f"   ↳ {r.error}"
+            elif not r.answered:
+                a = "   ↳ waiting for your answer…"
+            elif isinstance(r.response, dict) and "action" in r.response:
+                a = f"   ↳ you chose {r.response['action']}"
+                if r.response.get("content") is not None:
+                    a += ": " + visible(json.dumps(r.response["content"], ensure_ascii=False), 400)
+            elif isinstance(r.response, dict) and isinstance(r.response.get("content"), dict):
+                a = "   ↳ you replied: " + visible(r.response["content"].get("text"), 400)
+            elif isinstance(r.response, dict) and "roots" in r.response:
+                roots = r.response["roots"]
+                a = f"   ↳ answered {len(roots)} root{'s' if len(roots) != 1 else ''} from the server's settings"
+            else:
+                a = "   ↳ " + visible(json.dumps(r.response, ensure_ascii=False), 300)
+            lay.addWidget(_label(a, f, name="roundAnswer", role="muted"))
+        if rec.outcome != RUNNING:
+            lay.addWidget(_label(f"{len(rec.rounds) + 1}. Server answered the call (below).", f, role="muted"))
+        return f

@@ -1,0 +1,308 @@
+"""The "Add server" dialog: a command over stdio, or a URL with headers and a token.
+
+Secrets are masked (DESIGN §8): values of environment variables named like
+*TOKEN*, *KEY*, *SECRET*, *PASSWORD* and of Authorization headers show as ••••
+and are edited in password fields; the bearer token field is a password field.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from typing import Any
+
+from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout,
+                               QHeaderView, QLabel, QLineEdit, QPushButton, QStyledItemDelegate,
+                               QStyleOptionViewItem, QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout,
+                               QWidget)
+
+from ...config import ServerSpec
+from ...protocol.versions import SUPPORTED_VERSIONS
+from ..base.text import MASK, is_secret_name
+
+
+# issue 10: "" = automatic (Streamable HTTP, else the 2024-11-05 HTTP+SSE transport)
+TRANSPORTS = (("Automatic (Streamable HTTP, else HTTP+SSE)", ""), ("Streamable HTTP", "http"),
+              ("HTTP+SSE (2024-11-05)", "sse"))
+
+_RUNNERS = {"python", "python3", "node", "npx", "uvx", "uv", "bun", "bunx", "deno", "sh", "bash", "pipx", "docker"}
+
+
+def guess_name(command: list[str]) -> str:
+    """A sidebar name for a command: the script or package rather than the interpreter."""
+    if not command:
+        return "server"
+    first = os.path.basename(command[0])
+    base = first.removesuffix(".exe")
+    if base.rstrip("0123456789.") in _RUNNERS or base in _RUNNERS:
+        args = command[1:]
+        if args[:1] == ["-m"] and len(args) > 1:
+            return args[1]
+        for arg in args:
+            if not arg.startswith("-") and arg not in ("run", "exec", "x", "stdio"):
+                return os.path.basename(arg.rstrip("/")) or first
+    return first
+
+
+def http_available() -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("inspector.transport.http") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+class SecretValueDelegate(QStyledItemDelegate):
+    """Column 1 of a name/value table: masked when column 0 names a secret."""
+
+    def _secret(self, index: QModelIndex) -> bool:
+        name = index.sibling(index.row(), 0).data(Qt.DisplayRole) or ""
+        return is_secret_name(str(name))
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+        super().initStyleOption(option, index)
+        if self._secret(index) and option.text:
+            option.text = MASK
+
+    def createEditor(self, parent: QWidget, option: QStyleOptionViewItem, index: QModelIndex) -> QWidget:
+        editor = super().createEditor(parent, option, index)
+        if isinstance(editor, QLineEdit) and self._secret(index):
+            editor.setEchoMode(QLineEdit.Password)
+        return editor
+
+
+class PairsTable(QWidget):
+    """An editable NAME / VALUE table with add and remove buttons."""
+
+    def __init__(self, name_header: str, object_name: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.table = QTableWidget(0, 2, self)
+        self.table.setObjectName(object_name)
+        self.table.setHorizontalHeaderLabels([name_header, "Value"])
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.verticalHeader().hide()
+        self.table.setItemDelegateForColumn(1, SecretValueDelegate(self.table))
+        self.table.setMinimumHeight(90)
+        add = QPushButton("Add", self)
+        add.clicked.connect(lambda: self.add_pair("", ""))
+        remove = QPushButton("Remove", self)
+        remove.clicked.connect(self._remove)
+        buttons = QVBoxLayout()
+        buttons.addWidget(add)
+        buttons.addWidget(remove)
+        buttons.addStretch(1)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.table, 1)
+        lay.addLayout(buttons)
+
+    def add_pair(self, name: str, value: str) -> None:
+        row = self.table.rowCount()
+        self.table.insertRow(row)
+        self.table.setItem(row, 0, QTableWidgetItem(name))
+        self.table.setItem(row, 1, QTableWidgetItem(value))
+
+    def _remove(self) -> None:
+        rows = sorted({i.row() for i in self.table.selectedIndexes()}, reverse=True)
+        for row in rows or ([self.table.rowCount() - 1] if self.table.rowCount() else []):
+            self.table.removeRow(row)
+
+    def pairs(self) -> dict[str, str]:
+        out = {}
+        for row in range(self.table.rowCount()):
+            name = (self.table.item(row, 0).text() if self.table.item(row, 0) else "").strip()
+            value = self.table.item(row, 1).text() if self.table.item(row, 1) else ""
+            if name:
+                out[name] = value
+        return out
+
+    def displayed(self, row: int) -> str:
+        """What a person sees in the value cell of `row` (masked for secrets)."""
+        index = self.table.model().index(row, 1)
+        option = QStyleOptionViewItem()
+        self.table.itemDelegateForColumn(1).initStyleOption(option, index)
+        return option.text
+
+
+class AddServerDialog(QDialog):
+    def __init__(self, parent: QWidget | None = None, spec: ServerSpec | None = None, mode: str = "auto") -> None:
+        super().__init__(parent)
+        self.setObjectName("addServerDialog")
+        self.setWindowTitle("Add server")
+        self.setMinimumWidth(560)
+        self.name = QLineEdit(self)
+        self.name.setObjectName("serverName")
+        self.name.setPlaceholderText("A name for the sidebar (default: the command or host)")
+        self.protocol = QComboBox(self)
+        self.protocol.setObjectName("serverProtocol")
+        self.protocol.addItems(["auto", "legacy", "modern", *SUPPORTED_VERSIONS])
+        self.tabs = QTabWidget(self)
+        # stdio
+        stdio = QWidget(self)
+        self.command = QLineEdit(stdio)
+        self.command.setObjectName("serverCommand")
+        self.command.setPlaceholderText("e.g. npx, uvx, python, /path/to/server")
+        self.args = QLineEdit(stdio)
+        self.args.setObjectName("serverArgs")
+        self.args.setPlaceholderText("arguments, quoted as in a shell")
+        self.env = PairsTable("Variable", "serverEnv", stdio)
+        self.cwd = QLineEdit(stdio)
+        self.cwd.setObjectName("serverCwd")
+        self.cwd.setPlaceholderText("(inherit Spyglass's working directory)")
+        browse = QPushButton("Browse…", stdio)
+        browse.clicked.connect(self._browse)
+        cwd_row = QHBoxLayout()
+        cwd_row.addWidget(self.cwd, 1)
+        cwd_row.addWidget(browse)
+        f = QFormLayout(stdio)
+        f.addRow("Command:", self.command)
+        f.addRow("Arguments:", self.args)
+        f.addRow("Environment:", self.env)
+        f.addRow("Working directory:", cwd_row)
+        self.tabs.addTab(stdio, "Command (stdio)")
+        # url
+        remote = QWidget(self)
+        self.url = QLineEdit(remote)
+        self.url.setObjectName("serverUrl")
+        self.url.setPlaceholderText("https://example.com/mcp")
+        self.headers = PairsTable("Header", "serverHeaders", remote)
+        self.token = QLineEdit(remote)
+        self.token.setObjectName("serverToken")
+        self.token.setEchoMode(QLineEdit.Password)
+        self.token.setPlaceholderText("sent as Authorization: Bearer …")
+        # issue 10: transport choice and the OAuth client (used when the server answers 401)
+        self.transport = QComboBox(remote)
+        self.transport.setObjectName("serverTransport")
+        for text, value in TRANSPORTS:
+            self.transport.addItem(text, value)
+        self.client_id = QLineEdit(remote)
+        self.client_id.setObjectName("oauthClientId")
+        self.client_id.setPlaceholderText("(none: Spyglass registers itself when the server allows it)")
+        self.client_secret = QLineEdit(remote)
+        self.client_secret.setObjectName("oauthClientSecret")
+        self.client_secret.setEchoMode(QLineEdit.Password)
+        self.client_secret.setPlaceholderText("(for a confidential client; kept in the OS keyring)")
+        self.scope = QLineEdit(remote)
+        self.scope.setObjectName("oauthScope")
+        self.scope.setPlaceholderText("(none: the scopes the server asks for)")
+        g = QFormLayout(remote)
+        g.addRow("URL:", self.url)
+        g.addRow("Transport:", self.transport)
+        g.addRow("Headers:", self.headers)
+        g.addRow("Bearer token:", self.token)
+        oauth_note = QLabel("OAuth: when the server answers 401, Spyglass signs in through your browser. Fill "
+                            "these only for a client registered in advance or to ask for specific scopes.",
+                            remote)
+        oauth_note.setWordWrap(True)
+        oauth_note.setObjectName("oauthNote")
+        g.addRow(oauth_note)
+        g.addRow("Client ID:", self.client_id)
+        g.addRow("Client secret:", self.client_secret)
+        g.addRow("Scope:", self.scope)
+        if not http_available():
+            note = QLabel("This build cannot connect to HTTP servers yet; the server will be added but "
+                          "will show an error until HTTP support lands.", remote)
+            note.setWordWrap(True)
+            g.addRow(note)
+        self.tabs.addTab(remote, "URL (HTTP)")
+        self.error = QLabel(self)
+        self.error.setObjectName("addServerError")
+        self.error.setTextFormat(Qt.PlainText)
+        self.error.setStyleSheet("color: #cf222e;")
+        self.error.hide()
+        buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel, self)
+        buttons.button(QDialogButtonBox.Ok).setText("Add and connect")
+        buttons.accepted.connect(self._accept)
+        buttons.rejected.connect(self.reject)
+        top = QFormLayout()
+        top.addRow("Name:", self.name)
+        top.addRow("Protocol:", self.protocol)
+        lay = QVBoxLayout(self)
+        lay.addLayout(top)
+        lay.addWidget(self.tabs, 1)
+        lay.addWidget(self.error)
+        lay.addWidget(buttons)
+        if spec is not None:
+            self.set_spec(spec, mode)
+
+    def _browse(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Working directory", self.cwd.text() or os.getcwd())
+        if path:
+            self.cwd.setText(path)
+
+    def set_spec(self, spec: ServerSpec, mode: str = "auto") -> None:
+        self.name.setText(spec.name)
+        i = self.protocol.findText(mode)
+        self.protocol.setCurrentIndex(max(0, i))
+        if spec.url:
+            self.tabs.setCurrentIndex(1)
+            self.url.setText(spec.url)
+            self.transport.setCurrentIndex(max(0, self.transport.findData(spec.transport or "")))
+            self.client_id.setText(spec.oauth.get("client_id", ""))
+            self.client_secret.setText(spec.oauth.get("client_secret", ""))
+            self.scope.setText(spec.oauth.get("scope", ""))
+            for k, v in spec.headers.items():
+                if k.lower() == "authorization" and v.lower().startswith("bearer "):
+                    self.token.setText(v[7:])
+                else:
+                    self.headers.add_pair(k, v)
+        else:
+            self.tabs.setCurrentIndex(0)
+            if spec.command:
+                self.command.setText(spec.command[0])
+                self.args.setText(shlex.join(spec.command[1:]))
+            for k, v in spec.env.items():
+                self.env.add_pair(k, v)
+            self.cwd.setText(spec.cwd or "")
+
+    def mode(self) -> str:
+        return self.protocol.currentText()
+
+    def spec(self) -> ServerSpec:
+        """The server described by the form; ValueError says what is missing."""
+        name = self.name.text().strip()
+        if self.tabs.currentIndex() == 1:
+            url = self.url.text().strip()
+            if not url.startswith(("http://", "https://")):
+                raise ValueError("the URL must start with http:// or https://")
+            headers = self.headers.pairs()
+            if self.token.text():
+                headers["Authorization"] = f"Bearer {self.token.text()}"
+            oauth = {k: v for k, v in (("client_id", self.client_id.text().strip()),
+                                       ("client_secret", self.client_secret.text()),
+                                       ("scope", " ".join(self.scope.text().split()))) if v}
+            if "client_secret" in oauth and "client_id" not in oauth:
+                raise ValueError("a client secret needs the client ID it belongs to")
+            return ServerSpec(name=name or url, url=url, headers=headers,
+                              transport=self.transport.currentData() or None, oauth=oauth)
+        command = self.command.text().strip()
+        if not command:
+            raise ValueError("enter the command that starts the server")
+        try:
+            args = shlex.split(self.args.text())
+        except ValueError as exc:
+            raise ValueError(f"the arguments are not quoted correctly: {exc}") from None
+        cwd = self.cwd.text().strip() or None
+        return ServerSpec(name=name or guess_name([command, *args]), command=[command, *args],
+                          env=self.env.pairs(), cwd=cwd, transport="stdio")
+
+    def _accept(self) -> None:
+        try:
+            self.spec()
+        except ValueError as exc:
+            self.error.setText(str(exc))
+            self.error.show()
+            return
+        self.accept()
+
+
+def describe_spec(spec: ServerSpec) -> dict[str, Any]:
+    """A spec for settings and display, with secret values removed (they belong in a keyring)."""
+    return {"name": spec.name, "command": list(spec.command), "cwd": spec.cwd, "url": spec.url,
+            "transport": spec.transport,
+            "env": {k: ("" if is_secret_name(k) else v) for k, v in spec.env.items()},
+            "headers": {k: ("" if is_secret_name(k) else v) for k, v in spec.headers.items()},
+            "oauth": {k: v for k, v in spec.oauth.items() if k != "client_secret"}}  # the secret: keyring only

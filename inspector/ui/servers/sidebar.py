@@ -1,0 +1,227 @@
+"""The servers sidebar (`sidebar`): buttons, `serverList` (one row per connection) and the status card.
+
+Each row reads at a glance: a status icon in the status colour, the server's name, and one line of
+status (connecting…, connected · version (era), error: reason, exited (code N)), ending in "not saved"
+for a server named on the command line that is not kept in the catalog. The card below the list shows,
+for the selected server, the full reason, the last stderr lines and a Retry button.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QRect, QSize, Qt, Signal
+from PySide6.QtGui import QAction, QFont, QFontMetrics, QPainter
+from PySide6.QtWidgets import (QAbstractItemView, QFrame, QGridLayout, QHBoxLayout, QLabel, QListView,
+                               QPlainTextEdit, QPushButton, QSizePolicy, QStyle, QStyledItemDelegate,
+                               QStyleOptionViewItem, QToolButton, QVBoxLayout, QWidget)
+
+from ..base import theme
+from ..base.text import plain_tooltip, visible, visible_block
+from ...session import Status
+from .connection import Connection
+
+STATUS_ROLE = Qt.UserRole + 1
+STATUS_TEXT_ROLE = Qt.UserRole + 2
+SERVER_ID_ROLE = Qt.UserRole
+
+
+class ServerModel(QAbstractListModel):
+    """`unsaved(conn)`: whether a row is a server the user has not saved (it says so)."""
+
+    def __init__(self, parent: Any = None, unsaved: Callable[[Connection], bool] = lambda conn: False) -> None:
+        super().__init__(parent)
+        self.connections: list[Connection] = []
+        self.unsaved = unsaved
+
+    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.connections)
+
+    def data(self, index: QModelIndex, role: int = Qt.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.connections):
+            return None
+        conn = self.connections[index.row()]
+        if role == Qt.DisplayRole:
+            return visible(conn.name, 200)
+        if role == SERVER_ID_ROLE:
+            return conn.server_id
+        if role == STATUS_ROLE:
+            return conn.session.status.value
+        if role == STATUS_TEXT_ROLE:
+            return visible(conn.session.status_text(), 300) + (" · not saved" if self.unsaved(conn) else "")
+        if role == Qt.DecorationRole:
+            return theme.status_icon(conn.session.status.value)
+        if role == Qt.ToolTipRole:
+            return plain_tooltip(f"{visible(conn.name, 200)}\n{visible(conn.session.describe(), 400)}\n"
+                                 f"{visible(conn.session.status_text(), 600)}")
+        if role == Qt.AccessibleTextRole:
+            return f"{conn.name}: {conn.session.status_text()}"
+        return None
+
+    def add(self, conn: Connection) -> int:
+        row = len(self.connections)
+        self.beginInsertRows(QModelIndex(), row, row)
+        self.connections.append(conn)
+        self.endInsertRows()
+        conn.statusChanged.connect(lambda c=conn: self._changed(c))
+        return row
+
+    def remove(self, conn: Connection) -> None:
+        if conn not in self.connections:
+            return
+        row = self.connections.index(conn)
+        self.beginRemoveRows(QModelIndex(), row, row)
+        self.connections.pop(row)
+        self.endRemoveRows()
+
+    def refresh(self, conn: Connection) -> None:
+        """Draw a row again (its definition or its saved state changed)."""
+        self._changed(conn)
+
+    def _changed(self, conn: Connection) -> None:
+        if conn in self.connections:
+            idx = self.index(self.connections.index(conn))
+            self.dataChanged.emit(idx, idx)
+
+
+class ServerDelegate(QStyledItemDelegate):
+    PAD = 6
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:
+        fm = QFontMetrics(option.font)
+        return QSize(160, fm.height() * 2 + self.PAD * 2 + 3)
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        opt.text = ""
+        opt.icon = type(opt.icon)()
+        painter.save()
+        if opt.widget:
+            opt.widget.style().drawControl(QStyle.CE_ItemViewItem, opt, painter, opt.widget)
+        selected = bool(option.state & QStyle.State_Selected)
+        fm = QFontMetrics(option.font)
+        r = option.rect.adjusted(self.PAD, self.PAD, -self.PAD, -self.PAD)
+        icon = index.data(Qt.DecorationRole)
+        if icon is not None:
+            icon.paint(painter, QRect(r.left(), r.top() + (fm.height() - 16) // 2, 16, 16))
+        x = r.left() + 22
+        bold = QFont(option.font)
+        bold.setBold(True)
+        painter.setFont(bold)
+        text_colour = option.palette.highlightedText().color() if selected else option.palette.text().color()
+        painter.setPen(text_colour)
+        line1 = QRect(x, r.top(), r.right() - x, fm.height())
+        painter.drawText(line1, Qt.AlignLeft | Qt.AlignVCenter,
+                         QFontMetrics(bold).elidedText(index.data(Qt.DisplayRole) or "", Qt.ElideRight, line1.width()))
+        painter.setFont(option.font)
+        painter.setPen(text_colour if selected else theme.status_colour(index.data(STATUS_ROLE) or ""))
+        line2 = QRect(x, r.top() + fm.height() + 3, r.right() - x, fm.height())
+        painter.drawText(line2, Qt.AlignLeft | Qt.AlignVCenter,
+                         fm.elidedText(index.data(STATUS_TEXT_ROLE) or "", Qt.ElideRight, line2.width()))
+        painter.restore()
+
+
+class StatusCard(QFrame):
+    """Reason, last stderr lines and Retry for a server in error or exited state."""
+
+    retry = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("serverStatusCard")
+        self.setFrameShape(QFrame.StyledPanel)
+        self.title = QLabel(self)
+        self.title.setObjectName("serverStatusTitle")
+        self.title.setTextFormat(Qt.PlainText)
+        self.title.setWordWrap(True)
+        f = self.title.font()
+        f.setBold(True)
+        self.title.setFont(f)
+        self.reason = QLabel(self)
+        self.reason.setObjectName("serverStatusReason")
+        self.reason.setTextFormat(Qt.PlainText)
+        self.reason.setWordWrap(True)
+        self.reason.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.stderr_label = QLabel("Last lines on stderr:", self)
+        self.stderr = QPlainTextEdit(self)
+        self.stderr.setObjectName("serverStderr")
+        self.stderr.setReadOnly(True)
+        self.stderr.setMaximumBlockCount(200)
+        self.stderr.setLineWrapMode(QPlainTextEdit.WidgetWidth)
+        self.stderr.setMaximumHeight(100)
+        self.retry_button = QPushButton("Retry", self)
+        self.retry_button.setObjectName("retryButton")
+        self.retry_button.clicked.connect(self.retry)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(self.retry_button)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(8, 8, 8, 8)
+        lay.addWidget(self.title)
+        lay.addWidget(self.reason)
+        lay.addWidget(self.stderr_label)
+        lay.addWidget(self.stderr)
+        lay.addLayout(row)
+        self.hide()
+
+    def show_for(self, conn: Connection | None) -> None:
+        if conn is None or conn.session.status not in (Status.ERROR, Status.EXITED):
+            self.hide()
+            return
+        self.title.setText(visible(conn.session.status_text() if conn.session.status is Status.EXITED else "Could not connect", 200))
+        self.title.setStyleSheet(f"color: {theme.status_colour(conn.session.status.value).name()};")
+        self.reason.setText(visible_block(conn.session.reason or "", 2000))
+        tail = [visible_block(line, 2000) for line in conn.session.stderr_tail if line.strip()]
+        self.stderr.setPlainText("\n".join(tail))
+        self.stderr_label.setVisible(bool(tail))
+        self.stderr.setVisible(bool(tail))
+        self.retry_button.setText("Retry" if conn.session.status is Status.ERROR else "Restart")
+        self.show()
+
+
+class ServerListView(QListView):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("serverList")
+        self.setItemDelegate(ServerDelegate(self))
+        self.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.setUniformItemSizes(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.setContextMenuPolicy(Qt.ActionsContextMenu)
+        fm = self.fontMetrics()
+        self.setMinimumHeight(3 * (2 * fm.height() + 15) + 4)  # three servers stay visible beside an error card
+
+
+class ServerSidebar(QWidget):
+    """The heading, a grid of buttons for `actions`, the list of servers and the status card."""
+
+    def __init__(self, model: ServerModel, actions: Sequence[QAction], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("sidebar")
+        heading = QLabel("Servers", self)
+        f = heading.font()
+        f.setBold(True)
+        heading.setFont(f)
+        buttons = QGridLayout()
+        buttons.setContentsMargins(0, 0, 0, 0)
+        buttons.setSpacing(4)
+        self.buttons: dict[str, QToolButton] = {}
+        for i, a in enumerate(actions):
+            b = QToolButton(self)
+            b.setDefaultAction(a)
+            b.setObjectName("button" + a.objectName().removeprefix("action"))
+            b.setToolButtonStyle(Qt.ToolButtonTextOnly)
+            b.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
+            buttons.addWidget(b, i // 3, i % 3)
+            self.buttons[a.objectName()] = b
+        self.view = ServerListView(self)
+        self.view.setModel(model)
+        self.card = StatusCard(self)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 0, 6)
+        lay.addWidget(heading)
+        lay.addLayout(buttons)
+        lay.addWidget(self.view, 1)
+        lay.addWidget(self.card)

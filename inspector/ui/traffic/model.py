@@ -1,0 +1,302 @@
+"""The traffic table model: a filtered view of the `TrafficStore`, Wireshark style.
+
+Rows reach the view in batches: the store wakes the model when a record is
+appended, a single-shot `QTimer` (`BATCH_MS`) then takes in everything that
+arrived meanwhile with ONE `beginInsertRows(parent, first, last)` (`last`
+inclusive). Display strings are built only in `data()`, for the rows on screen;
+brushes are module constants. A new filter is applied progressively (at most
+`SCAN_BUDGET` records or `SCAN_SECONDS` per tick), so filtering a million rows never freezes the
+window.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor
+
+from ...traffic import FilteredView, TrafficFilter, TrafficStore
+from ...traffic.store import K_ERROR, K_MALFORMED, K_STDERR
+
+BATCH_MS = 80
+SCAN_BUDGET = 200_000  # at most this many records looked at per tick...
+SCAN_SECONDS = 0.02  # ...and no more than this long (a slice of 8,192 records at a time)
+
+COLUMNS = ("No.", "Time", "Δ", "Server", "Dir", "Kind", "Method", "ID", "Latency", "Size", "Summary")
+(COL_N, COL_TIME, COL_DELTA, COL_SERVER, COL_DIR, COL_KIND, COL_METHOD, COL_ID, COL_LATENCY, COL_SIZE,
+ COL_SUMMARY) = range(len(COLUMNS))
+HEADER_TIPS = (
+    "Record number in this session",
+    "Seconds since the first frame of the session",
+    "Seconds since the previous row shown",
+    "Server",
+    "→ sent to the server, ← received from it, err: its stderr, http: an HTTP exchange",
+    "request, response, notification, error (JSON-RPC error response), malformed, stderr, http",
+    "JSON-RPC method (for a response: the method of its request)",
+    "JSON-RPC id (\"quoted\" when it is a string)",
+    "Time from the request to this response",
+    "Bytes on the wire",
+    "One-line summary",
+)
+ARROWS = {"out": "→", "in": "←", "err": "err", "http": "http"}
+DIR_TIPS = {"out": "sent to the server", "in": "received from the server", "err": "a line on the server's stderr",
+            "http": "an HTTP exchange"}
+NUMERIC = frozenset({COL_N, COL_TIME, COL_DELTA, COL_LATENCY, COL_SIZE})
+RECORD_ROLE = Qt.ItemDataRole.UserRole  # the record number of a row
+
+# Translucent tints: readable on light and dark bases alike.
+MALFORMED_BRUSH = QBrush(QColor(220, 38, 38, 90))
+ERROR_BRUSH = QBrush(QColor(234, 120, 12, 80))
+PAIR_BRUSH = QBrush(QColor(37, 99, 235, 110))
+DIM_BRUSH = QBrush(QColor(128, 128, 128))
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+_LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
+
+_DISPLAY = Qt.ItemDataRole.DisplayRole
+_BACKGROUND = Qt.ItemDataRole.BackgroundRole
+_FOREGROUND = Qt.ItemDataRole.ForegroundRole
+_ALIGN = Qt.ItemDataRole.TextAlignmentRole
+_TOOLTIP = Qt.ItemDataRole.ToolTipRole
+
+
+def format_latency(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    ms = seconds * 1000
+    if ms < 1:
+        return f"{ms:.3f} ms"
+    if ms < 10:
+        return f"{ms:.2f} ms"
+    if ms < 1000:
+        return f"{ms:.1f} ms"
+    return f"{seconds:.2f} s"
+
+
+def format_id(rid: Any) -> str:
+    if rid is None:
+        return ""
+    return f'"{rid}"' if isinstance(rid, str) else str(rid)
+
+
+def format_wall(wall: float) -> str:
+    return dt.datetime.fromtimestamp(wall, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
+
+
+class TrafficModel(QAbstractTableModel):
+    filterChanged = Signal()
+    pausedChanged = Signal(bool)
+
+    def __init__(self, store: TrafficStore, parent: Any = None, *, batch_ms: int = BATCH_MS) -> None:
+        super().__init__(parent)
+        self.store = store
+        self._view = FilteredView(store, TrafficFilter())
+        self._view.update(SCAN_BUDGET, SCAN_SECONDS)
+        self._rows = self._view.rows
+        self._shown = len(self._rows)
+        self._marked: int | None = None  # record number tinted as the selection's pair
+        self._paused = False
+        self._armed = False
+        self._batch_ms = batch_ms
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(batch_ms)
+        self._timer.timeout.connect(self.refresh)
+        self.inserts = 0  # beginInsertRows calls (for tests and benchmarks)
+        self._arm()
+        if not self._view.complete:
+            self._continue()
+
+    # ------------------------------------------------------------------ batching
+    def _arm(self) -> None:
+        if not self._armed:
+            self._armed = True
+            self.store.notify_next(self._woken)
+
+    def _woken(self, n: int) -> None:
+        self._armed = False
+        if not self._timer.isActive():
+            self._timer.start(self._batch_ms)
+
+    def _continue(self) -> None:
+        """More of a filter to apply: the next slice as soon as the event loop is free."""
+        self._timer.start(0)
+
+    def refresh(self) -> int:
+        """Take in what the store appended since the last batch; returns the rows added."""
+        self._arm()
+        if self._paused:
+            return 0
+        view = self._view
+        view.update(SCAN_BUDGET, SCAN_SECONDS)
+        if not view.complete:
+            self._continue()  # a long filter: go on after the event loop had its turn
+        new = len(view.rows)
+        first = self._shown
+        if new <= first:
+            return 0
+        self.beginInsertRows(QModelIndex(), first, new - 1)
+        self._shown = new
+        self.inserts += 1
+        self.endInsertRows()
+        return new - first
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    def set_paused(self, paused: bool) -> None:
+        """While paused the view keeps its rows (the store keeps recording)."""
+        if paused == self._paused:
+            return
+        self._paused = paused
+        self.pausedChanged.emit(paused)
+        if not paused:
+            self.refresh()
+
+    @property
+    def pending(self) -> int:
+        """Records the store holds that the view has not looked at yet."""
+        return len(self.store) - max(self._view.scanned, self._view.filter.start)
+
+    # ------------------------------------------------------------------ filtering
+    @property
+    def filter(self) -> TrafficFilter:
+        return self._view.filter
+
+    @property
+    def complete(self) -> bool:
+        return self._view.complete and self._shown == len(self._view.rows)
+
+    def set_filter(self, flt: TrafficFilter) -> None:
+        if flt == self._view.filter:
+            return
+        self.beginResetModel()
+        self._view = FilteredView(self.store, flt)
+        self._view.update(SCAN_BUDGET, SCAN_SECONDS)
+        self._rows = self._view.rows
+        self._shown = len(self._rows)
+        self.endResetModel()
+        if not self._view.complete:
+            self._continue()
+        self.filterChanged.emit()
+
+    def clear_view(self) -> None:
+        """Hide every record so far (the store keeps them)."""
+        self.set_filter(self._view.filter.replace(start=len(self.store)))
+
+    def show_all(self) -> None:
+        self.set_filter(self._view.filter.replace(start=0))
+
+    # ------------------------------------------------------------------ rows ↔ records
+    def record_at(self, row: int) -> int:
+        return self._rows[row]
+
+    def row_of(self, n: int) -> int | None:
+        row = self._view.row_of(n)
+        return row if row is not None and row < self._shown else None
+
+    @property
+    def marked(self) -> int | None:
+        return self._marked
+
+    def set_marked(self, n: int | None) -> None:
+        """Tint record `n` (the pair of the selected row); None clears it."""
+        old, self._marked = self._marked, n
+        last = len(COLUMNS) - 1
+        for rec in (old, n):
+            if rec is not None:
+                row = self.row_of(rec)
+                if row is not None:
+                    self.dataChanged.emit(self.index(row, 0), self.index(row, last), [_BACKGROUND])
+
+    # ------------------------------------------------------------------ Qt model API
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802
+        return 0 if parent.isValid() else self._shown
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
+        return _FLAGS if index.isValid() else Qt.ItemFlag.NoItemFlags
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = _DISPLAY) -> Any:  # noqa: N802
+        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS):
+            if role == _DISPLAY:
+                return COLUMNS[section]
+            if role == _TOOLTIP:
+                return HEADER_TIPS[section]
+            if role == _ALIGN:
+                return _RIGHT if section in NUMERIC else _LEFT
+        elif orientation == Qt.Orientation.Vertical and role == _DISPLAY and 0 <= section < self._shown:
+            return str(self._rows[section])
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = _DISPLAY) -> Any:
+        if not index.isValid():
+            return None
+        row = index.row()
+        if row >= self._shown:
+            return None
+        n = self._rows[row]
+        col = index.column()
+        store = self.store
+        if role == _DISPLAY:
+            return self._text(store, n, row, col)
+        if role == _BACKGROUND:
+            if n == self._marked:
+                return PAIR_BRUSH
+            kind = store.kind_code(n)
+            if kind == K_MALFORMED:
+                return MALFORMED_BRUSH
+            if kind == K_ERROR:  # a JSON-RPC error response
+                return ERROR_BRUSH
+            return None
+        if role == _FOREGROUND:
+            return DIM_BRUSH if store.kind_code(n) >= K_STDERR else None  # stderr, http
+        if role == _ALIGN:
+            return _RIGHT if col in NUMERIC else _LEFT
+        if role == RECORD_ROLE:
+            return n
+        if role == _TOOLTIP:
+            reason = store.malformed(n)
+            if col == COL_DIR:
+                return DIR_TIPS.get(store.direction(n))
+            if col == COL_TIME:
+                return format_wall(store.wall(n))
+            if reason:
+                return f"Malformed: {reason}"
+            if col in (COL_SUMMARY, COL_METHOD):
+                return store.summary(n)
+        return None
+
+    def _text(self, store: TrafficStore, n: int, row: int, col: int) -> str:
+        if col == COL_N:
+            return str(n)
+        if col == COL_TIME:
+            return f"{store.mono(n) - (store.t0 or 0.0):.6f}"
+        if col == COL_DELTA:
+            mono = store.mono(n)
+            return f"{mono - store.mono(self._rows[row - 1]) if row else 0.0:.6f}"
+        if col == COL_SERVER:
+            return store.server_id(n)
+        if col == COL_DIR:
+            return ARROWS.get(store.direction(n), "?")
+        if col == COL_KIND:
+            return store.kind(n)
+        if col == COL_METHOD:
+            # Frames without a method (malformed ones, stderr lines, responses seen
+            # before their request) show their summary here, so the problem is
+            # readable without scrolling to the Summary column.
+            return store.method(n) or store.summary(n)
+        if col == COL_ID:
+            return format_id(store.request_id(n))
+        if col == COL_LATENCY:
+            return format_latency(store.latency(n))
+        if col == COL_SIZE:
+            return f"{store.size(n):,}"
+        if col == COL_SUMMARY:
+            return store.summary(n)
+        return ""

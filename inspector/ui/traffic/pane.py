@@ -1,0 +1,534 @@
+"""The traffic pane: filter bar, the packet-list table, and the selected frame.
+
+Object names (DESIGN §7): `trafficView` (the table), `trafficDetail` (the
+selected message), plus `trafficFilter`, `trafficDirection`, `trafficKind`,
+`trafficServer`, `trafficPause`, `trafficAutoScroll`, `trafficClear`,
+`trafficExport`, `trafficCount`, `trafficDetailHeader`, `trafficDetailProblem`,
+`trafficDetailPretty`, `trafficDetailRaw`, `trafficCopyPretty`,
+`trafficCopyRaw`, `trafficPairButton`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QFontDatabase, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel,
+                               QLineEdit, QMenu, QPlainTextEdit, QPushButton, QSplitter, QTableView, QToolButton,
+                               QVBoxLayout, QWidget)
+
+from ...traffic import TrafficFilter, TrafficStore
+from ...traffic.summary import human_size
+from ..base.highlight import JsonHighlighter, palette_is_dark
+from .model import (ARROWS, COL_DELTA, COL_DIR, COL_ID, COL_KIND, COL_LATENCY, COL_METHOD, COL_N,
+                            COL_SERVER, COL_SIZE, COL_TIME, TrafficModel, format_id, format_latency, format_wall)
+
+FLUSH_MS = 100
+FILTER_DEBOUNCE_MS = 200
+PRETTY_MAX = 2 * 1024 * 1024  # bigger messages: no pretty-printing
+RAW_SHOWN_MAX = 1024 * 1024  # characters of raw text put in the widget (Copy raw copies everything)
+
+DIRECTION_CHOICES: list[tuple[str, frozenset[str] | None]] = [
+    ("Both directions", None),
+    ("→ Sent", frozenset({"out"})),
+    ("← Received", frozenset({"in"})),
+    ("stderr / HTTP", frozenset({"err", "http"})),
+]
+KIND_CHOICES: list[tuple[str, frozenset[str] | None]] = [
+    ("All kinds", None),
+    ("Messages (no stderr)", frozenset({"request", "response", "notification", "error", "malformed"})),
+    ("Requests + responses", frozenset({"request", "response", "error"})),
+    ("Requests", frozenset({"request"})),
+    ("Responses", frozenset({"response"})),
+    ("Notifications", frozenset({"notification"})),
+    ("Errors", frozenset({"error"})),
+    ("Malformed", frozenset({"malformed"})),
+    ("Problems (errors + malformed)", frozenset({"error", "malformed"})),
+    ("stderr", frozenset({"stderr"})),
+    ("HTTP", frozenset({"http"})),
+]
+# Widths of the fixed columns, as sample text (the view measures them once).
+_SAMPLES = {COL_N: "000000", COL_TIME: "0000.000000", COL_DELTA: "0.000000", COL_SERVER: "server-name",
+            COL_DIR: "http", COL_KIND: "notification", COL_METHOD: "notifications/message",
+            COL_ID: '"p1000"', COL_LATENCY: "1000.0 ms", COL_SIZE: "1,000,000"}
+
+
+def _tool_button(name: str, text: str, tip: str, *, checkable: bool = False, checked: bool = False) -> QToolButton:
+    b = QToolButton()
+    b.setObjectName(name)
+    b.setText(text)
+    b.setToolTip(tip)
+    b.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+    if checkable:
+        b.setCheckable(True)
+        b.setChecked(checked)
+    return b
+
+
+class TrafficDetail(QWidget):
+    """The selected frame: a header line, the problem if any, pretty JSON
+    (pygments-highlighted), and the raw text exactly as on the wire."""
+
+    copied = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("trafficDetail")
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self.header = QLabel("No frame selected")
+        self.header.setObjectName("trafficDetailHeader")
+        self.header.setTextFormat(Qt.TextFormat.PlainText)
+        self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.header.setMinimumWidth(50)
+        self.problem = QLabel()
+        self.problem.setObjectName("trafficDetailProblem")
+        self.problem.setTextFormat(Qt.TextFormat.PlainText)
+        self.problem.setWordWrap(True)
+        self.problem.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.problem.hide()
+        self.pretty = QPlainTextEdit()
+        self.pretty.setObjectName("trafficDetailPretty")
+        self.pretty.setReadOnly(True)
+        self.pretty.setFont(mono)
+        self.pretty.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.pretty.setPlaceholderText("Select a row to see its message")
+        self.highlighter = JsonHighlighter(self.pretty.document())
+        self.raw = QPlainTextEdit()
+        self.raw.setObjectName("trafficDetailRaw")
+        self.raw.setReadOnly(True)
+        self.raw.setFont(mono)
+        self.raw.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.raw.setWordWrapMode(self.raw.wordWrapMode().WrapAnywhere)
+        self.raw.setPlaceholderText("Raw text, as on the wire")
+        self.copy_pretty = QPushButton("Copy pretty")
+        self.copy_pretty.setObjectName("trafficCopyPretty")
+        self.copy_raw = QPushButton("Copy raw")
+        self.copy_raw.setObjectName("trafficCopyRaw")
+        self.pair_button = QPushButton("Go to pair")
+        self.pair_button.setObjectName("trafficPairButton")
+        self.pair_button.setToolTip("Jump between a request and its response (Ctrl+J)")
+        for b in (self.copy_pretty, self.copy_raw, self.pair_button):
+            b.setEnabled(False)
+            b.setAutoDefault(False)
+        self.copy_pretty.clicked.connect(lambda: self._copy(self.pretty_text, "pretty"))
+        self.copy_raw.clicked.connect(lambda: self._copy(self.raw_text, "raw"))
+
+        self.header.setWordWrap(True)
+        buttons = QHBoxLayout()
+        buttons.setContentsMargins(0, 0, 0, 0)
+        buttons.addWidget(self.pair_button)
+        buttons.addWidget(self.copy_pretty)
+        buttons.addWidget(self.copy_raw)
+        buttons.addStretch(1)
+        raw_label = QLabel("Raw (as on the wire)")
+        raw_box = QWidget()
+        raw_layout = QVBoxLayout(raw_box)
+        raw_layout.setContentsMargins(0, 0, 0, 0)
+        raw_layout.setSpacing(2)
+        raw_layout.addWidget(raw_label)
+        raw_layout.addWidget(self.raw)
+        self.split = QSplitter(Qt.Orientation.Vertical)
+        self.split.addWidget(self.pretty)
+        self.split.addWidget(raw_box)
+        self.split.setStretchFactor(0, 3)
+        self.split.setStretchFactor(1, 1)
+        self.split.setChildrenCollapsible(False)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(4)
+        layout.addWidget(self.header)
+        layout.addWidget(self.problem)
+        layout.addLayout(buttons)
+        layout.addWidget(self.split, 1)
+        self.n: int | None = None
+        self.pretty_text = ""
+        self.raw_text = ""
+        self.highlighted = False
+
+    def toPlainText(self) -> str:  # noqa: N802 - Qt-style, for automation that reads the detail
+        """The pretty-printed message shown (the raw text is `raw_text`)."""
+        return self.pretty_text
+
+    def _copy(self, text: str, what: str) -> None:
+        QGuiApplication.clipboard().setText(text)
+        self.copied.emit(what)
+
+    def clear(self) -> None:
+        self.n = None
+        self.pretty_text = self.raw_text = ""
+        self.highlighted = False
+        self.header.setText("No frame selected")
+        self.problem.hide()
+        self.highlighter.set_text("", json=False)
+        self.raw.setPlainText("")
+        for b in (self.copy_pretty, self.copy_raw, self.pair_button):
+            b.setEnabled(False)
+
+    def show_record(self, store: TrafficStore, n: int) -> None:
+        rec = store.record(n)
+        raw = store.raw(n)
+        self.n = n
+        self.raw_text = raw.decode("utf-8", errors="backslashreplace")
+        parts = [f"#{n}", f"{ARROWS.get(rec.direction, rec.direction)} {rec.kind}"]
+        if rec.method:
+            parts.append(rec.method)
+        if rec.id is not None:
+            parts.append(f"id {format_id(rec.id)}")
+        if rec.latency is not None:
+            parts.append(format_latency(rec.latency))
+        parts += [human_size(rec.size), rec.server_id, format_wall(rec.wall)]
+        self.header.setText("  ·  ".join(parts))
+        self.header.setToolTip(self.header.text())
+        problem = ""
+        if rec.malformed:
+            problem = f"Malformed: {rec.malformed}"
+        elif rec.kind == "error":
+            problem = "JSON-RPC error response"
+        if rec.meta:
+            problem = (problem + "\n" if problem else "") + "Transport: " + json.dumps(rec.meta, ensure_ascii=False,
+                                                                                     default=str)
+        self.problem.setText(problem)
+        self.problem.setVisible(bool(problem))
+        dark = palette_is_dark(self.palette())
+        self.problem.setStyleSheet(f"color: {'#ff7b72' if dark else '#cf222e'};" if rec.malformed or
+                                   rec.kind == "error" else "")
+        self.highlighter.dark = dark
+        self.pretty_text, is_json = self._pretty(rec.kind, raw)
+        self.highlighted = self.highlighter.set_text(self.pretty_text, json=is_json)
+        shown = self.raw_text if len(self.raw_text) <= RAW_SHOWN_MAX else (
+            self.raw_text[:RAW_SHOWN_MAX] + f"\n… ({human_size(len(raw))} in all: Copy raw copies everything)")
+        self.raw.setPlainText(shown)
+        self.copy_pretty.setEnabled(True)
+        self.copy_raw.setEnabled(True)
+        pair = rec.pair
+        self.pair_button.setEnabled(pair is not None)
+        if pair is None:
+            self.pair_button.setText("Go to pair")
+        else:
+            self.pair_button.setText(f"Go to {'response' if rec.kind == 'request' else 'request'} #{pair}")
+
+    def _pretty(self, kind: str, raw: bytes) -> tuple[str, bool]:
+        if kind == "stderr":
+            return raw.decode("utf-8", errors="backslashreplace"), False
+        if len(raw) > PRETTY_MAX:
+            return f"(message of {human_size(len(raw))}: too large to pretty-print; see the raw text)", False
+        try:
+            obj = json.loads(raw)
+        except (ValueError, RecursionError):
+            return raw.decode("utf-8", errors="backslashreplace"), False
+        try:
+            return json.dumps(obj, indent=2, ensure_ascii=False), True
+        except (ValueError, RecursionError):  # pragma: no cover
+            return raw.decode("utf-8", errors="backslashreplace"), False
+
+
+class TrafficPane(QWidget):
+    """Filter bar + traffic table + detail of the selected frame, over one store."""
+
+    recordSelected = Signal(int)  # record number; -1 when nothing is selected
+
+    def __init__(self, store: TrafficStore, parent: QWidget | None = None, *, flush_ms: int | None = FLUSH_MS) -> None:
+        super().__init__(parent)
+        self.setObjectName("trafficPane")
+        self.store = store
+        self.model = TrafficModel(store, self)
+        self._status = ""
+
+        # --- filter bar
+        self.filter_edit = QLineEdit()
+        self.filter_edit.setObjectName("trafficFilter")
+        self.filter_edit.setPlaceholderText("Filter: method, summary or raw text")
+        self.filter_edit.setClearButtonEnabled(True)
+        self.filter_edit.setToolTip("All lowercase ignores case; a capital letter makes the match case-sensitive")
+        self.direction_combo = self._combo("trafficDirection", DIRECTION_CHOICES, "Direction")
+        self.kind_combo = self._combo("trafficKind", KIND_CHOICES, "Kind of frame")
+        self.server_combo = self._combo("trafficServer", [("All servers", None)], "Server")
+        self.server_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.pause_button = _tool_button("trafficPause", "Pause", "Stop adding rows (the session keeps recording)",
+                                         checkable=True)
+        self.autoscroll_button = _tool_button("trafficAutoScroll", "Auto-scroll", "Follow the newest row",
+                                              checkable=True, checked=True)
+        self.clear_button = _tool_button("trafficClear", "Clear", "Hide the rows so far (the session keeps them)")
+        self.export_button = _tool_button("trafficExport", "Export", "Save frames as JSON Lines")
+        self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.export_button)
+        self.export_shown_action = QAction("Export shown rows…", self)
+        self.export_all_action = QAction("Export all frames…", self)
+        menu.addAction(self.export_shown_action)
+        menu.addAction(self.export_all_action)
+        self.export_button.setMenu(menu)
+        # room for the menu arrow, which the style draws inside the button (over the last letter otherwise)
+        self.export_button.setMinimumWidth(self.export_button.sizeHint().width() + 12)
+        self.count_label = QLabel()
+        self.count_label.setObjectName("trafficCount")
+        bar = QHBoxLayout()
+        bar.setContentsMargins(0, 0, 0, 0)
+        bar.setSpacing(4)
+        bar.addWidget(self.filter_edit, 1)
+        for w in (self.direction_combo, self.kind_combo, self.server_combo, self.pause_button,
+                  self.autoscroll_button, self.clear_button, self.export_button, self.count_label):
+            bar.addWidget(w)
+
+        # --- table
+        self.view = QTableView()
+        self.view.setObjectName("trafficView")
+        self.view.setModel(self.model)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.view.setWordWrap(False)
+        self.view.setShowGrid(False)
+        self.view.setAlternatingRowColors(True)
+        self.view.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.view.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        vh = self.view.verticalHeader()
+        vh.setVisible(False)
+        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        vh.setMinimumSectionSize(1)
+        vh.setDefaultSectionSize(self.view.fontMetrics().height() + 6)
+        hh = self.view.horizontalHeader()
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        hh.setStretchLastSection(True)
+        hh.setHighlightSections(False)
+        fm = self.view.fontMetrics()
+        header_fm = hh.fontMetrics()
+        for col, sample in _SAMPLES.items():
+            title = str(self.model.headerData(col, Qt.Orientation.Horizontal))
+            hh.resizeSection(col, max(fm.horizontalAdvance(sample), header_fm.horizontalAdvance(title)) + 24)
+
+        # --- detail
+        self.detail = TrafficDetail()
+        self.split = QSplitter(Qt.Orientation.Vertical)
+        self.split.addWidget(self.view)
+        self.split.addWidget(self.detail)
+        self.split.setStretchFactor(0, 3)
+        self.split.setStretchFactor(1, 2)
+        self.split.setChildrenCollapsible(False)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(4)
+        layout.addLayout(bar)
+        layout.addWidget(self.split, 1)
+
+        # --- wiring
+        self._filter_timer = QTimer(self)
+        self._filter_timer.setSingleShot(True)
+        self._filter_timer.setInterval(FILTER_DEBOUNCE_MS)
+        self._filter_timer.timeout.connect(self.apply_filter)
+        self.filter_edit.textChanged.connect(lambda _t: self._filter_timer.start())
+        self.filter_edit.returnPressed.connect(self.apply_filter)
+        for combo in (self.direction_combo, self.kind_combo, self.server_combo):
+            combo.currentIndexChanged.connect(lambda _i: self.apply_filter())
+        self.pause_button.toggled.connect(self.model.set_paused)
+        self.clear_button.clicked.connect(self.clear_view)
+        self.export_shown_action.triggered.connect(lambda: self._export_dialog(shown_only=True))
+        self.export_all_action.triggered.connect(lambda: self._export_dialog(shown_only=False))
+        self.detail.pair_button.clicked.connect(self.jump_to_pair)
+        self.detail.copied.connect(lambda what: self._set_status(f"copied the {what} text"))
+        self.view.selectionModel().currentRowChanged.connect(self._current_changed)
+        self.model.rowsInserted.connect(self._rows_inserted)
+        self.model.modelReset.connect(self._model_reset)
+        self.model.pausedChanged.connect(lambda _p: self._update_count())
+        self._pair_shortcut = QShortcut(QKeySequence("Ctrl+J"), self, self.jump_to_pair,
+                                        context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self._servers_known = 0
+        self._sized = False
+        self._status_timer = QTimer(self)
+        self._status_timer.setSingleShot(True)
+        self._status_timer.setInterval(4000)
+        self._status_timer.timeout.connect(self._clear_status)
+        self._flush_timer: QTimer | None = None
+        if flush_ms and not store.readonly:
+            self._flush_timer = QTimer(self)
+            self._flush_timer.setInterval(flush_ms)
+            self._flush_timer.timeout.connect(store.flush)
+            self._flush_timer.start()
+        self._sync_servers()
+        self._update_count()
+
+    @staticmethod
+    def _combo(name: str, choices: list[tuple[str, Any]], tip: str) -> QComboBox:
+        combo = QComboBox()
+        combo.setObjectName(name)
+        combo.setToolTip(tip)
+        for label, data in choices:
+            combo.addItem(label, data)
+        return combo
+
+    # ------------------------------------------------------------------ filtering
+    def current_filter(self) -> TrafficFilter:
+        return TrafficFilter.make(text=self.filter_edit.text(), directions=self.direction_combo.currentData(),
+                                  kinds=self.kind_combo.currentData(), servers=self.server_combo.currentData(),
+                                  start=self.model.filter.start)
+
+    def apply_filter(self) -> None:
+        """Apply the filter bar now (typing applies it after a short pause)."""
+        self._filter_timer.stop()
+        keep = self.selected_record()
+        self.model.set_filter(self.current_filter())
+        if keep is not None:
+            self.select_record(keep, scroll=True)
+
+    def set_server_filter(self, server_id: str | None) -> None:
+        """Show one server's frames (None: every server)."""
+        if server_id is None:
+            self.server_combo.setCurrentIndex(0)
+            return
+        self._sync_servers()
+        index = self.server_combo.findData(frozenset({server_id}))
+        if index < 0:
+            self.server_combo.addItem(server_id, frozenset({server_id}))
+            index = self.server_combo.count() - 1
+        self.server_combo.setCurrentIndex(index)
+
+    def set_filter_text(self, text: str) -> None:
+        self.filter_edit.setText(text)
+        self.apply_filter()
+
+    def clear_view(self) -> None:
+        """Hide every row so far; new frames keep coming. The store keeps everything."""
+        self.model.clear_view()
+        self.detail.clear()
+        self._set_status("cleared (the session keeps every frame)")
+
+    def show_all(self) -> None:
+        self.model.show_all()
+
+    def _sync_servers(self) -> None:
+        servers = self.store.servers()
+        if len(servers) == self._servers_known:
+            return
+        for server in servers[self._servers_known:]:
+            if self.server_combo.findData(frozenset({server})) < 0:
+                self.server_combo.addItem(server, frozenset({server}))
+        self._servers_known = len(servers)
+
+    # ------------------------------------------------------------------ selection
+    def selected_record(self) -> int | None:
+        index = self.view.currentIndex()
+        if not index.isValid() or not self.view.selectionModel().isRowSelected(index.row(), QModelIndex()):
+            return None
+        return self.model.record_at(index.row())
+
+    def select_row(self, row: int) -> None:
+        """Select view row `row` (0-based, among the rows shown) and show it in the detail."""
+        index = self.model.index(row, 0)
+        if not index.isValid():
+            raise IndexError(row)
+        flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        self.view.selectionModel().setCurrentIndex(index, flags)
+        self.view.scrollTo(index)
+
+    def select_record(self, n: int, *, scroll: bool = True) -> bool:
+        """Select record number `n`; False when the filter hides it."""
+        row = self.model.row_of(n)
+        if row is None:
+            return False
+        index = self.model.index(row, 0)
+        flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        self.view.selectionModel().setCurrentIndex(index, flags)
+        if scroll:
+            self.view.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+        return True
+
+    def jump_to_pair(self) -> bool:
+        """Select the response of the selected request (or the request of the selected response)."""
+        n = self.selected_record()
+        pair = self.store.pair(n) if n is not None else None
+        if pair is None:
+            self._set_status("no pair for this row")
+            return False
+        if not self.select_record(pair):
+            self._set_status(f"#{pair} is hidden by the filter or by Clear")
+            return False
+        return True
+
+    def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if not current.isValid():
+            self.detail.clear()
+            self.model.set_marked(None)
+            self.recordSelected.emit(-1)
+            return
+        n = self.model.record_at(current.row())
+        self.detail.show_record(self.store, n)
+        self.model.set_marked(self.store.pair(n))
+        self.recordSelected.emit(n)
+
+    # ------------------------------------------------------------------ live updates
+    def _rows_inserted(self, _parent: QModelIndex, _first: int, _last: int) -> None:
+        self._sync_servers()
+        if self.autoscroll_button.isChecked():
+            self.view.scrollToBottom()
+        self._update_count()
+
+    def _model_reset(self) -> None:
+        self._sync_servers()
+        self._update_count()
+        if self.model.rowCount() == 0:
+            self.detail.clear()
+
+    def _set_status(self, text: str) -> None:
+        self._status = text
+        self._update_count()
+        self._status_timer.start()
+
+    def _clear_status(self) -> None:
+        self._status = ""
+        self._update_count()
+
+    def _update_count(self) -> None:
+        shown = self.model.rowCount()
+        total = len(self.store)
+        text = f"{shown:,} of {total:,}" if shown != total else f"{total:,} frames"
+        if self.model.paused:
+            text += " · paused"
+        if self._status:
+            text += f" · {self._status}"
+        self.count_label.setText(text)
+
+    # ------------------------------------------------------------------ export
+    def export_jsonl(self, path: str | Path, *, shown_only: bool = True) -> int:
+        """Write the shown rows (or every frame) as JSON Lines; returns the count."""
+        rows = [self.model.record_at(r) for r in range(self.model.rowCount())] if shown_only else None
+        count = self.store.export_jsonl(path, rows)
+        self._set_status(f"exported {count:,} frames")
+        return count
+
+    def _export_dialog(self, *, shown_only: bool) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export traffic", "traffic.jsonl",
+                                              "JSON Lines (*.jsonl);;All files (*)")
+        if path:
+            try:
+                self.export_jsonl(path, shown_only=shown_only)
+            except OSError as exc:
+                self._set_status(f"export failed: {exc.strerror or exc}")
+
+    # ------------------------------------------------------------------ layout
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt name
+        super().resizeEvent(event)
+        # Wide and short (a bottom dock): detail beside the table; otherwise below it.
+        wide = self.width() > 2 * self.height()
+        orientation = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
+        if self.split.orientation() != orientation or not self._sized:
+            self._sized = True
+            self.split.setOrientation(orientation)
+            total = self.split.width() if wide else self.split.height()
+            table = int(total * (0.66 if wide else 0.55))
+            self.split.setSizes([table, max(1, total - table)])
+
+    def changeEvent(self, event: Any) -> None:  # noqa: N802 - Qt name
+        super().changeEvent(event)
+        if event.type() == event.Type.PaletteChange and self.detail.n is not None:
+            self.detail.show_record(self.store, self.detail.n)  # re-highlight for the new palette
+
+    def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt name
+        if self._flush_timer is not None:
+            self._flush_timer.stop()
+        self.store.flush()
+        super().closeEvent(event)
+
+
+__all__ = ["TrafficDetail", "TrafficPane"]

@@ -1,0 +1,775 @@
+"""The main window (`mainWindow`): servers sidebar, the selected server's tabs, traffic and log docks.
+
+The window is composed of parts that each own one concern and are handed what they need: the
+`CatalogLink` (what is saved), `WindowCalls` (every server's calls), `DialogAnswers` (the server's
+questions), `WindowAuth` (sign-in), `TrafficRecorder` (the session store and pane), `ServerFiles`
+(import, export), the panes of the tabs. Each server is a `ServerSession` (inspector.session) behind a
+`Connection` that turns its callbacks into signals. Everything the window does to a server is an
+asyncio task on the qasync loop; failures become a status in the sidebar or a banner, never a modal
+dialog and never an exception escaping a slot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any, Awaitable
+
+from PySide6.QtCore import QByteArray, QItemSelectionModel, QModelIndex, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QMainWindow, QMenu, QSplitter, QStackedWidget,
+                               QTabWidget, QVBoxLayout, QWidget)
+
+from ... import messages
+from ...config import ServerSpec
+from ...forms.memory import ArgumentMemory
+from ...session import ServerSession, SessionOptions, Status
+from ...transport.factory import TransportOptions
+from ..auth.panel import AuthPanel, WindowAuth
+from ..base import theme
+from ..base.banner import Banner
+from ..base.items import CHANGE_ROLE
+from ..base.text import visible
+from ..calls.book import WindowCalls
+from ..calls.indicators import RunningServerDelegate, RunningToolDelegate
+from ..calls.panel import ToolCallPanel, argument_memory_path
+from ..calls.questions import ROOTS_ASK, DialogAnswers
+from ..calls.tasks_pane import TasksPane
+from ..calls.tool_list import ToolListPanel
+from ..library.prompts import PromptsPane
+from ..library.resources import ResourcesPane
+from ..servers.add_dialog import AddServerDialog
+from ..servers.catalog_link import DEMO_NAME, CatalogLink, demo_spec
+from ..servers.connection import Connection
+from ..servers.extras import RootsEditor
+from ..servers.info import ServerInfoView
+from ..servers.log_controls import LogControls
+from ..servers.log_pane import LogPane
+from ..servers.sidebar import ServerModel, ServerSidebar
+from ..traffic.recorder import TrafficRecorder
+from . import menus, pages
+from .about import AboutDialog
+from .command_palette import CommandPalette, palette_commands
+from .files import DropImporter, ServerFiles
+from .preferences import Preferences, PreferencesDialog, apply_font
+from .shortcuts import ShortcutsDialog
+
+log = logging.getLogger("spyglass.ui")
+
+SETTINGS_VERSION = 1
+LAST_SERVER = "window/lastServer"
+LAST_TOOL = "window/lastTool"
+
+__all__ = ["DEMO_NAME", "MainWindow", "demo_spec"]
+
+
+class MainWindow(QMainWindow):
+    closed = Signal()
+    selectionChanged = Signal()
+
+    def __init__(self, settings: QSettings | None = None, store_path: str | None = None,
+                 parent: QWidget | None = None, catalog: Any = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("mainWindow")
+        self.settings = settings if settings is not None else QSettings("Spyglass", "Spyglass")
+        self.preferences = Preferences.load(self.settings)
+        self.persist = True  # save geometry, docks and servers on shutdown
+        self._follow_selection = True
+        self._tasks: set[asyncio.Future[Any]] = set()
+        self._closing = self._closed_done = self._shutdown_done = False
+        self.command_palette: CommandPalette | None = None
+        self.catalog_link = CatalogLink(catalog, persist=lambda: self.persist, message=self._message)
+        self.servers = ServerModel(self, unsaved=self.catalog_link.can_save)
+        self.calls = WindowCalls(self)
+        self.banner = Banner(self)
+        self.catalog = self.catalog_link.catalog
+        self.answers = DialogAnswers(lambda: self, lambda: self.preferences.roots_policy == ROOTS_ASK)
+        self.auth = WindowAuth(self, warn=lambda text: self.show_banner(text, level="warning"),
+                               client_metadata_url=lambda: self.preferences.client_metadata_url)
+        self.traffic = TrafficRecorder(store_path, self, self.show_banner)
+        self.files = ServerFiles(self, self.catalog_link, message=self.show_banner, selected=self._selected_server,
+                                 unsaved=lambda: [c.spec for c in self.servers.connections],
+                                 imported=self._imported, persist=lambda: self.persist,
+                                 status=lambda text: self.statusBar().showMessage(text, 8000))
+        try:
+            memory = ArgumentMemory(argument_memory_path(self.settings))
+        except Exception:
+            log.warning("argument memory unavailable; arguments are remembered for this run only", exc_info=True)
+            memory = ArgumentMemory(None)
+        self._build_actions()
+        self._build_central(memory)
+        self._build_docks()
+        self._build_menus()
+        self.status_label = QLabel(self)
+        self.status_label.setObjectName("statusSummary")
+        self.statusBar().addPermanentWidget(self.status_label)
+        self.setAcceptDrops(True)
+        self._drops = DropImporter(self.files, self)
+        self.installEventFilter(self._drops)
+        self._size_for_screen()
+        self._restore_window()
+        self._update_actions()
+        self._update_summary()
+        messages.attach(self._told)
+        for warning in self.catalog_link.startup_warnings():
+            QTimer.singleShot(0, lambda w=warning: self.show_banner(w, level="info"))
+
+    # ------------------------------------------------------------------ construction
+    def _build_actions(self) -> None:
+        act = menus.action
+        self.act_add = act(self, "Add server…", self.add_server_dialog, QKeySequence.New, "actionAddServer",
+                           "Add a server: a command over stdio, or a URL")
+        self.act_add.setIconText("Add…")
+        self.act_connect = act(self, "Connect", lambda: self._run_on_selected("connect"), None, "actionConnect",
+                               "Connect the selected server")
+        self.act_disconnect = act(self, "Disconnect", lambda: self._run_on_selected("disconnect"), None,
+                                  "actionDisconnect", "Disconnect the selected server (ends its process)")
+        self.act_restart = act(self, "Restart", lambda: self._run_on_selected("restart"), "Ctrl+R", "actionRestart",
+                               "Disconnect and connect again")
+        self.act_duplicate = act(self, "Duplicate", self.duplicate_selected, None, "actionDuplicate",
+                                 "Add a copy of the selected server")
+        self.act_remove = act(self, "Remove", self.remove_selected, None, "actionRemove",
+                              "Disconnect and remove the selected server")
+        self.act_save_server = act(self, "Save to catalog", self.save_selected, None, "actionSaveServer",
+                                   "Keep this server (named on the command line) for the next start")
+        self.act_refresh = act(self, "Refresh tools", self.refresh_selected_tools, "F5", "actionRefreshTools",
+                               "List the selected server's tools again")
+        self.act_demo = act(self, "Add the demo server", lambda: self.add_server(demo_spec()), None,
+                            "actionAddDemo", "Add and connect the built-in demo server")
+        self.act_quit = act(self, "Quit", self.close, QKeySequence.Quit, "actionQuit")
+        self.act_import = act(self, "Import servers…", self.files.choose_import, QKeySequence.Open, "actionImport",
+                              "Import servers from Claude Desktop, Cursor, VS Code, the MCP Inspector or a "
+                              "registry server.json")
+        self.act_export_all = act(self, "Export catalog (Claude Desktop format)…", lambda: self.files.export(None),
+                                  None, "actionExportCatalog",
+                                  "Write every saved server to a claude_desktop_config.json (secrets masked)")
+        self.act_export_one = act(self, "Export selected server…", lambda: self.files.export("selected"), None,
+                                  "actionExportServer",
+                                  "Write the selected server in the Claude Desktop format (secrets masked)")
+        self.act_copy_command = act(self, "Copy as spyglass command", self.files.copy_command, "Ctrl+Shift+C",
+                                    "actionCopyCommand", "Copy the selected server as a `spyglass` command line")
+        self.act_preferences = act(self, "Preferences…", self.show_preferences, menus.preferences_shortcut(),
+                                   "actionPreferences")
+        self.act_filter_traffic = act(self, "Filter traffic", self.focus_traffic_filter, "Ctrl+F",
+                                      "actionFilterTraffic", "Show the traffic pane and type a filter")
+        self.act_find_tool = act(self, "Find a tool", self.focus_tool_search, "Ctrl+L", "actionFindTool",
+                                 "Type in the tool search box")
+        self.act_palette = act(self, "Command palette…", self.open_command_palette, "Ctrl+K",
+                               "actionCommandPalette", "Connect, switch server, jump to a tool… by typing")
+        self.act_clear_traffic = act(self, "Clear traffic", self.traffic.clear, None, "actionClearTraffic",
+                                     "Hide the frames so far (the session keeps them)")
+        self.act_shortcuts = act(self, "Keyboard shortcuts", self.show_shortcuts, "F1", "actionShortcuts",
+                                 "Every keyboard shortcut of Spyglass")
+        self.act_about = act(self, "About Spyglass", self.show_about, None, "actionAbout")
+
+    def _build_central(self, memory: ArgumentMemory) -> None:
+        self.sidebar = ServerSidebar(self.servers, [self.act_add, self.act_connect, self.act_disconnect,
+                                                    self.act_restart, self.act_duplicate, self.act_remove], self)
+        self.server_view = self.sidebar.view
+        self.status_card = self.sidebar.card
+        self.server_view.addActions([self.act_connect, self.act_disconnect, self.act_restart, self.act_duplicate,
+                                     self.act_remove, self.act_save_server, self.act_refresh])
+        self.server_view.selectionModel().currentChanged.connect(lambda *_: self._show_selected())
+        self.status_card.retry.connect(lambda: self._run_on_selected("restart"))
+        self.server_view.setItemDelegate(RunningServerDelegate(self.calls, self.server_view))
+        self.pages = QStackedWidget(self)
+        self.pages.setObjectName("mainPages")
+        self.empty_page = pages.EmptyPage(self.act_add, self.act_demo, self)
+        self.pages.addWidget(self.empty_page)
+        self.tabs = QTabWidget(self)
+        self.tabs.setObjectName("serverTabs")
+        self.tabs.setDocumentMode(True)
+        tools_page = QSplitter(Qt.Horizontal, self)
+        tools_page.setObjectName("toolsSplitter")
+        self.tool_panel = ToolListPanel(tools_page)
+        self.tool_detail = ToolCallPanel(tools_page, calls=self.calls, connection=self.selected_connection,
+                                         confirm_policy=lambda: self.preferences.confirm_policy, memory=memory)
+        self.tool_detail.repaint_views = [self.tool_panel.view, self.server_view]
+        self.tool_panel.view.setItemDelegate(RunningToolDelegate(self.calls, self.selected_connection,
+                                                                 self.tool_panel.view))
+        self.tool_panel.toolSelected.connect(self._tool_selected)
+        tools_page.addWidget(self.tool_panel)
+        tools_page.addWidget(self.tool_detail)
+        tools_page.setStretchFactor(0, 2)
+        tools_page.setStretchFactor(1, 3)
+        self.resources_pane = ResourcesPane(self)
+        self.prompts_pane = PromptsPane(self)
+        self.tasks_pane = TasksPane(self)
+        self.calls.updated.connect(self.tasks_pane.call_updated)
+        self.info_view = ServerInfoView(self)
+        self.auth_panel = AuthPanel(self)
+        self.auth_panel.token_view.spawn = self._spawn
+        self.auth_panel.signInAgain.connect(lambda c: self._spawn(c.session.restart(), f"signing in to {c.name} again"))
+        self.roots_editor = RootsEditor(self)
+        self.roots_editor.on_changed = self._save_roots
+        for page, title in ((tools_page, "Tools"), (self.resources_pane, "Resources"), (self.prompts_pane, "Prompts"),
+                            (self.tasks_pane, "Tasks"), (self.info_view, "Server info"),
+                            (self.auth_panel, "Authorization"), (self.roots_editor, "Roots")):
+            self.tabs.addTab(page, title)
+        self.pages.addWidget(self.tabs)
+        self.splitter = QSplitter(Qt.Horizontal, self)
+        self.splitter.setObjectName("mainSplitter")
+        self.splitter.addWidget(self.sidebar)
+        self.splitter.addWidget(self.pages)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setChildrenCollapsible(False)
+        central = QWidget(self)
+        c = QVBoxLayout(central)
+        c.setContentsMargins(4, 4, 4, 0)
+        c.addWidget(self.banner)
+        c.addWidget(self.splitter, 1)
+        self.setCentralWidget(central)
+
+    def _build_docks(self) -> None:
+        self.traffic_dock = QDockWidget("Traffic", self)
+        self.traffic_dock.setObjectName("trafficDock")
+        self.traffic_dock.setWidget(self.traffic.widget)
+        self.log_dock = QDockWidget("Log", self)
+        self.log_dock.setObjectName("logDock")
+        self.log_pane = LogPane(self.log_dock)
+        self.log_controls = LogControls(self.log_pane)
+        self.log_dock.setWidget(self.log_controls)
+        for dock in (self.traffic_dock, self.log_dock):
+            dock.setAllowedAreas(Qt.AllDockWidgetAreas)
+            dock.setFeatures(QDockWidget.DockWidgetClosable | QDockWidget.DockWidgetMovable
+                             | QDockWidget.DockWidgetFloatable)
+        self.addDockWidget(Qt.BottomDockWidgetArea, self.traffic_dock)
+        self.addDockWidget(Qt.BottomDockWidgetArea, self.log_dock)
+        self.tabifyDockWidget(self.traffic_dock, self.log_dock)  # drag a tab out to see both at once
+        self.traffic_dock.raise_()
+
+    def _build_menus(self) -> None:
+        view_docks = []
+        for dock, key in ((self.traffic_dock, "Ctrl+Shift+T"), (self.log_dock, "Ctrl+Shift+L")):
+            a = dock.toggleViewAction()
+            a.setShortcut(QKeySequence(key))
+            view_docks.append(a)
+        reset = menus.action(self, "Reset layout", self.reset_layout, None, "actionResetLayout")
+        follow = QAction("Traffic of the selected server only", self)
+        follow.setObjectName("actionTrafficFollows")
+        follow.setCheckable(True)
+        follow.setChecked(self._follow_selection)
+        follow.toggled.connect(self._set_follow)
+        themes = QMenu("Theme", self)
+        self._theme_group = QActionGroup(self)
+        for mode in theme.THEMES:
+            a = QAction(mode.capitalize(), self, checkable=True)
+            a.setObjectName(f"actionTheme_{mode}")
+            a.setChecked(mode == "system")
+            a.triggered.connect(lambda _=False, m=mode: self.set_theme(m))
+            self._theme_group.addAction(a)
+            themes.addAction(a)
+        S = menus.SEPARATOR
+        menus.fill(self.menuBar(), [
+            ("&File", "fileMenu", [self.act_import, S, self.act_export_all, self.act_export_one,
+                                   self.act_copy_command, S, self.act_preferences]),
+            ("&Server", "serverMenu", [self.act_add, self.act_demo, S, self.act_connect, self.act_disconnect,
+                                       self.act_restart, self.act_refresh, S, self.act_duplicate, self.act_save_server,
+                                       self.act_remove, S, self.act_quit]),
+            ("&View", "viewMenu", [*view_docks, reset, follow, S, themes, S, self.act_palette,
+                                   self.act_filter_traffic, self.act_find_tool, self.act_clear_traffic]),
+            ("&Help", "helpMenu", [self.act_shortcuts, self.act_about]),
+        ])
+
+    def _size_for_screen(self) -> None:
+        """A first start fills most of the screen (a saved geometry wins, see _restore_window); the traffic
+        dock takes a quarter of the height, so a tool's result has the room."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        area = screen.availableGeometry() if screen is not None else None
+        width = min(max(int(area.width() * 0.88), 1000), 1800) if area is not None else 1240
+        height = min(max(int(area.height() * 0.88), 700), 1200) if area is not None else 890
+        self.resize(width, height)
+        self.splitter.setSizes([max(250, width // 5), width - max(250, width // 5)])
+        self.resizeDocks([self.traffic_dock], [max(180, height // 4)], Qt.Vertical)
+        self._default_state = self.saveState(SETTINGS_VERSION)
+
+    # ------------------------------------------------------------------ servers
+    @property
+    def store(self) -> Any:
+        """The traffic session store (None when it could not be opened)."""
+        return self.traffic.store
+
+    @property
+    def traffic_pane(self) -> Any:
+        return self.traffic.pane
+
+    def connections(self) -> list[Connection]:
+        return list(self.servers.connections)
+
+    def _unique_id(self, name: str) -> str:
+        taken = {c.server_id for c in self.servers.connections}
+        base = name or "server"
+        if base not in taken:
+            return base
+        n = 2
+        while f"{base} #{n}" in taken:
+            n += 1
+        return f"{base} #{n}"
+
+    def add_server(self, spec: ServerSpec, *, mode: str | None = None, timeout: float | None = None,
+                   connect: bool = True, select: bool = True, catalog_id: str | None = None,
+                   save: bool = True) -> Connection:
+        """A server joins the sidebar (and the catalog, with `save`: a server named on the command line is
+        kept for this run only until the user saves it)."""
+        mode = mode or self.preferences.protocol_mode
+        timeout = timeout or self.preferences.timeout
+        if catalog_id is None:
+            catalog_id = self.catalog_link.remember(spec, mode, None, self.servers.connections, save=save)
+        session = ServerSession(spec, self._unique_id(spec.name), SessionOptions(mode=mode, timeout=timeout),
+                                answerer=self.answers)
+        session.roots = []
+        conn = Connection(session, self)
+        conn.catalog_id = catalog_id
+        self.auth.attach(conn)
+        self._load_roots(conn)
+        session.traffic = self.traffic.recorder_for(session.server_id)
+        self._apply_transport_options(conn)
+        conn.statusChanged.connect(lambda c=conn: self._conn_status_changed(c))
+        conn.toolsChanged.connect(lambda c=conn: self._conn_tools_changed(c))
+        self.calls.attach(conn)
+        self.servers.add(conn)
+        if select or len(self.servers.connections) == 1:
+            self.select_connection(conn)
+        if connect:
+            self._spawn(session.start(), f"connecting {spec.name}")
+        self._update_summary()
+        return conn
+
+    def _apply_transport_options(self, conn: Connection) -> None:
+        """The preferences that decide how a server is reached, for its next connection."""
+        conn.session.options.transport = TransportOptions(
+            max_message=self.preferences.max_message_mib * 1024 * 1024,
+            auth=conn.auth.start_attempt if conn.auth is not None else None)
+
+    def selected_connection(self) -> Connection | None:
+        idx = self.server_view.currentIndex()
+        if not idx.isValid() or idx.row() >= len(self.servers.connections):
+            return None
+        return self.servers.connections[idx.row()]
+
+    def select_connection(self, conn: Connection | None) -> None:
+        if conn is None or conn not in self.servers.connections:
+            self.server_view.setCurrentIndex(QModelIndex())
+            self._show_selected()
+            return
+        idx = self.servers.index(self.servers.connections.index(conn))
+        self.server_view.selectionModel().setCurrentIndex(idx, QItemSelectionModel.ClearAndSelect)
+
+    def add_server_dialog(self) -> None:
+        dialog = AddServerDialog(self)
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
+        dialog.accepted.connect(lambda: self.add_server(dialog.spec(), mode=dialog.mode()))
+        dialog.open()  # window-modal sheet, no nested event loop
+
+    def duplicate_selected(self) -> Connection | None:
+        conn = self.selected_connection()
+        if conn is None:
+            return None
+        spec = ServerSpec(name=conn.spec.name, command=list(conn.spec.command), env=dict(conn.spec.env),
+                          cwd=conn.spec.cwd, url=conn.spec.url, transport=conn.spec.transport,
+                          headers=dict(conn.spec.headers), oauth=dict(conn.spec.oauth))
+        return self.add_server(spec, mode=conn.session.options.mode, timeout=conn.session.options.timeout,
+                               connect=conn.session.status in (Status.CONNECTED, Status.CONNECTING))
+
+    def save_selected(self) -> bool:
+        """*Save to catalog*: keep the selected server (named on the command line) for the next start."""
+        conn = self.selected_connection()
+        if conn is None or not self.catalog_link.save_server(conn, conn.session.options.mode, self.servers.connections):
+            return False
+        self.servers.refresh(conn)
+        self._update_actions()
+        self.statusBar().showMessage(f"Saved {conn.name} in the catalog.", 8000)
+        return True
+
+    def remove_selected(self) -> None:
+        conn = self.selected_connection()
+        if conn is not None:
+            self.remove_connection(conn)
+
+    def remove_connection(self, conn: Connection) -> asyncio.Future[Any] | None:
+        row = self.servers.connections.index(conn) if conn in self.servers.connections else -1
+        self.servers.remove(conn)
+        self.catalog_link.forget(conn)
+        if self.servers.connections:
+            self.select_connection(self.servers.connections[min(max(row, 0), len(self.servers.connections) - 1)])
+        else:
+            self.select_connection(None)
+        self._update_summary()
+        return self._spawn(self._dispose(conn), f"removing {conn.name}")
+
+    async def _dispose(self, conn: Connection) -> None:
+        await conn.session.disconnect()
+        self.calls.detach(conn)
+        conn.deleteLater()
+
+    def refresh_selected_tools(self) -> None:
+        conn = self.selected_connection()
+        if conn is not None and conn.session.client is not None:
+            self._spawn(conn.session.refresh_tools(mark=True), f"listing tools of {conn.name}")
+
+    def _run_on_selected(self, what: str) -> None:
+        conn = self.selected_connection()
+        if conn is None:
+            return
+        if what in ("connect", "restart"):
+            self._apply_transport_options(conn)
+        work = conn.session.start() if what == "connect" else getattr(conn.session, what)()
+        self._spawn(work, f"{what} {conn.name}")
+
+    def _spawn(self, coro: Awaitable[Any], what: str) -> asyncio.Future[Any] | None:
+        try:
+            task = asyncio.ensure_future(coro)
+        except RuntimeError as exc:  # no event loop: nothing can run
+            if hasattr(coro, "close"):
+                coro.close()
+            self.show_banner(f"{what}: {exc}")
+            return None
+        self._tasks.add(task)
+
+        def done(t: asyncio.Future[Any]) -> None:
+            self._tasks.discard(t)
+            if not t.cancelled() and t.exception() is not None:
+                exc = t.exception()
+                log.error("%s failed", what, exc_info=exc)
+                self.show_banner(f"{what} failed: {type(exc).__name__}: {exc}")
+        task.add_done_callback(done)
+        return task
+
+    # ------------------------------------------------------------------ the catalog, imports
+    def _selected_server(self) -> Any:
+        """The selected server as a catalog entry when it is saved (secret marks kept), else its spec."""
+        conn = self.selected_connection()
+        if conn is None:
+            return None
+        entry = self.catalog_link.entry_of(conn)
+        return entry if entry is not None else conn.spec
+
+    def import_file(self, path: str) -> Any:
+        return self.files.import_file(path)
+
+    def _imported(self, result: Any, source: str) -> None:
+        """Put what an import added or replaced into the sidebar (not connected)."""
+        first = None
+        for entry in result.added:
+            conn = self.add_server(entry.spec, mode=entry.mode, timeout=entry.timeout, connect=False, select=False,
+                                   catalog_id=entry.id)
+            first = first or conn
+        for entry in result.replaced:
+            conn = next((c for c in self.servers.connections if c.catalog_id == entry.id), None)
+            if conn is None:
+                conn = self.add_server(entry.spec, mode=entry.mode, timeout=entry.timeout, connect=False,
+                                       select=False, catalog_id=entry.id)
+                first = first or conn
+                continue
+            conn.session.spec = entry.spec
+            conn.session.options.mode = entry.mode
+            self.servers.refresh(conn)
+        if first is not None:
+            self.select_connection(first)
+
+    def restore_servers(self, *, skip: set[str] = frozenset()) -> list[Connection]:
+        """Put the catalog's servers back in the sidebar, not connected."""
+        return [self.add_server(e.spec, mode=e.mode, timeout=e.timeout, connect=False, select=False,
+                                catalog_id=e.id) for e in self.catalog_link.saved(skip)]
+
+    def restore_selection(self, *, connect: bool = True) -> Connection | None:
+        """Select last session's server (connecting it when it is a saved one) and, once listed, its tool."""
+        name = str(self.settings.value(LAST_SERVER) or "")
+        tool = str(self.settings.value(LAST_TOOL) or "")
+        conn = next((c for c in self.servers.connections if c.spec.name == name), None) if name else None
+        if conn is None:
+            return None
+        self.select_connection(conn)
+        if connect and conn.session.status is Status.IDLE:
+            self._spawn(conn.session.start(), f"connecting {conn.name}")
+        if tool:
+            def pick() -> None:
+                if self.selected_connection() is conn and conn.session.tools.loaded and self.tool_panel.select(tool):
+                    try:
+                        conn.toolsChanged.disconnect(pick)
+                    except (RuntimeError, TypeError):
+                        pass
+            conn.toolsChanged.connect(pick)
+            if conn.session.tools.loaded:
+                QTimer.singleShot(0, pick)
+        return conn
+
+    def _load_roots(self, conn: Connection) -> None:
+        """A server's roots: from the catalog, else (a server it does not keep) the settings."""
+        entry = self.catalog_link.entry_of(conn)
+        if entry is not None and entry.roots is not None:
+            saved: Any = entry.roots
+        else:
+            try:
+                saved = json.loads(self.settings.value(f"roots/{conn.spec.name}") or "[]")
+            except (TypeError, ValueError):
+                saved = []
+        conn.session.roots = [dict(r) for r in saved if isinstance(r, dict) and isinstance(r.get("uri"), str)]
+
+    def _save_roots(self, conn: Connection) -> None:
+        """With the server in the catalog (servers.json); a server it does not keep, in the settings."""
+        roots = list(conn.session.roots or [])
+        entry = self.catalog_link.entry_of(conn)
+        if entry is None:
+            self.settings.setValue(f"roots/{conn.spec.name}", json.dumps(roots))
+            return
+        entry.roots = [dict(r) for r in roots]
+        self.settings.remove(f"roots/{conn.spec.name}")
+        self.catalog_link.save()
+
+    # ------------------------------------------------------------------ reacting
+    def _tool_selected(self, tool: dict[str, Any] | None) -> None:
+        self.tool_detail.show_tool(tool, self.tool_panel.view.currentIndex().data(CHANGE_ROLE) if tool else None)
+
+    def _show_selected(self) -> None:
+        conn = self.selected_connection()
+        self.pages.setCurrentIndex(1 if conn is not None else 0)
+        self.empty_page.set_title("No server selected" if self.servers.connections else "No server yet")
+        self.status_card.show_for(conn)
+        self.info_view.show_connection(conn)
+        self.auth_panel.show_connection(conn)
+        self.log_pane.show_connection(conn)
+        self.tool_detail.server_changed()
+        self._show_tools(conn)
+        self._apply_traffic_filter()
+        self._update_actions()
+        # the platform adds " — Spyglass" (the application's display name) to every window title
+        self.setWindowTitle(visible(conn.name, 80) if conn else "")
+        for pane in (self.resources_pane, self.prompts_pane, self.tasks_pane, self.roots_editor):
+            pane.show_connection(conn)
+        self.log_controls.set_connection(conn)
+        self.selectionChanged.emit()
+
+    def _show_tools(self, conn: Connection | None) -> None:
+        if conn is None:
+            self.tool_panel.set_tools([])
+            return
+        session = conn.session
+        listing = session.tools
+        message = None
+        error = bool(listing.error) or session.status in (Status.ERROR, Status.EXITED)
+        if listing.error:
+            message = listing.error if listing.error.startswith("tools/list") else f"tools/list failed: {listing.error}"
+        elif session.status is not Status.CONNECTED and not listing.items:
+            message = {Status.CONNECTING: "Connecting…", Status.ERROR: "Not connected: the server failed to start.",
+                       Status.EXITED: "The server has exited."}.get(session.status, "Not connected.")
+        elif session.status is Status.CONNECTED and not listing.loaded:
+            message = "Listing tools…"
+        elif session.status is Status.CONNECTED and not listing.items:
+            message = listing.note or "This server lists no tools."
+        elif session.status is not Status.CONNECTED:
+            message = f"Showing the tools as last listed: the server is {session.status.value}."
+        self.tool_panel.set_tools(listing.items, appeared=listing.appeared, vanished=listing.vanished,
+                                  message=message, error=error)
+        self.tool_detail.placeholder.setText("Select a tool to see what it does and what it takes."
+                                             if listing.items or listing.vanished else "")
+
+    def _conn_status_changed(self, conn: Connection) -> None:
+        if conn is self.selected_connection():
+            self.status_card.show_for(conn)
+            self.info_view.show_connection(conn)
+            self._update_actions()
+            if conn.session.status in (Status.CONNECTING, Status.ERROR, Status.EXITED, Status.DISCONNECTED):
+                self._show_tools(conn)
+        self._update_summary()
+
+    def _conn_tools_changed(self, conn: Connection) -> None:
+        if conn is self.selected_connection():
+            self._show_tools(conn)
+
+    def _update_actions(self) -> None:
+        conn = self.selected_connection()
+        live = conn is not None and conn.session.status in (Status.CONNECTED, Status.CONNECTING)
+        self.act_connect.setEnabled(conn is not None and not live)
+        self.act_disconnect.setEnabled(live)
+        for a in (self.act_restart, self.act_duplicate, self.act_remove):
+            a.setEnabled(conn is not None)
+        self.act_refresh.setEnabled(conn is not None and conn.session.status is Status.CONNECTED)
+        self.act_save_server.setEnabled(conn is not None and self.catalog_link.can_save(conn))
+
+    def _update_summary(self) -> None:
+        conns = self.servers.connections
+        up = sum(c.session.status is Status.CONNECTED for c in conns)
+        self.status_label.setText(f"{len(conns)} server{'s' if len(conns) != 1 else ''}, {up} connected")
+
+    # ------------------------------------------------------------------ traffic
+    def _set_follow(self, on: bool) -> None:
+        self._follow_selection = on
+        self._apply_traffic_filter()
+
+    def _apply_traffic_filter(self) -> None:
+        conn = self.selected_connection()
+        self.traffic.follow(conn.server_id if (conn and self._follow_selection) else None)
+
+    def focus_traffic_filter(self) -> None:
+        self.traffic_dock.show()
+        self.traffic_dock.raise_()
+        self.traffic.focus_filter()
+
+    def focus_tool_search(self) -> None:
+        if self.selected_connection() is not None:
+            self.tabs.setCurrentIndex(0)
+        self.tool_panel.search.setFocus(Qt.ShortcutFocusReason)
+        self.tool_panel.search.selectAll()
+
+    # ------------------------------------------------------------------ dialogs
+    def show_preferences(self) -> PreferencesDialog:
+        dialog = PreferencesDialog(self.settings, self)
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
+        dialog.applied.connect(self.apply_preferences)
+        dialog.open()  # window-modal, no nested event loop
+        return dialog
+
+    def apply_preferences(self, prefs: Preferences) -> None:
+        old, self.preferences = self.preferences, prefs
+        app = QApplication.instance()
+        if app is not None:
+            apply_font(app, prefs.font_size)
+        if old.theme != prefs.theme:
+            self.set_theme(prefs.theme)
+        for conn in self.servers.connections:
+            self._apply_transport_options(conn)
+
+    def open_command_palette(self) -> CommandPalette:
+        palette = CommandPalette(palette_commands(
+            server_actions=[self.act_connect, self.act_disconnect, self.act_restart, self.act_refresh],
+            actions=[self.act_import, self.act_export_all, self.act_export_one, self.act_copy_command, self.act_add,
+                     self.act_demo, self.act_preferences, self.act_shortcuts],
+            traffic=[(self.act_clear_traffic, self.traffic.pane is not None), (self.act_filter_traffic, True)],
+            servers=self.servers.connections, selected=self.selected_connection(),
+            select=self.select_connection, jump_to_tool=self.jump_to_tool), self)
+        palette.setAttribute(Qt.WA_DeleteOnClose)
+        palette.popup()
+        self.command_palette = palette
+        return palette
+
+    def jump_to_tool(self, name: str) -> None:
+        self.tabs.setCurrentIndex(0)
+        self.tool_panel.search.clear()
+        if self.tool_panel.select(name):
+            self.tool_panel.view.setFocus(Qt.OtherFocusReason)
+
+    def show_shortcuts(self) -> ShortcutsDialog:
+        dialog = ShortcutsDialog(self)
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    def show_about(self) -> AboutDialog:
+        dialog = AboutDialog(self, self.catalog)
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    # ------------------------------------------------------------------ banner, theme, layout
+    def show_banner(self, text: str, details: str | None = None, level: str = "error") -> None:
+        self.banner.show_message(text, details, level)
+
+    def _message(self, text: str, level: str = "error") -> None:
+        self.show_banner(text, level=level)
+
+    def _told(self, message: messages.Message) -> None:
+        """What Qt-free code tells the user (inspector.messages) shows in the banner."""
+        self.show_banner(message.text, message.details, "error" if message.level == "error" else "info")
+
+    def mark_theme(self, mode: str) -> None:
+        """Tick `mode` in View → Theme (the theme itself is applied to the application)."""
+        for a in self._theme_group.actions():
+            a.setChecked(a.objectName() == f"actionTheme_{mode}")
+
+    def set_theme(self, mode: str) -> None:
+        app = QApplication.instance()
+        if app is not None:
+            theme.apply_theme(app, mode)
+        self.mark_theme(mode)
+        self.settings.setValue("theme", mode)
+        if self.banner.isVisible():
+            self.banner.restyle()
+        self.tool_detail.show_tool(self.tool_detail.tool, self.tool_detail.change)
+        self.info_view.show_connection(self.selected_connection())
+        self.status_card.show_for(self.selected_connection())
+        self.server_view.viewport().update()
+        self.tool_panel.view.viewport().update()
+
+    def reset_layout(self) -> None:
+        self.restoreState(self._default_state, SETTINGS_VERSION)
+        for dock in (self.traffic_dock, self.log_dock):
+            dock.show()
+
+    def save_screenshot(self, path: str) -> tuple[bool, str]:
+        # No processEvents() here: called from a coroutine on the qasync loop, a nested event loop would
+        # run other tasks' steps inside this one (asyncio then drops them). Callers await a short sleep.
+        self.log_pane.flush()
+        pixmap = self.grab()
+        if pixmap.isNull():
+            return False, "the window could not be rendered"
+        if not pixmap.save(path, "PNG"):
+            return False, f"could not write {path}"
+        return True, path
+
+    # ------------------------------------------------------------------ settings
+    def _restore_window(self) -> None:
+        geometry = self.settings.value("window/geometry")
+        if isinstance(geometry, QByteArray) and not geometry.isEmpty():
+            self.restoreGeometry(geometry)
+        state = self.settings.value("window/state")
+        if isinstance(state, QByteArray) and not state.isEmpty():
+            self.restoreState(state, SETTINGS_VERSION)
+
+    def save_settings(self) -> None:
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState(SETTINGS_VERSION))
+        self.catalog_link.sync((c, c.session.options.mode) for c in self.servers.connections)
+        conn = self.selected_connection()
+        self.settings.setValue(LAST_SERVER, conn.spec.name if conn is not None else "")
+        self.settings.setValue(LAST_TOOL, (self.tool_panel.selected_name() if conn is not None else None) or "")
+        self.settings.sync()
+
+    # ------------------------------------------------------------------ shutdown
+    async def shutdown(self) -> None:
+        """Save settings, disconnect every server (awaited: no orphan process), close the store."""
+        if self._shutdown_done:
+            return
+        self._shutdown_done = True
+        messages.detach(self._told)
+        try:
+            if self.persist:
+                self.save_settings()
+        except Exception:
+            log.exception("saving settings")
+        conns = list(self.servers.connections)
+        await asyncio.gather(*(c.session.disconnect() for c in conns), return_exceptions=True)
+        pending = [t for t in self._tasks if not t.done()]
+        for t in pending:
+            t.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+        self.log_pane.show_connection(None)
+        self.traffic.close()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt name
+        if self._closed_done or self._shutdown_done and not self._closing:
+            self._closed_done = True
+            event.accept()
+            self.closed.emit()
+            return
+        event.ignore()
+        if self._closing:
+            return
+        self._closing = True
+        try:
+            task = asyncio.ensure_future(self.shutdown())
+        except RuntimeError:  # no loop: nothing is running that needs awaiting
+            self._closed_done = True
+            event.accept()
+            self.closed.emit()
+            return
+        task.add_done_callback(lambda _t: self._finish_close())
+
+    def _finish_close(self) -> None:
+        import shiboken6
+
+        if shiboken6.isValid(self):
+            self._closed_done = True
+            self.close()
