@@ -34,7 +34,7 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication, QPlainTextEdit, QVBoxLayout, QWidget
     from traffic_flood import Heartbeat
 
-    from inspector.ui.results import TextView
+    from inspector.ui.render.text import TextView
 
     megabytes = int(sys.argv[1]) if len(sys.argv) > 1 else 20
     app = QApplication.instance() or QApplication([])

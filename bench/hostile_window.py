@@ -55,19 +55,19 @@ async def run_case(window, name: str, expect, heartbeat) -> tuple[str, float]:
     heartbeat.start()
     conn = window.add_server(ServerSpec(name=name, command=[sys.executable, str(HOSTILE), *expect.cases]),
                              mode="auto", timeout=5)
-    await conn.wait_settled(30)
-    outcome = conn.status_text()
+    await conn.session.wait_settled(30)
+    outcome = conn.session.status_text()
     call = call_of(expect.args)
-    if call is not None and conn.client is not None:
+    if call is not None and conn.session.client is not None:
         try:
-            result = await conn.client.call_tool(*call, timeout=5 if "--timeout" not in expect.args else 1,
+            result = await conn.session.client.call_tool(*call, timeout=5 if "--timeout" not in expect.args else 1,
                                                  task=True if "--task" in expect.args else None)
             outcome += " | call: " + ("isError" if result.get("isError") else "ok")
         except E.SpyglassError as exc:
             outcome += f" | call: {exc.kind}: {exc.message[:90]}"
     await asyncio.sleep(0.3)  # let the views catch up
     heartbeat.stop()
-    await conn.disconnect()
+    await conn.session.disconnect()
     window.remove_connection(conn)
     return outcome, heartbeat.max_stall_ms
 
@@ -80,7 +80,7 @@ def main() -> int:
     from traffic_flood import Heartbeat
 
     from inspector.app import ErrorReporter
-    from inspector.ui.main_window import MainWindow
+    from inspector.ui.window.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([])
     app.setQuitOnLastWindowClosed(False)

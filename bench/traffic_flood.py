@@ -194,18 +194,18 @@ async def flood_in_window(window: Any, n: int, heartbeat: Heartbeat) -> FloodRes
     first = len(store)
     inserts = model.inserts
     conn = window.add_server(ServerSpec(name="flood", command=flood_cmd(n)), mode="legacy", timeout=300)
-    if not await conn.wait_settled(60) or conn.client is None:
-        raise RuntimeError(f"the flood server did not connect: {conn.status_text()}")
+    if not await conn.session.wait_settled(60) or conn.session.client is None:
+        raise RuntimeError(f"the flood server did not connect: {conn.session.status_text()}")
     heartbeat.start()
     start = time.perf_counter()
-    result = await conn.client.call_tool("echo", {"message": "x"})
+    result = await conn.session.client.call_tool("echo", {"message": "x"})
     call_s = time.perf_counter() - start
     assert result["content"][0]["text"].endswith("x"), result
     while not (model.complete and model.rowCount() == len(store)):
         await asyncio.sleep(0.01)
     settle_s = time.perf_counter() - start
     heartbeat.stop()
-    await conn.disconnect()
+    await conn.session.disconnect()
     window.remove_connection(conn)
     notes = sum(1 for k in range(first, len(store)) if store.method(k) == "notifications/message")
     return FloodResult(call_s, settle_s, len(store) - first, notes, model.rowCount(), heartbeat.max_stall_ms,
@@ -326,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
     from inspector.traffic import TrafficStore
-    from inspector.ui.traffic_pane import TrafficPane
+    from inspector.ui.traffic.pane import TrafficPane
 
     app = QApplication.instance() or QApplication([])
     app.setQuitOnLastWindowClosed(False)
@@ -340,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         from PySide6.QtCore import QSettings
 
-        from inspector.ui.main_window import MainWindow
+        from inspector.ui.window.main_window import MainWindow
 
         settings = QSettings(str(Path(tmp.name) / "settings.ini"), QSettings.IniFormat)
         window = MainWindow(settings=settings, store_path=str(Path(tmp.name) / "flood.sqlite"))

@@ -20,7 +20,7 @@ SAMPLE = ROOT / "tests" / "data" / "configs" / "vscode_mcp.json"
 
 
 async def settle(seconds: float = 0.3) -> None:
-    await asyncio.sleep(seconds)  # never processEvents() from a coroutine (DESIGN §9)
+    await asyncio.sleep(seconds)  # never processEvents() from a coroutine: it would run other tasks inside this one
 
 
 def save(pixmap, name: str) -> None:
@@ -54,10 +54,12 @@ async def main() -> None:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
-    from inspector.ui import desktop, theme
-    from inspector.ui.about import app_icon
-    from inspector.ui.connection import Status
-    from inspector.ui.main_window import MainWindow, demo_spec
+    from inspector.ui.window import desktop
+
+    from inspector.ui.base import theme
+    from inspector.ui.window.about import app_icon
+    from inspector.ui.servers.connection import Status
+    from inspector.ui.window.main_window import MainWindow, demo_spec
 
     app = QApplication.instance()
     app.setWindowIcon(app_icon())
@@ -71,7 +73,7 @@ async def main() -> None:
         window.show()
         conn = window.add_server(demo_spec())
         for _ in range(300):
-            if conn.status is Status.CONNECTED and conn.tools_loaded:
+            if conn.session.status is Status.CONNECTED and conn.session.tools.loaded:
                 break
             await asyncio.sleep(0.05)
         window.tool_panel.select("weather")
@@ -87,7 +89,7 @@ async def main() -> None:
             await settle()
             save(over(window, palette, centre=False), "command-palette.png")
             palette.close()
-            from inspector.ui.preferences import show_preferences
+            from inspector.ui.window.preferences import show_preferences
 
             prefs = show_preferences(window)
             await settle()

@@ -7,8 +7,8 @@ from test_traffic_filter import reference
 from traffic_helpers import filled_store, real_frames
 
 from inspector.traffic import Frame, TrafficFilter, TrafficStore
-from inspector.ui import traffic_model as tm
-from inspector.ui.traffic_model import TrafficModel
+from inspector.ui.traffic import model as tm
+from inspector.ui.traffic.model import TrafficModel
 
 
 def note(i: int) -> Frame:

@@ -22,8 +22,8 @@ from test_traffic_filter import reference
 from traffic_helpers import ROOT, filled_store
 
 from inspector.traffic import Frame, TrafficStore
-from inspector.ui import traffic_model as tm
-from inspector.ui.traffic_pane import TrafficPane
+from inspector.ui.traffic import model as tm
+from inspector.ui.traffic.pane import TrafficPane
 
 ARTIFACTS = ROOT / "test-artifacts"
 
@@ -195,7 +195,7 @@ def test_export_writes_the_shown_rows(pane, tmp_path):
 
 def _palettes():
     try:
-        from inspector.ui.theme import dark_palette, light_palette
+        from inspector.ui.base.theme import dark_palette, light_palette
         return {"light": light_palette(), "dark": dark_palette()}
     except ImportError:  # pragma: no cover - the theme module belongs to the main window
         from PySide6.QtGui import QColor, QPalette
@@ -241,7 +241,7 @@ def test_screenshot_with_real_traffic(qtbot, theme):
 def test_highlight_ranges_count_utf16_like_qt(qapp):
     from pygments.lexers import JsonLexer
 
-    from inspector.ui.highlight import JsonHighlighter, token_ranges
+    from inspector.ui.base.highlight import JsonHighlighter, token_ranges
 
     text = '{\n  "emoji": "😀😀",\n  "n": 1\n}'
     lines = token_ranges(text, JsonLexer(), "default")

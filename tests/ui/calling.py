@@ -7,13 +7,13 @@ from typing import Any
 
 from PySide6.QtWidgets import QApplication, QDialog, QListView, QPushButton, QWidget
 
-from inspector.ui import Status
+from inspector.session import Status
 from uikit import find, row_of, until
 
 
 async def connected(conn, timeout=30):
-    await until(lambda: conn.status is Status.CONNECTED and conn.tools_loaded, timeout,
-                f"{conn.name} to connect and list its tools (status: {conn.status_text()})")
+    await until(lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, timeout,
+                f"{conn.name} to connect and list its tools (status: {conn.session.status_text()})")
 
 
 def select_tool(window, name: str) -> None:

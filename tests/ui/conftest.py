@@ -2,7 +2,7 @@
 
 pytest-asyncio >= 1.4 asks `pytest_asyncio_loop_factories` for the loops to run
 an async test on. Implemented here, not in the root conftest, so only the UI
-tests run on a `qasync.QEventLoop` (DESIGN §9). `qtbot.waitUntil` spins a
+tests run on a `qasync.QEventLoop`. `qtbot.waitUntil` spins a
 nested Qt loop that does not drive asyncio: poll with `uikit.until`.
 
 The window is opened and shut down inside the test body (`async with
@@ -45,7 +45,8 @@ def settings(tmp_path):
 def open_window(qapp, settings):
     """`async with open_window(theme="light") as window`: the real main window, shown offscreen;
     on exit every server is disconnected (awaited: no orphan processes) and the window closed."""
-    from inspector.ui import MainWindow, theme
+    from inspector.ui import MainWindow
+    from inspector.ui.base import theme
 
     @contextlib.asynccontextmanager
     async def opener(mode: str = "light", **kwargs):

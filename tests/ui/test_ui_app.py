@@ -17,7 +17,8 @@ from PySide6.QtWidgets import QApplication, QLabel, QListView
 from inspector import app as spyglass_app
 from inspector import errors as E
 from inspector.config import ServerSpec
-from inspector.ui import Status, demo_spec
+from inspector.session import Status
+from inspector.ui import demo_spec
 from uikit import ARTIFACTS, ROOT, demo_cmd, find, hostile_cmd, shot, until
 
 
@@ -95,7 +96,7 @@ def test_main_reuses_the_existing_qapplication(qapp, tmp_path, monkeypatch):
     assert QApplication.instance() is qapp and out.exists()
 
 
-# ---------------------------------------------------------------------- the 6.12 regression (DESIGN §9)
+# ---------------------------------------------------------------------- the PySide6 6.12 regression (pyproject.toml pins <6.12)
 def test_fifty_qasync_loops_open_and_close_cleanly():
     code = textwrap.dedent("""
         import asyncio, qasync
@@ -153,7 +154,7 @@ async def test_settings_keep_geometry_docks_and_servers_without_secrets(open_win
     async with open_window(catalog=Catalog(path, secrets=keyring).load()) as again:
         assert again.log_dock.isHidden()  # dock layout restored
         restored = again.restore_servers()
-        assert [c.name for c in restored] == ["svc"] and restored[0].status is Status.IDLE
+        assert [c.name for c in restored] == ["svc"] and restored[0].session.status is Status.IDLE
         assert restored[0].spec.env == {"MY_TOKEN": "s3cret", "A": "b"}
 
 
@@ -175,7 +176,7 @@ async def test_traffic_pane_receives_every_frame(open_window):
         if view is None:
             pytest.skip("this build has no traffic pane")
         conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()))
-        await until(lambda: conn.status is Status.CONNECTED and conn.tools_loaded, 30, "the demo to connect")
+        await until(lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, 30, "the demo to connect")
         await until(lambda: view.model().rowCount() >= 3, 5, "frames in trafficView")
         assert window.store is not None and len(window.store) >= view.model().rowCount()
         assert conn.server_id in window.store.servers()
@@ -189,7 +190,7 @@ async def test_screenshots_in_both_themes(open_window, mode):
         if mode == "dark":
             await shot(window, "empty-dark")
         conn = window.add_server(demo_spec())
-        await until(lambda: conn.status is Status.CONNECTED and conn.tools_loaded, 30, "the demo to connect")
+        await until(lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, 30, "the demo to connect")
         tool_list = find(window, QListView, "toolList")
         tool_list.setCurrentIndex(tool_list.model().index(0, 0))
         await shot(window, f"demo-connected-{mode}")
@@ -197,7 +198,7 @@ async def test_screenshots_in_both_themes(open_window, mode):
         await shot(window, f"server-info-{mode}")
         window.tabs.setCurrentIndex(0)
         broken = window.add_server(ServerSpec(name="broken server", command=hostile_cmd("die-at-start")))
-        await until(lambda: broken.status is Status.ERROR, 20, "the error state")
+        await until(lambda: broken.session.status is Status.ERROR, 20, "the error state")
         await shot(window, f"error-{mode}")
 
 
@@ -258,5 +259,5 @@ async def test_a_traffic_store_that_cannot_open_is_said_and_the_window_still_wor
         await until(lambda: window.banner.isVisible(), 5, "the banner")
         assert window.banner.label.text().startswith("Traffic is not recorded: ")
         conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()))
-        await until(lambda: conn.status is Status.CONNECTED and conn.tools_loaded, 30, "the demo server")
-        assert "echo" in [t["name"] for t in conn.tools]
+        await until(lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, 30, "the demo server")
+        assert "echo" in [t["name"] for t in conn.session.tools.items]

@@ -1,4 +1,4 @@
-"""The window's side of authorization (issue 10), against tests/auth/fake_as.py.
+"""The window's side of authorization, against tests/auth/fake_as.py.
 
 The "browser" is an HTTP client the test drives: it loads the authorization URL
 and follows the redirect to Spyglass's one-shot loopback listener, as a browser
@@ -21,9 +21,9 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QMessageBox, QPlainT
 from inspector.auth import MemoryStore
 from inspector.auth.flow import STEP_ASM, STEP_AUTHORIZATION, STEP_PRM, STEP_REGISTRATION, STEP_TOKEN
 from inspector.config import ServerSpec
-from inspector.ui import Status
-from inspector.ui.add_server_dialog import AddServerDialog, describe_spec
-from inspector.ui.auth_session import client_key
+from inspector.session import Status
+from inspector.ui.servers.add_dialog import AddServerDialog, describe_spec
+from inspector.ui.auth.session import client_key
 from uikit import find, shot, until
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "auth"))
@@ -66,8 +66,8 @@ def everything_shown(window) -> str:
 
 
 async def connected(conn, timeout=30):
-    await until(lambda: conn.status is Status.CONNECTED and conn.tools_loaded, timeout,
-                f"{conn.name} to connect (status: {conn.status_text()})")
+    await until(lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, timeout,
+                f"{conn.name} to connect (status: {conn.session.status_text()})")
 
 
 async def test_connect_signs_in_through_the_browser_and_shows_each_step(open_window, tmp_path, caplog):
@@ -94,7 +94,7 @@ async def test_connect_signs_in_through_the_browser_and_shows_each_step(open_win
             assert await browser(opened[0])
             await connected(conn)
             await until(lambda: window.auth.dialog_for(conn) is None, 5, "the sign-in dialog to close")
-            assert [t["name"] for t in conn.tools] == ["whoami"]
+            assert [t["name"] for t in conn.session.tools.items] == ["whoami"]
             # every step, with a verdict
             steps = tree_steps(window)
             assert [k for k, _, _ in steps] == FLOW
@@ -149,7 +149,7 @@ async def test_connect_signs_in_through_the_browser_and_shows_each_step(open_win
             exported = export.read_text()
             stored = "\n".join(window.store.text(n) for n in range(len(window.store)))
             assert '"auth_step"' in stored  # the flow's exchanges are in the traffic, masked
-            log_text = "\n".join(e.text for e in conn.log)
+            log_text = "\n".join(e.text for e in conn.session.log)
             assert "authorization · token: ok" in log_text
             secrets = [token, refreshed, *server.clients.values(), *[r.get("code") for r in server.token_requests
                                                                     if r.get("code")]]
@@ -180,7 +180,7 @@ async def test_step_by_step_waits_for_next(open_window):
             find(window, QCheckBox, "authStepMode").setChecked(True)
             assert conn.auth.step_mode
             assert "pause before the first step" in find(window, QLabel, "authSummary").text()
-            conn.start()
+            conn.session.start()
             next_button = find(window, QPushButton, "authNextStep")
             await until(lambda: conn.auth.paused is not None, 10, "the first pause")
             assert conn.auth.paused.kind == STEP_PRM and next_button.isEnabled()
@@ -207,8 +207,8 @@ async def test_step_by_step_waits_for_next(open_window):
             # Sign in again: the tokens are forgotten and the whole flow runs anew
             first = conn.auth.provider
             find(window, QPushButton, "authSignInAgain").click()
-            await until(lambda: conn.auth.provider is not first and conn.status is Status.CONNECTED
-                        and conn.tools_loaded, 20, "the second sign-in")
+            await until(lambda: conn.auth.provider is not first and conn.session.status is Status.CONNECTED
+                        and conn.session.tools.loaded, 20, "the second sign-in")
             assert len(server.authorization_requests) == 2
             assert [k for k, _, _ in tree_steps(window)] == FLOW
 
@@ -224,8 +224,8 @@ async def test_a_failed_step_is_named_with_its_cause(open_window, mode, step, wo
             window.auth.open_url = browser
             conn = window.add_server(ServerSpec(name=f"broken ({mode})", url=server.mcp_url))
             show_auth_tab(window)
-            await until(lambda: conn.status is Status.ERROR, 20, "the connection to fail")
-            assert f"'{step}'" in conn.reason and words in conn.reason
+            await until(lambda: conn.session.status is Status.ERROR, 20, "the connection to fail")
+            assert f"'{step}'" in conn.session.reason and words in conn.session.reason
             summary = find(window, QLabel, "authSummary").text()
             assert summary.startswith(f"Authorization failed at step “{step}”") and words in summary
             steps = tree_steps(window)
@@ -271,8 +271,8 @@ async def test_cancelling_the_sign_in_names_the_step(open_window):
             conn = window.add_server(ServerSpec(name="abandoned", url=server.mcp_url))
             await until(lambda: window.auth.dialog_for(conn) is not None, 20, "the sign-in dialog")
             find(window.auth.dialog_for(conn), QPushButton, "authBrowserCancel").click()
-            await until(lambda: conn.status is Status.ERROR, 10, "the connection to fail")
-            assert "'authorization'" in conn.reason and "cancelled" in conn.reason
+            await until(lambda: conn.session.status is Status.ERROR, 10, "the connection to fail")
+            assert "'authorization'" in conn.session.reason and "cancelled" in conn.session.reason
             assert tree_steps(window)[-1][1].startswith("✗")
 
 
@@ -333,26 +333,26 @@ async def test_disconnecting_while_signing_in_closes_the_listener_and_the_dialog
             await until(lambda: window.auth.dialog_for(conn) is not None, 20, "the sign-in dialog")
             authorizer = conn.auth.provider.flow.authorizer
             assert authorizer.listening
-            await conn.disconnect()
+            await conn.session.disconnect()
             await until(lambda: window.auth.dialog_for(conn) is None, 5, "the dialog to close")
             assert not authorizer.listening
-            assert conn.status is Status.DISCONNECTED
+            assert conn.session.status is Status.DISCONNECTED
 
 
 async def test_url_server_falls_back_to_http_sse(open_window):
     import http_peers
 
-    from inspector.ui.connection import make_fallback, make_transport
+    from inspector.transport.factory import open_transport
 
     forced = ServerSpec(name="forced", url="http://127.0.0.1:9/mcp", transport="http")
-    assert make_fallback(forced, make_transport(forced)) is None
+    assert open_transport(forced).fallback is None
     with http_peers.everything("sse") as url:
         async with open_window() as window:
             window.auth.store = MemoryStore()
             conn = window.add_server(ServerSpec(name="sse only", url=url + "?client=spyglass"))
             await connected(conn, 40)
-            assert type(conn.client.transport).__name__ == "SseTransport"
+            assert type(conn.session.client.transport).__name__ == "SseTransport"
             assert conn.auth is not None and conn.auth.steps == []
             window.tabs.setCurrentWidget(window.auth_panel)
             assert "has not answered 401" in find(window, QLabel, "authSummary").text()
-            await conn.disconnect()
+            await conn.session.disconnect()

@@ -10,7 +10,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton, QTextBrowser, QWidget
 
 from inspector.config import ServerSpec
-from inspector.ui import confirm
+from inspector.ui.calls import confirm
 from calling import call, click, connected, dialog, dialog_shot, result_shot, result_widgets, select_tool
 from uikit import demo_cmd, find, until
 
@@ -103,10 +103,10 @@ async def test_validation_first_then_call_anyway_and_rpc_error(open_window):
         panel.form.set_value({"message": "hi"})
         await until(lambda: button.text() == "Call", 5)
         # a JSON-RPC error: call a tool the server no longer has (listed as removed) -> -32602
-        await conn.client.call_tool("toggle_bonus_tool", {})
-        await until(lambda: any(t.get("name") == "bonus" for t in conn.tools), 10)
-        await conn.client.call_tool("toggle_bonus_tool", {})
-        await until(lambda: not any(t.get("name") == "bonus" for t in conn.tools), 10)
+        await conn.session.client.call_tool("toggle_bonus_tool", {})
+        await until(lambda: any(t.get("name") == "bonus" for t in conn.session.tools.items), 10)
+        await conn.session.client.call_tool("toggle_bonus_tool", {})
+        await until(lambda: not any(t.get("name") == "bonus" for t in conn.session.tools.items), 10)
         rec = await call(window, "bonus", {})
         assert rec.outcome == "rejected", rec.outcome
         [err] = result_widgets(window, "error")
@@ -192,7 +192,7 @@ async def test_elicitation_in_both_eras_reads_as_one_conversation(open_window, m
     async with open_window() as window:
         conn = demo(window, mode)
         await connected(conn)
-        assert conn.era == mode
+        assert conn.session.era == mode
         rec = await call(window, "ask_user", {}, wait=False)
         dlg = await dialog(window, "elicitationDialog")
         form = dlg.form
@@ -267,7 +267,7 @@ async def test_per_server_timeout_that_progress_resets_and_ctrl_enter(open_windo
         field.setFocus()
         before = len(window.calls.records(conn.server_id))
         # A real key press through the window. Not from this coroutine: QTest delivers window events
-        # synchronously, which would run other tasks' steps inside this one (DESIGN §9); from a timer it is
+        # synchronously, which would run other tasks' steps inside this one; from a timer it is
         # an ordinary Qt callback between task steps.
         QTimer.singleShot(0, lambda: QTest.keyClick(window.windowHandle(), Qt.Key_Return, Qt.ControlModifier))
         await until(lambda: len(window.calls.records(conn.server_id)) > before, 5, "Ctrl+Enter to call")

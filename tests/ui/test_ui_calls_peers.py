@@ -12,13 +12,13 @@ import shiboken6
 from PySide6.QtWidgets import QApplication, QCheckBox, QDialog, QLabel, QListView, QPlainTextEdit, QPushButton, QWidget
 
 from inspector.config import ServerSpec
-from inspector.ui import confirm
+from inspector.ui.calls import confirm
 from calling import (call, click, connected, dialog, dialog_shot, result_shot, result_widgets, select_tool,
                      shown_in_result)
 from support import PY, SDK_SERVER
 from test_client_everything import ARGS, elicitation, fill_required
-from inspector.ui.tool_list import BADGES_ROLE
-from uikit import demo_cmd, everything_cmd, find, hostile_cmd, row_of, shot, until
+from inspector.ui.base.items import BADGES_ROLE
+from uikit import demo_cmd, everything_cmd, find, hostile_cmd, row_of, until
 
 
 class DialogAnswerer:
@@ -85,13 +85,13 @@ async def test_server_everything_every_tool_through_the_form(open_window, settin
     async with open_window() as window:
         conn = window.add_server(ServerSpec(name="everything", command=everything_cmd()))
         await connected(conn, 60)
-        names = [t["name"] for t in conn.tools]
+        names = [t["name"] for t in conn.session.tools.items]
         # sampling and elicitation were declared: the server offers its client-feature tools
         assert {"trigger-sampling-request", "trigger-elicitation-request", "get-roots-list"} <= set(names)
         answerer = DialogAnswerer(window)
         kinds: set[str] = set()
         try:
-            for tool in list(conn.tools):
+            for tool in list(conn.session.tools.items):
                 name = tool["name"]
                 args = ARGS.get(name, fill_required(tool.get("inputSchema", {})))
                 rec = await call(window, name, args, timeout=60)
@@ -156,7 +156,7 @@ async def test_sdk_server_both_eras(open_window, mode):
     async with open_window() as window:
         conn = window.add_server(ServerSpec(name="sdk", command=[PY, str(SDK_SERVER)]), mode=mode)
         await connected(conn, 60)
-        assert conn.era == mode
+        assert conn.session.era == mode
         rec = await call(window, "add", {"a": 2, "b": 3})
         assert rec.result["structuredContent"] == {"result": 5}
         assert result_widgets(window, "structured")

@@ -8,11 +8,10 @@ import pytest
 from PySide6.QtWidgets import QLabel
 
 from inspector import errors as E
-from inspector.ui.arg_form import ArgumentForm
-from inspector.ui.connection import LogEntry
-from inspector.ui.features import Completion, check_completion, path_to_root, root_to_path
-from inspector.ui.log_controls import entry_passes
-from inspector.ui.resources_pane import granted_text
+from inspector.ui.library.arg_form import ArgumentForm
+from inspector.session import Completion, LogEntry, check_completion, path_to_root, root_to_path
+from inspector.ui.servers.log_controls import entry_passes
+from inspector.ui.library.resources import granted_text
 from uikit import until
 
 

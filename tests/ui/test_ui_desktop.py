@@ -1,4 +1,4 @@
-"""Desktop integration (issue 9): the catalog behind the sidebar, import (dialog, drag-and-drop,
+"""Desktop integration: the catalog behind the sidebar, import (dialog, drag-and-drop,
 --import), export, preferences across restarts, the command palette, shortcuts, About, and the last
 selected server and tool. Screenshots of the dialogs go to test-artifacts/."""
 
@@ -19,7 +19,8 @@ from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QLineEdit, QPushB
 from inspector.catalog import Catalog
 from inspector.config import ServerSpec
 from inspector.keystore import MemorySecrets
-from inspector.ui import Status, demo_spec
+from inspector.session import Status
+from inspector.ui import demo_spec
 from uikit import ARTIFACTS, ROOT, demo_cmd, find, row_of, until
 
 DATA = ROOT / "tests" / "data" / "configs"
@@ -98,7 +99,7 @@ async def test_servers_are_saved_in_the_catalog_and_come_back_after_a_restart(op
     async with open_window(catalog=new_catalog()) as again:
         restored = again.restore_servers()
         assert [c.name for c in restored] == ["tokens"]
-        assert restored[0].spec.env == {"API_TOKEN": "tok-123"} and restored[0].status is Status.IDLE
+        assert restored[0].spec.env == {"API_TOKEN": "tok-123"} and restored[0].session.status is Status.IDLE
 
 
 async def test_the_same_server_started_again_is_not_saved_twice(open_window, new_catalog):
@@ -169,7 +170,7 @@ IMPORTS = {
 @pytest.mark.parametrize("name", sorted(IMPORTS))
 async def test_import_each_sample_file_through_the_dialog(open_window, new_catalog, catalog_path, keyring_, name):
     from inspector.importers import preview_file
-    from inspector.ui.import_dialog import ImportDialog
+    from inspector.ui.servers.import_dialog import ImportDialog
 
     expected = IMPORTS[name]
     async with open_window(catalog=new_catalog()) as window:
@@ -200,7 +201,7 @@ async def test_import_each_sample_file_through_the_dialog(open_window, new_catal
         names = {c.name for c in window.connections()}
         importable = {e.name for e in preview.entries if e.importable}
         assert names == (expected if expected is not None else importable)
-        assert all(c.status is Status.IDLE for c in window.connections())  # imported, not started
+        assert all(c.session.status is Status.IDLE for c in window.connections())  # imported, not started
         text = catalog_path.read_text()
         for secret in ("s3cret-value", "ghp_example", "ctx7sk-example", "local-dev-token"):
             assert secret not in text
@@ -288,7 +289,7 @@ async def test_drop_a_file_on_the_window_opens_the_preview(open_window, new_cata
 
 def test_launch_flag_import_opens_the_preview(qapp, tmp_path, monkeypatch):
     from inspector import app as spyglass_app
-    from inspector.ui import desktop
+    from inspector.ui.window.files import ServerFiles
 
     assert spyglass_app.parse_args(["--import", "x.json"]).import_file == "x.json"
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
@@ -298,17 +299,17 @@ def test_launch_flag_import_opens_the_preview(qapp, tmp_path, monkeypatch):
     QSettings.setPath(QSettings.NativeFormat, QSettings.UserScope, str(tmp_path / "qconfig"))
     QSettings.setPath(QSettings.IniFormat, QSettings.UserScope, str(tmp_path / "qconfig"))
     seen = []
-    real = desktop.import_file
+    real = ServerFiles.import_file
 
     dialogs = []
 
-    def spy(window, path):
-        dialog = real(window, path)
+    def spy(files, path):
+        dialog = real(files, path)
         seen.append((path, dialog is not None and dialog.isVisible(), len(dialog.preview.entries)))
         dialogs.append(dialog)
         return dialog
 
-    monkeypatch.setattr(desktop, "import_file", spy)
+    monkeypatch.setattr(ServerFiles, "import_file", spy)
     from inspector.__main__ import main
 
     out = tmp_path / "import.png"
@@ -323,21 +324,19 @@ def test_launch_flag_import_opens_the_preview(qapp, tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------------- export
 async def test_export_catalog_and_one_server_and_copy_command(open_window, new_catalog, tmp_path):
-    from inspector.ui import desktop
-
     async with open_window(catalog=new_catalog()) as window:
         window.add_server(ServerSpec(name="gh", command=["npx", "server-github"], env={"GITHUB_TOKEN": "ghp_1"}),
                           connect=False)
         window.add_server(ServerSpec(name="remote", url="https://example.com/mcp"), connect=False)
         out = tmp_path / "claude_desktop_config.json"
         out.write_text(json.dumps({"globalShortcut": "Ctrl+Space", "mcpServers": {"other": {"command": "x"}}}))
-        assert desktop.export_servers(window, None, str(out)) is True
+        assert window.files.export(None, str(out)) is True
         data = json.loads(out.read_text())
         assert data["globalShortcut"] == "Ctrl+Space" and set(data["mcpServers"]) == {"other", "gh", "remote"}
         assert data["mcpServers"]["gh"]["env"]["GITHUB_TOKEN"] != "ghp_1"  # masked
         one = tmp_path / "one.json"
         window.select_connection(window.connections()[1])
-        assert desktop.export_servers(window, "selected", str(one)) is True
+        assert window.files.export("selected", str(one)) is True
         assert json.loads(one.read_text()) == {"mcpServers": {"remote": {"type": "http",
                                                                           "url": "https://example.com/mcp"}}}
         window.select_connection(window.connections()[0])
@@ -348,8 +347,8 @@ async def test_export_catalog_and_one_server_and_copy_command(open_window, new_c
 
 # ---------------------------------------------------------------------- preferences
 async def test_preferences_persist_across_a_restart(open_window, settings, qapp):
-    from inspector.ui import connection, preferences
-    from inspector.ui.preferences import Preferences, PreferencesDialog
+    from inspector.ui.window import preferences
+    from inspector.ui.window.preferences import Preferences, PreferencesDialog
 
     base_size = qapp.font().pointSize()
     try:
@@ -375,9 +374,9 @@ async def test_preferences_persist_across_a_restart(open_window, settings, qapp)
             assert not problem.isVisible()
             dialog.accept()
             assert qapp.font().pointSize() == 16 and window.preferences.timeout == 15
-            assert connection.MAX_MESSAGE == 8 * 1024 * 1024
             conn = window.add_server(ServerSpec(name="s", command=["x"]), connect=False)
-            assert conn.mode == "legacy" and conn.timeout == 15  # defaults for new servers
+            assert conn.session.options.transport.max_message == 8 * 1024 * 1024  # passed in, per server
+            assert conn.session.options.mode == "legacy" and conn.session.options.timeout == 15  # defaults for new servers
             assert settings.value("confirmPolicy") == "not-read-only"  # what the call panel reads
             remote = window.add_server(ServerSpec(name="r", url="https://mcp.example.com/mcp"), connect=False)
             assert remote.auth.settings().client_metadata_url == "https://example.com/spyglass.json"
@@ -395,12 +394,11 @@ async def test_preferences_persist_across_a_restart(open_window, settings, qapp)
             dialog.reject()
     finally:
         preferences.apply_font(qapp, 0)
-        connection.MAX_MESSAGE = 64 * 1024 * 1024
     assert qapp.font().pointSize() == base_size
 
 
 def test_preferences_ignore_garbage(settings):
-    from inspector.ui.preferences import Preferences
+    from inspector.ui.window.preferences import Preferences
 
     for key, value in (("theme", "pink"), ("fontSize", "huge"), ("requestTimeout", "-3"),
                        ("confirmPolicy", "sometimes"), ("protocolMode", "1999"), ("traffic/maxMessageMiB", "0"),
@@ -410,7 +408,7 @@ def test_preferences_ignore_garbage(settings):
 
 
 def test_prune_sessions_keeps_the_newest(tmp_path):
-    from inspector.ui.preferences import prune_sessions
+    from inspector.ui.window.preferences import prune_sessions
 
     for i, stamp in enumerate(["2026-01-01T00-00-00Z", "2026-02-01T00-00-00Z", "2026-03-01T00-00-00Z"]):
         (tmp_path / f"{stamp}.sqlite").write_bytes(b"x" * (600 * 1024))
@@ -425,9 +423,9 @@ async def test_command_palette_actions(open_window, new_catalog):
     async with open_window(catalog=new_catalog()) as window:
         other = window.add_server(ServerSpec(name="second", command=["python3", "-V"]), connect=False)
         conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()))
-        await until(lambda: conn.status is Status.CONNECTED and conn.tools_loaded, 30, "the demo to connect")
+        await until(lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, 30, "the demo to connect")
         window.act_palette.trigger()
-        palette = window._palette
+        palette = window.command_palette
         assert palette.isVisible() and palette.objectName() == "commandPalette"
         labels = palette.labels()
         for wanted in ("Server: Disconnect", "Traffic: Clear traffic", "Switch to server: second (not connected)",
@@ -440,34 +438,34 @@ async def test_command_palette_actions(open_window, new_catalog):
         assert window.tool_panel.selected_name() == "divide" and not palette.isVisible()
         # clear traffic
         window.act_palette.trigger()
-        window._palette.input.setText("clear traffic")
-        window._palette.run_index(window._palette.list.currentIndex())
+        window.command_palette.input.setText("clear traffic")
+        window.command_palette.run_index(window.command_palette.list.currentIndex())
         if window.traffic_pane is not None:
             assert window.traffic_pane.view.model().rowCount() == 0
         # switch server
         window.act_palette.trigger()
-        window._palette.input.setText("switch second")
-        window._palette.run_index(window._palette.list.currentIndex())
+        window.command_palette.input.setText("switch second")
+        window.command_palette.run_index(window.command_palette.list.currentIndex())
         assert window.selected_connection() is other
         # connect / disconnect the selected one
         window.select_connection(conn)
         window.act_palette.trigger()
-        window._palette.input.setText("disconnect")
-        window._palette.run_index(window._palette.list.currentIndex())
-        await until(lambda: conn.status is Status.DISCONNECTED, 10, "the demo to disconnect")
+        window.command_palette.input.setText("disconnect")
+        window.command_palette.run_index(window.command_palette.list.currentIndex())
+        await until(lambda: conn.session.status is Status.DISCONNECTED, 10, "the demo to disconnect")
         window.act_palette.trigger()
-        window._palette.input.setText("server connect")
-        assert window._palette.labels()[0].startswith("Server: Connect")
-        window._palette.run_index(window._palette.list.currentIndex())
-        await until(lambda: conn.status is Status.CONNECTED, 30, "the demo to connect again")
+        window.command_palette.input.setText("server connect")
+        assert window.command_palette.labels()[0].startswith("Server: Connect")
+        window.command_palette.run_index(window.command_palette.list.currentIndex())
+        await until(lambda: conn.session.status is Status.CONNECTED, 30, "the demo to connect again")
 
 
 async def test_focus_shortcuts_and_the_shortcuts_view(open_window):
-    from inspector.ui.shortcuts import ShortcutsDialog
+    from inspector.ui.window.shortcuts import ShortcutsDialog
 
     async with open_window() as window:
         conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()))
-        await until(lambda: conn.status is Status.CONNECTED and conn.tools_loaded, 30, "the demo to connect")
+        await until(lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, 30, "the demo to connect")
         window.activateWindow()
         window.log_dock.raise_()
         window.act_filter_traffic.trigger()
@@ -508,18 +506,16 @@ async def test_about_names_versions_and_the_data_directory(open_window):
 
 
 async def test_last_selected_server_and_tool_are_restored(open_window, new_catalog, settings):
-    from inspector.ui import desktop
-
     async with open_window(catalog=new_catalog()) as window:
         window.add_server(ServerSpec(name="idle one", command=["python3", "-V"]), connect=False)
         conn = window.add_server(ServerSpec(name="demo here", command=demo_cmd()))
-        await until(lambda: conn.status is Status.CONNECTED and conn.tools_loaded, 30, "the demo to connect")
+        await until(lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, 30, "the demo to connect")
         window.tool_panel.view.setCurrentIndex(row_of(window.tool_panel.view, "divide"))
         window.save_settings()
     assert settings.value("window/lastServer") == "demo here" and settings.value("window/lastTool") == "divide"
     async with open_window(catalog=new_catalog()) as again:
         again.restore_servers()
         again.add_server(demo_spec())  # as the app does: the demo is added and selected last
-        conn = desktop.restore_selection(again)
+        conn = again.restore_selection()
         assert conn is not None and again.selected_connection() is conn and conn.name == "demo here"
         await until(lambda: again.tool_panel.selected_name() == "divide", 30, "the last tool to be selected")

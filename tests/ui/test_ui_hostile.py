@@ -13,8 +13,8 @@ from uikit import find, hostile_cmd, shot, until
 async def test_malformed_frames_are_shown_with_their_problem(open_window):
     async with open_window() as window:
         conn = window.add_server(ServerSpec(name="noisy", command=hostile_cmd("noise", "unknown-id")), mode="legacy")
-        await until(lambda: conn.client is not None and conn.tools_loaded, 20, "the noisy server to connect")
-        result = await conn.client.call_tool("echo", {"message": "still works"})
+        await until(lambda: conn.session.client is not None and conn.session.tools.loaded, 20, "the noisy server to connect")
+        result = await conn.session.client.call_tool("echo", {"message": "still works"})
         assert result["content"][0]["text"] == "still works"
         store, pane = window.store, window.traffic_pane
         await until(lambda: pane.model.rowCount() == len(store), 10, "the view to show every record")

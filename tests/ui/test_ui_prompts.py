@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QListView, QPlainTextEdit, QPushButton, QWidget
 
 from inspector.config import ServerSpec
-from inspector.ui.tool_list import CHANGE_ROLE, FLAGS_ROLE
+from inspector.ui.base.items import CHANGE_ROLE, FLAGS_ROLE
 from support import SDK_SERVER
 from test_ui_resources import BAD, ready, text_of
 from uikit import demo_cmd, everything_cmd, find, row_of, rows, shot, until
@@ -95,7 +95,7 @@ async def test_everything_prompts_and_completion_context(open_window):
     async with open_window() as window:
         conn = window.add_server(ServerSpec(name="everything", command=everything_cmd()))
         sent = []
-        conn.traffic_sink = lambda sid, frame, orig=conn.traffic_sink: (sent.append(frame), orig and orig(sid, frame))
+        conn.session.traffic = lambda frame, orig=conn.session.traffic: (sent.append(frame), orig and orig(frame))
         await ready(conn)
         window.tabs.setCurrentWidget(window.prompts_pane)
         pane = window.prompts_pane
@@ -163,22 +163,22 @@ async def test_log_level_control_and_filters(open_window, mode):
     async with open_window() as window:
         conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()), mode=mode)
         sent = []
-        conn.traffic_sink = lambda sid, frame, orig=conn.traffic_sink: (sent.append(frame), orig and orig(sid, frame))
+        conn.session.traffic = lambda frame, orig=conn.session.traffic: (sent.append(frame), orig and orig(frame))
         await ready(conn)
         window.log_dock.raise_()
         level = find(window, QComboBox, "logLevel")
         assert level.isEnabled() and level.currentText() == "server default"
         level.setCurrentIndex(level.findData("warning"))
         level.activated.emit(level.currentIndex())
-        await until(lambda: conn.features.log_level == "warning", 10, "the log level")
+        await until(lambda: conn.session.health.log_level == "warning", 10, "the log level")
         if mode == "legacy":
             assert any(f.direction == "out" and b'"logging/setLevel"' in f.data and b'"warning"' in f.data for f in sent)
         else:
-            assert conn.client.session.log_level == "warning"
-        await conn.client.call_tool("log_demo", {})
+            assert conn.session.client.session.log_level == "warning"
+        await conn.session.client.call_tool("log_demo", {})
         log = find(window, QPlainTextEdit, "serverLog")
-        await until(lambda: [e for e in conn.log if e.level == "error"], 10, "log messages")
-        levels = {e.level for e in conn.log if e.logger and e.logger != "spyglass"}
+        await until(lambda: [e for e in conn.session.log if e.level == "error"], 10, "log messages")
+        levels = {e.level for e in conn.session.log if e.logger and e.logger != "spyglass"}
         assert "info" not in levels and "debug" not in levels and {"warning", "error"} <= levels
         # the pane's filters: level and logger
         window.log_controls.show_level.setCurrentIndex(window.log_controls.show_level.findData("error"))
@@ -197,12 +197,12 @@ async def test_everything_logging_level(open_window):
         await ready(conn)
         window.log_dock.raise_()
         assert await window.log_controls.set_level("error") is None
-        assert conn.features.log_level == "error"
-        await conn.client.call_tool("toggle-simulated-logging", {})
-        await until(lambda: any(e.logger != "spyglass" and e.level not in ("stderr", "spyglass") for e in conn.log),
+        assert conn.session.health.log_level == "error"
+        await conn.session.client.call_tool("toggle-simulated-logging", {})
+        await until(lambda: any(e.logger != "spyglass" and e.level not in ("stderr", "spyglass") for e in conn.session.log),
                     20, "simulated log messages")
         ranks = ("error", "critical", "alert", "emergency")
-        shown = [e.level for e in conn.log if e.level not in ("stderr", "spyglass")]
+        shown = [e.level for e in conn.session.log if e.level not in ("stderr", "spyglass")]
         assert shown and all(level in ranks for level in shown), shown
-        await conn.client.call_tool("toggle-simulated-logging", {})
+        await conn.session.client.call_tool("toggle-simulated-logging", {})
         await shot(window, "log-level-dark")

@@ -13,8 +13,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QListView, QPushButton, QWidget
 
 from inspector.config import ServerSpec
-from inspector.ui import Status
-from inspector.ui.tool_list import BADGES_ROLE, CHANGE_ROLE, FLAGS_ROLE
+from inspector.session import Status
+from inspector.ui.base.items import BADGES_ROLE, CHANGE_ROLE, FLAGS_ROLE
 from support import SDK_SERVER
 from uikit import demo_cmd, everything_cmd, find, row_of, rows, shot, until
 
@@ -22,10 +22,9 @@ BAD = [sys.executable, str(Path(__file__).with_name("bad_catalog_server.py"))]
 
 
 async def ready(conn, timeout=30):
-    f = conn.features
-    await until(lambda: conn.status is Status.CONNECTED and conn.tools_loaded
-                and all(f.lists[k].loaded for k in ("resources", "templates", "prompts")), timeout,
-                f"{conn.name} to connect and list everything (status: {conn.status_text()})")
+    await until(lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded
+                and all(conn.session.listings[k].loaded for k in ("resources", "templates", "prompts")), timeout,
+                f"{conn.name} to connect and list everything (status: {conn.session.status_text()})")
 
 
 def text_of(widget: QWidget) -> str:
@@ -96,31 +95,31 @@ async def test_demo_resources_read_templates_and_subscriptions(open_window, mode
         sub = find(window, QPushButton, "subscribeButton")
         assert sub.isEnabled() and sub.text() == "Subscribe"
         sub.click()
-        await until(lambda: "demo://live/clock" in conn.features.subscribed and sub.text() == "Unsubscribe", 10,
+        await until(lambda: "demo://live/clock" in conn.session.library.subscribed and sub.text() == "Unsubscribe", 10,
                     "the subscription")
         assert row_of(resources, "demo://live/clock").data(BADGES_ROLE)[0] == "subscribed"
         status = find(window, QLabel, "subscriptionStatus").text()
         if mode == "modern":
-            await until(lambda: conn.features.granted is not None
-                        and "demo://live/clock" in conn.features.granted.get("resourceSubscriptions", []), 10,
+            await until(lambda: conn.session.library.granted is not None
+                        and "demo://live/clock" in conn.session.library.granted.get("resourceSubscriptions", []), 10,
                         "the acknowledged filter")
             status = find(window, QLabel, "subscriptionStatus").text()
             assert "acknowledged" in status and "updates of demo://live/clock" in status
         else:
             assert "resources/subscribe" in status
-        await until(lambda: "demo://live/clock" in conn.features.updated or pane.last_result is not first, 15,
+        await until(lambda: "demo://live/clock" in conn.session.library.updated or pane.last_result is not first, 15,
                     "notifications/resources/updated")
         await until(lambda: pane.last_result is not first, 10, "the automatic re-read")
         await shot(window, f"resources-{mode}-light")
         sub.click()
-        await until(lambda: "demo://live/clock" not in conn.features.subscribed, 10, "unsubscribing")
+        await until(lambda: "demo://live/clock" not in conn.session.library.subscribed, 10, "unsubscribing")
         # the listen filter (modern) or the session (legacy) still brings the tool list changes
-        await conn.client.call_tool("toggle_bonus_tool", {})
-        await until(lambda: "bonus" in conn.appeared, 10, "the tool list change")
+        await conn.session.client.call_tool("toggle_bonus_tool", {})
+        await until(lambda: "bonus" in conn.session.tools.appeared, 10, "the tool list change")
         if mode == "modern":
             # a URI the server does not know: it leaves it out of the acknowledged filter, and we say so
-            await conn.features.subscribe("demo://notes/nothing-here")
-            assert "demo://notes/nothing-here" in conn.features.refused
+            await conn.session.library.subscribe("demo://notes/nothing-here")
+            assert "demo://notes/nothing-here" in conn.session.library.refused
             assert "Refused by the server: demo://notes/nothing-here" in \
                 find(window, QLabel, "subscriptionStatus").text()
 
@@ -147,7 +146,7 @@ async def test_everything_resources_templates_and_subscriber_updates(open_window
         await ready(conn)
         window.tabs.setCurrentWidget(window.resources_pane)
         resources = find(window, QListView, "resourceList")
-        assert len(rows(resources)) == len(conn.features.lists["resources"].items) >= 5
+        assert len(rows(resources)) == len(conn.session.listings["resources"].items) >= 5
         assert rows(find(window, QListView, "templateList")) == ["demo://resource/dynamic/text/{resourceId}",
                                                                  "demo://resource/dynamic/blob/{resourceId}"]
         await read(window, "demo://resource/static/document/features.md", "demo://resource/static/document/features.md")
@@ -158,13 +157,13 @@ async def test_everything_resources_templates_and_subscriber_updates(open_window
         # subscriber updates: subscribe, then the server's toggle-subscriber-updates tool starts them
         window.resources_pane.select("demo://resource/static/document/features.md")
         find(window, QPushButton, "subscribeButton").click()
-        await until(lambda: conn.features.subscribed, 10, "the subscription")
-        await conn.client.call_tool("toggle-subscriber-updates", {})
-        await until(lambda: "demo://resource/static/document/features.md" in conn.features.updated, 15,
+        await until(lambda: conn.session.library.subscribed, 10, "the subscription")
+        await conn.session.client.call_tool("toggle-subscriber-updates", {})
+        await until(lambda: "demo://resource/static/document/features.md" in conn.session.library.updated, 15,
                     "an update notice")
         await until(lambda: row_of(resources, "demo://resource/static/document/features.md").data(CHANGE_ROLE)
                     == "updated", 5, "the updated mark")
-        await conn.client.call_tool("toggle-subscriber-updates", {})
+        await conn.session.client.call_tool("toggle-subscriber-updates", {})
 
 
 @pytest.mark.parametrize("mode", ["legacy", "modern"])
@@ -172,7 +171,7 @@ async def test_sdk_peer_resources_both_eras(open_window, mode):
     async with open_window() as window:
         conn = window.add_server(ServerSpec(name="sdk", command=[sys.executable, str(SDK_SERVER)]), mode=mode)
         await ready(conn)
-        assert conn.era == mode
+        assert conn.session.era == mode
         window.tabs.setCurrentWidget(window.resources_pane)
         assert "sdk://hello" in rows(find(window, QListView, "resourceList"))
         await read(window, "sdk://hello", "Hello from the SDK peer")
@@ -215,7 +214,7 @@ async def test_bad_resources_are_reported_not_fatal(open_window):
         assert "at most 100" in pane.form.suggestion_note("id")
         assert "at most 100" in find(window, QLabel, "argSuggestions:id").text()
         # list_changed: re-listed, new and removed marked (prompts/get of this server changes its lists)
-        await conn.features.get_prompt("undescribed", {"x": "1"})
+        await conn.session.library.get_prompt("undescribed", {"x": "1"})
         resources = find(window, QListView, "resourceList")
         await until(lambda: "bad://new" in rows(resources), 10, "the new resource list")
         assert row_of(resources, "bad://new").data(CHANGE_ROLE) == "new"
@@ -232,7 +231,7 @@ async def test_cursor_repeated_forever_stops_with_a_message(open_window):
         message = find(window, QLabel, "resourceListMessage")
         assert message.isVisible() and "cursor" in message.text().lower()
         assert message.text().startswith("resources/list")
-        assert conn.status is Status.CONNECTED  # the rest of the server still works
+        assert conn.session.status is Status.CONNECTED  # the rest of the server still works
         assert rows(find(window, QListView, "templateList"))
 
 
@@ -246,7 +245,7 @@ async def test_roots_answered_and_changes_announced(open_window, tmp_path):
     async with open_window(catalog=Catalog(catalog_file, secrets=MemorySecrets()).load()) as window:
         conn = window.add_server(ServerSpec(name="everything", command=everything_cmd()))
         sent = []
-        conn.traffic_sink = lambda sid, frame, orig=conn.traffic_sink: (sent.append(frame), orig and orig(sid, frame))
+        conn.session.traffic = lambda frame, orig=conn.session.traffic: (sent.append(frame), orig and orig(frame))
         await ready(conn)
         window.tabs.setCurrentWidget(window.roots_editor)
         folder = tmp_path / "project"
@@ -256,7 +255,7 @@ async def test_roots_answered_and_changes_announced(open_window, tmp_path):
         assert [window.roots_editor.view.item(i).text() for i in range(window.roots_editor.view.count())] == [uri]
         await until(lambda: any(f.direction == "out" and b"notifications/roots/list_changed" in f.data
                                 for f in sent), 5, "notifications/roots/list_changed")
-        result = await conn.client.call_tool("get-roots-list", {})
+        result = await conn.session.client.call_tool("get-roots-list", {})
         assert uri in result["content"][0]["text"]
         # kept with the server in the catalog file, offered again after a restart
         saved = json.loads(catalog_file.read_text())["servers"][0]["roots"]
@@ -265,11 +264,11 @@ async def test_roots_answered_and_changes_announced(open_window, tmp_path):
     async with open_window(catalog=Catalog(catalog_file, secrets=MemorySecrets()).load()) as again:
         [conn] = again.restore_servers()
         again.select_connection(conn)
-        assert conn.features.roots == saved
+        assert conn.session.roots == saved
         again.tabs.setCurrentWidget(again.roots_editor)
         again.roots_editor.view.setCurrentRow(0)
         await again.roots_editor.remove_selected()
-        assert conn.features.roots == [] and json.loads(catalog_file.read_text())["servers"][0]["roots"] == []
+        assert conn.session.roots == [] and json.loads(catalog_file.read_text())["servers"][0]["roots"] == []
 
 
 async def test_roots_can_need_your_answer_first(open_window, tmp_path):
@@ -296,7 +295,7 @@ async def test_roots_can_need_your_answer_first(open_window, tmp_path):
         seen: list[str] = []
 
         async def roots_known() -> bool:  # the server takes the answer in its own time
-            result = await conn.client.call_tool("get-roots-list", {})
+            result = await conn.session.client.call_tool("get-roots-list", {})
             seen.append(result["content"][0]["text"])
             return shared.as_uri() in seen[-1]
 
@@ -321,7 +320,7 @@ async def test_server_info_shows_cache_and_refresh_bypasses_it(open_window):
     async with open_window() as window:
         conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()), mode="modern")
         sent = []
-        conn.traffic_sink = lambda sid, frame, orig=conn.traffic_sink: (sent.append(frame), orig and orig(sid, frame))
+        conn.session.traffic = lambda frame, orig=conn.session.traffic: (sent.append(frame), orig and orig(frame))
         await ready(conn)
         window.tabs.setCurrentWidget(window.info_view)
         cache = find(window, QLabel, "serverCache")
@@ -331,8 +330,8 @@ async def test_server_info_shows_cache_and_refresh_bypasses_it(open_window):
         assert "Extensions:" in find(window, QLabel, "serverExtensions").text()
         count = lambda: sum(1 for f in sent if f.direction == "out" and b'"prompts/list"' in f.data)  # noqa: E731
         before = count()
-        await conn.features.load("prompts")  # within ttlMs: reused, nothing sent
-        assert count() == before and conn.features.lists["prompts"].from_cache
+        await conn.session.load("prompts")  # within ttlMs: reused, nothing sent
+        assert count() == before and conn.session.listings["prompts"].from_cache
         find(window, QPushButton, "refreshListsButton").click()
         await until(lambda: count() == before + 1, 10, "prompts/list sent again")
         await shot(window, "server-info-modern-light")

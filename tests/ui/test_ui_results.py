@@ -11,11 +11,14 @@ from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton, QWidget
 
 from inspector import errors as E
-from inspector.ui import confirm
-from inspector.ui.calls import CallRecord, code_name
-from inspector.ui.result_view import ResultView, structured_widget, text_matches
-from inspector.ui.results import ContentView, SafeMarkdown, lexer_for, render_resource_contents
-from inspector.ui.server_requests import ElicitationDialog, SamplingDialog, describe_sampling
+from inspector.ui.calls import confirm
+from inspector.protocol.jsonrpc import code_name
+from inspector.session import CallRecord
+from inspector.ui.render.result_view import ResultView, structured_widget, text_matches
+from inspector.ui.base.highlight import lexer_for
+from inspector.ui.render.results import ContentView, render_resource_contents
+from inspector.ui.render.text import SafeMarkdown
+from inspector.ui.calls.questions import ElicitationDialog, SamplingDialog, describe_sampling
 
 
 def png(w: int, h: int) -> bytes:
@@ -136,7 +139,7 @@ def test_tool_error_and_rpc_error_read_differently(qapp):
 
 def test_url_elicitation_shows_the_full_host_and_opens_nothing_by_itself(qapp, monkeypatch):
     opened = []
-    monkeypatch.setattr("inspector.ui.server_requests.QDesktopServices.openUrl", lambda url: opened.append(url))
+    monkeypatch.setattr("inspector.ui.calls.questions.QDesktopServices.openUrl", lambda url: opened.append(url))
     d = ElicitationDialog("srv", {"mode": "url", "message": "Sign in",
                                   "url": "https://login.example.com.evil.test:8443/path?x=1", "elicitationId": "e1"})
     assert d.findChild(QLabel, "elicitUrlHost").text() == "login.example.com.evil.test:8443"

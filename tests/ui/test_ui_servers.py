@@ -8,9 +8,9 @@ from PySide6.QtWidgets import QLabel, QListView, QPlainTextEdit, QPushButton
 
 from inspector import errors as E
 from inspector.config import ServerSpec
-from inspector.ui import Status
-from inspector.ui.server_list import STATUS_TEXT_ROLE
-from inspector.ui.tool_list import BADGES_ROLE, CHANGE_ROLE, FLAGS_ROLE
+from inspector.session import Status
+from inspector.ui.servers.sidebar import STATUS_TEXT_ROLE
+from inspector.ui.base.items import BADGES_ROLE, CHANGE_ROLE, FLAGS_ROLE
 from uikit import demo_cmd, everything_cmd, find, hostile_cmd, row_of, rows, shot, until
 
 
@@ -19,8 +19,8 @@ def spec(name, command):
 
 
 async def connected(conn, timeout=30):
-    await until(lambda: conn.status is Status.CONNECTED and conn.tools_loaded, timeout,
-                f"{conn.name} to connect and list its tools (status: {conn.status_text()})")
+    await until(lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, timeout,
+                f"{conn.name} to connect and list its tools (status: {conn.session.status_text()})")
 
 
 async def test_object_names_and_empty_state(open_window):
@@ -43,7 +43,7 @@ async def test_demo_server_tools_and_badges(open_window):
         names = rows(tool_list)
         assert "echo" in names and "delete_item" in names and "toggle_bonus_tool" in names
         assert "bonus" not in names
-        assert len(names) == len(conn.tools) == 15
+        assert len(names) == len(conn.session.tools.items) == 15
         # display names: title > annotations.title > name
         assert row_of(tool_list, "echo").data(Qt.DisplayRole) == "Echo"
         assert row_of(tool_list, "divide").data(Qt.DisplayRole) == "Divide two numbers"
@@ -54,7 +54,7 @@ async def test_demo_server_tools_and_badges(open_window):
         # sidebar status: version and era
         server_list = find(window, QListView, "serverList")
         status = server_list.model().index(0, 0).data(STATUS_TEXT_ROLE)
-        assert status.startswith("connected · ") and conn.protocol_version in status and conn.era in status
+        assert status.startswith("connected · ") and conn.session.protocol_version in status and conn.session.era in status
         # selecting a tool shows its schema, highlighted, read-only
         tool_list.setCurrentIndex(row_of(tool_list, "delete_item"))
         schema = find(window, QPlainTextEdit, "toolSchema")
@@ -63,8 +63,8 @@ async def test_demo_server_tools_and_badges(open_window):
         assert "destructive" in find(window, QLabel, "toolBadges").text()
         # server info
         window.tabs.setCurrentIndex(1)
-        assert find(window, QLabel, "serverInfo:pid").text() == str(conn.pid)
-        assert find(window, QLabel, "serverInfo:era").text() == conn.era
+        assert find(window, QLabel, "serverInfo:pid").text() == str(conn.session.pid)
+        assert find(window, QLabel, "serverInfo:era").text() == conn.session.era
         window.tabs.setCurrentIndex(0)
         await shot(window, "demo-connected-light")
 
@@ -89,9 +89,9 @@ async def test_list_changed_marks_new_and_removed_tools(open_window, mode):
     async with open_window() as window:
         conn = window.add_server(spec("demo", demo_cmd()), mode=mode)
         await connected(conn)
-        assert conn.era == ("legacy" if mode == "legacy" else "modern")
+        assert conn.session.era == ("legacy" if mode == "legacy" else "modern")
         tool_list = find(window, QListView, "toolList")
-        result = await conn.client.call_tool("toggle_bonus_tool", {})
+        result = await conn.session.client.call_tool("toggle_bonus_tool", {})
         assert not result.get("isError")
         await until(lambda: "bonus" in rows(tool_list), 10, "the bonus tool to appear")
         assert row_of(tool_list, "bonus").data(CHANGE_ROLE) == "new"
@@ -100,9 +100,9 @@ async def test_list_changed_marks_new_and_removed_tools(open_window, mode):
         tool_list.setCurrentIndex(row_of(tool_list, "bonus"))
         tool_list.scrollTo(row_of(tool_list, "bonus"))
         await shot(window, f"demo-list-changed-{mode}-light")
-        await conn.client.call_tool("toggle_bonus_tool", {})
+        await conn.session.client.call_tool("toggle_bonus_tool", {})
         await until(lambda: row_of(tool_list, "bonus").data(CHANGE_ROLE) == "removed", 10, "bonus to be marked removed")
-        assert [t["name"] for t in conn.tools].count("bonus") == 0
+        assert [t["name"] for t in conn.session.tools.items].count("bonus") == 0
         assert rows(tool_list).count("bonus") == 1  # still listed, marked, until the next list
         await shot(window, f"demo-list-changed-removed-{mode}-light")
 
@@ -118,7 +118,7 @@ async def test_server_everything(open_window):
         assert row_of(tool_list, "gzip-file-as-resource").data(BADGES_ROLE) == ["idempotent", "open-world"]
         assert row_of(tool_list, "toggle-simulated-logging").data(BADGES_ROLE) == []
         assert all(row_of(tool_list, n).data(FLAGS_ROLE) == [] for n in names)
-        assert conn.hello.server_info.get("name")
+        assert conn.session.hello.server_info.get("name")
 
 
 async def test_several_servers_at_once(open_window):
@@ -127,31 +127,31 @@ async def test_several_servers_at_once(open_window):
         b = window.add_server(spec("demo", demo_cmd()))
         await connected(a)
         await connected(b)
-        assert a.server_id != b.server_id and a.pid != b.pid
+        assert a.server_id != b.server_id and a.session.pid != b.session.pid
         assert find(window, QLabel, "statusSummary").text() == "2 servers, 2 connected"
         window.select_connection(a)
         assert window.selected_connection() is a
         window.act_disconnect.trigger()
-        await until(lambda: a.status is Status.DISCONNECTED, 10, "a to disconnect")
-        assert b.status is Status.CONNECTED
+        await until(lambda: a.session.status is Status.DISCONNECTED, 10, "a to disconnect")
+        assert b.session.status is Status.CONNECTED
         dup = window.duplicate_selected()
-        assert dup is not a and dup.spec.command == a.spec.command and dup.status is Status.IDLE
+        assert dup is not a and dup.spec.command == a.spec.command and dup.session.status is Status.IDLE
         window.act_connect.trigger()
         await connected(dup)
         window.select_connection(b)
         window.act_restart.trigger()
-        await until(lambda: b.status is Status.CONNECTING or b.pid is None, 10, "b to restart")
+        await until(lambda: b.session.status is Status.CONNECTING or b.session.pid is None, 10, "b to restart")
         await connected(b)
         window.select_connection(dup)
         window.act_remove.trigger()
         assert dup not in window.connections()
-        await until(lambda: dup.status is Status.DISCONNECTED, 10, "the removed server to stop")
+        await until(lambda: dup.session.status is Status.DISCONNECTED, 10, "the removed server to stop")
 
 
 async def test_server_that_fails_to_start_shows_error_stderr_and_retry(open_window):
     async with open_window() as window:
         conn = window.add_server(spec("broken", hostile_cmd("die-at-start")))
-        await until(lambda: conn.status is Status.ERROR, 20, "the error state")
+        await until(lambda: conn.session.status is Status.ERROR, 20, "the error state")
         server_list = find(window, QListView, "serverList")
         status = server_list.model().index(0, 0).data(STATUS_TEXT_ROLE)
         assert status.startswith("error: ") and "code 3" in status
@@ -159,12 +159,12 @@ async def test_server_that_fails_to_start_shows_error_stderr_and_retry(open_wind
         assert stderr.isVisible() and stderr.toPlainText().strip()
         retry = find(window, QPushButton, "retryButton")
         assert retry.isVisible() and retry.isEnabled() and retry.text() == "Retry"
-        assert conn.stderr_tail and conn.exit_code == 3
+        assert conn.session.stderr_tail and conn.session.exit_code == 3
         await shot(window, "error-light")
-        first_pid_gone = conn.pid is None
+        first_pid_gone = conn.session.pid is None
         retry.click()
-        await until(lambda: conn.status is Status.CONNECTING, 5, "retry to start connecting")
-        await until(lambda: conn.status is Status.ERROR, 20, "the error state again")
+        await until(lambda: conn.session.status is Status.CONNECTING, 5, "retry to start connecting")
+        await until(lambda: conn.session.status is Status.ERROR, 20, "the error state again")
         assert first_pid_gone
 
 
@@ -173,8 +173,8 @@ async def test_server_exiting_mid_session_shows_exit_code(open_window):
         conn = window.add_server(spec("fragile", hostile_cmd("exit-during-call")))
         await connected(conn)
         with pytest.raises(E.SpyglassError):
-            await conn.client.call_tool("echo", {"text": "hi"})
-        await until(lambda: conn.status is Status.EXITED, 10, "the exited state")
+            await conn.session.client.call_tool("echo", {"text": "hi"})
+        await until(lambda: conn.session.status is Status.EXITED, 10, "the exited state")
         server_list = find(window, QListView, "serverList")
         assert server_list.model().index(0, 0).data(STATUS_TEXT_ROLE) == "exited (code 70)"
         assert find(window, QPushButton, "retryButton").text() == "Restart"
@@ -186,8 +186,8 @@ async def test_log_pane_shows_stderr_and_log_notifications(open_window):
     async with open_window() as window:
         conn = window.add_server(spec("demo", demo_cmd()))
         await connected(conn)
-        await conn.client.set_log_level("debug")
-        await conn.client.call_tool("log_demo", {})
+        await conn.session.client.set_log_level("debug")
+        await conn.session.client.call_tool("log_demo", {})
         log_pane = find(window, QPlainTextEdit, "serverLog")
         assert log_pane.maximumBlockCount() > 0
         await until(lambda: "EMERGENCY" in log_pane.toPlainText().upper() and "stderr" in log_pane.toPlainText(),
@@ -206,13 +206,13 @@ async def test_url_that_cannot_be_reached_is_an_error_state(open_window):
         port = sock.getsockname()[1]
     async with open_window() as window:
         conn = window.add_server(ServerSpec(name="remote", url=f"http://127.0.0.1:{port}/mcp"))
-        await until(lambda: conn.status is Status.ERROR, 30, "the error state")
-        assert conn.reason
+        await until(lambda: conn.session.status is Status.ERROR, 30, "the error state")
+        assert conn.session.reason
         assert find(window, QPushButton, "retryButton").isVisible()
 
 
 async def test_add_server_dialog_adds_and_connects(open_window):
-    from inspector.ui.add_server_dialog import AddServerDialog
+    from inspector.ui.servers.add_dialog import AddServerDialog
 
     async with open_window() as window:
         window.act_add.trigger()
@@ -235,13 +235,13 @@ async def test_closing_the_window_disconnects_every_server(open_window):
         conns = [window.add_server(spec("demo", demo_cmd())), window.add_server(spec("sleepy", hostile_cmd("no-reply")))]
         for conn in conns:
             await connected(conn)
-        pids = [c.pid for c in conns]
+        pids = [c.session.pid for c in conns]
         closed = []
         window.closed.connect(lambda: closed.append(True))
         window.close()  # the close is deferred until every server's process has ended
         assert window.isVisible()
         await until(lambda: closed, 20, "the window to close")
-        assert all(c.status is Status.DISCONNECTED and c.client is None for c in conns)
+        assert all(c.session.status is Status.DISCONNECTED and c.session.client is None for c in conns)
         import os
 
         for pid in pids:
@@ -266,8 +266,8 @@ async def test_untrusted_text_stays_plain(open_window):
 async def test_a_broken_tools_list_is_shown_not_fatal(open_window):
     async with open_window() as window:
         conn = window.add_server(spec("nope", hostile_cmd("tools-nope")))
-        await until(lambda: conn.tools_loaded, 20, "tools/list to be answered")
-        assert conn.status is Status.CONNECTED and conn.tools_error
+        await until(lambda: conn.session.tools.loaded, 20, "tools/list to be answered")
+        assert conn.session.status is Status.CONNECTED and conn.session.tools.error
         message = find(window, QLabel, "toolListMessage")
         assert message.isVisible() and message.text().startswith("tools/list")
         await shot(window, "tools-list-failed-light")

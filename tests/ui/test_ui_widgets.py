@@ -10,10 +10,11 @@ from PySide6.QtGui import QColor, QImage, QPixmap
 from PySide6.QtWidgets import QLineEdit
 
 from inspector.config import ServerSpec
-from inspector.ui._text import MASK, visible
-from inspector.ui.add_server_dialog import AddServerDialog, describe_spec
-from inspector.ui.tool_list import (BADGES_ROLE, FLAGS_ROLE, HINTS_NOTE, ToolListPanel, ToolModel, badges,
-                                    display_name)
+from inspector.ui.base.text import MASK, visible
+from inspector.ui.servers.add_dialog import AddServerDialog, describe_spec
+from inspector.session.tools import HINTS_NOTE, badges, display_name
+from inspector.ui.base.items import BADGES_ROLE, FLAGS_ROLE
+from inspector.ui.calls.tool_list import ToolListPanel, ToolModel
 
 
 def png_data_uri() -> str:
@@ -146,7 +147,7 @@ def test_add_server_dialog_url_headers_and_token(qapp):
 
 
 def test_guess_name_prefers_the_script_over_the_interpreter():
-    from inspector.ui.add_server_dialog import guess_name
+    from inspector.ui.servers.add_dialog import guess_name
 
     assert guess_name(["/usr/bin/python3", "tests/hostile/server.py", "die-at-start"]) == "server.py"
     assert guess_name(["python", "-m", "inspector.demo"]) == "inspector.demo"

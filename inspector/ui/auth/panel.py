@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (QCheckBox, QDialog, QHBoxLayout, QLabel, QLineEdi
 
 from ...auth import KeyringStore
 from ...auth.records import FAILED, OK, PENDING, RUNNING, SKIPPED, Exchange, Step
-from ...transport.factory import uses_oauth
+from ...session import uses_oauth
 from ..base import theme
 from ..base.text import plain_tooltip, pretty_json, visible, visible_block
 from .session import AuthSession, open_in_browser

@@ -1,4 +1,4 @@
-"""One URL server's authorization in the window (issue 10).
+"""One URL server's authorization in the window.
 
 `AuthSession` owns the `OAuthProvider` behind the server's HTTP transport (a
 fresh one per connect attempt, so each attempt shows its own steps), turns the

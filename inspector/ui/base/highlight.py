@@ -8,6 +8,8 @@ Texts over `HIGHLIGHT_MAX` characters are shown without colours.
 
 from __future__ import annotations
 
+from typing import Any
+
 from functools import lru_cache
 
 from pygments.lexer import Lexer
@@ -113,3 +115,35 @@ class JsonHighlighter(QSyntaxHighlighter):
 
     def ranges(self) -> list[Ranges]:
         return self._ranges
+
+
+def lexer_for(mime: str | None, uri: str | None = None) -> Any:
+    """A pygments lexer for a mimeType (then the uri's file name); None for plain text."""
+    from pygments.lexers import JsonLexer, get_lexer_for_filename, get_lexer_for_mimetype
+    from pygments.util import ClassNotFound
+
+    m = (mime or "").split(";")[0].strip().lower()
+    if m in ("text/plain", ""):
+        lexer = None
+    elif m == "application/json" or m.endswith("+json"):
+        return JsonLexer()
+    else:
+        try:
+            return get_lexer_for_mimetype(m)
+        except ClassNotFound:
+            lexer = None
+    if uri and not m:
+        name = uri.rstrip("/").rsplit("/", 1)[-1].split("?")[0]
+        if "." in name:
+            try:
+                return get_lexer_for_filename(name)
+            except ClassNotFound:
+                return None
+    return lexer
+
+
+def json_lexer() -> Any:
+    """Pygments' JSON lexer (imported when first needed)."""
+    from pygments.lexers import JsonLexer
+
+    return JsonLexer()

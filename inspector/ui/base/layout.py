@@ -6,7 +6,9 @@ from typing import Callable
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QFormLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy,
-                               QVBoxLayout, QWidget)
+                               QToolButton, QVBoxLayout, QWidget)
+
+from . import theme
 
 
 def scrolling_column(parent: QWidget, name: str, *widgets: QWidget) -> QScrollArea:
@@ -86,6 +88,16 @@ class ListHeader:
         layout.addWidget(self.message)
 
 
+def heading_label(text: str, parent: QWidget) -> QLabel:
+    """A section's heading: bold, plain text."""
+    label = QLabel(text, parent)
+    label.setTextFormat(Qt.PlainText)
+    font = label.font()
+    font.setBold(True)
+    label.setFont(font)
+    return label
+
+
 def plain_label(parent: QWidget, name: str = "", *, wrap: bool = True, selectable: bool = False,
                 bold: bool = False) -> QLabel:
     """A label for text that is never rich text (a server's words included), named `name`."""
@@ -101,3 +113,31 @@ def plain_label(parent: QWidget, name: str = "", *, wrap: bool = True, selectabl
         font.setBold(True)
         label.setFont(font)
     return label
+
+
+def text_label(text: str, parent: QWidget | None = None, *, name: str = "", wrap: bool = True,
+               selectable: bool = True, role: str | None = None) -> QLabel:
+    """Plain text (never rich text), selectable unless told otherwise, coloured by a theme `role`."""
+    lab = QLabel(parent)
+    lab.setTextFormat(Qt.PlainText)
+    lab.setText(text)
+    lab.setWordWrap(wrap)
+    if selectable:
+        lab.setTextInteractionFlags(Qt.TextSelectableByMouse)
+    if name:
+        lab.setObjectName(name)
+    if role:
+        lab.setStyleSheet(f"color: {theme.colour(role).name()};")
+    return lab
+
+
+def small_button(text: str, tip: str = "", *, name: str = "", tool: bool = True) -> QToolButton | QPushButton:
+    """A compact button in a block's header or a media row, reached by Tab (not by a click's focus)."""
+    b: QToolButton | QPushButton = QToolButton() if tool else QPushButton()
+    b.setText(text)
+    if tip:
+        b.setToolTip(tip)
+    if name:
+        b.setObjectName(name)
+    b.setFocusPolicy(Qt.TabFocus)
+    return b

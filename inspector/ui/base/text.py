@@ -1,6 +1,6 @@
 """Text hygiene for everything a server sends: visible bidi controls, masked secrets.
 
-Server text is untrusted (DESIGN §8): widgets show it as plain text, and names
+Server text is untrusted: widgets show it as plain text, and names
 and titles go through `visible()` first so a right-to-left override cannot make
 one tool look like another.
 """

@@ -1,4 +1,4 @@
-"""Confirmation before calling a tool that may change things (DESIGN §8).
+"""Confirmation before calling a tool that may change things (annotations are hints, so the user decides).
 
 The policy is the QSettings key `confirmPolicy`: `never`, `destructive` (default: tools whose
 `destructiveHint` is true, with the spec's default of true when a tool is not read-only and says

@@ -19,12 +19,11 @@ from PySide6.QtWidgets import (QHBoxLayout, QPushButton, QSplitter, QTreeWidget,
 from ... import errors as E
 from ...protocol import tasks as T
 from ..base import theme
-from ..base.layout import scrolling_column
+from ..base.layout import heading_label, plain_label, scrolling_column
 from ..base.tasks import spawn
 from ..base.text import visible
 from ...session import Status
 from ..servers.connection import Connection
-from ..library.resources import _heading, _plain
 from ..render.results import ContentView
 from ..base.json_view import JsonView
 
@@ -75,13 +74,13 @@ class TasksPane(QWidget):
         self.result_button.setToolTip("Fetch the selected task's result (tasks/result); for a task still "
                                       "running, the server answers when it ends")
         self.result_button.clicked.connect(self.fetch_result)
-        self.count = _plain(top, "tasksCount", wrap=False)
+        self.count = plain_label(top, "tasksCount", wrap=False)
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         for w in (self.refresh_button, self.cancel_button, self.result_button):
             row.addWidget(w)
         row.addWidget(self.count, 1)
-        self.message = _plain(top, "tasksMessage")
+        self.message = plain_label(top, "tasksMessage")
         self.message.hide()
         self.tree = QTreeWidget(top)
         self.tree.setObjectName("taskList")
@@ -104,11 +103,11 @@ class TasksPane(QWidget):
         self.detail = JsonView(self)
         self.detail.setObjectName("taskDetail")
         self.detail.setMaximumHeight(150)
-        self.result_note = _plain(self, "taskResultNote", selectable=True)
+        self.result_note = plain_label(self, "taskResultNote", selectable=True)
         self.result_view = ContentView(self)
         self.result_view.setObjectName("taskResult")
         self.result_view.hide()
-        bottom = scrolling_column(self, "taskDetailScroll", _heading("Selected task", self), self.detail,
+        bottom = scrolling_column(self, "taskDetailScroll", heading_label("Selected task", self), self.detail,
                                   self.result_note, self.result_view)
         split = QSplitter(Qt.Vertical, self)
         split.setChildrenCollapsible(False)

@@ -13,13 +13,13 @@ from __future__ import annotations
 import collections
 from typing import Any, Iterable
 
-from PySide6.QtCore import QModelIndex, QRect, QSize, QSortFilterProxyModel, Qt, Signal
-from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPixmap, QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLabel, QLineEdit, QListView, QStyle,
-                               QStyledItemDelegate, QStyleOptionViewItem, QVBoxLayout, QWidget)
+from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtGui import QStandardItem, QStandardItemModel
+from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLabel, QLineEdit, QListView, QVBoxLayout, QWidget)
 
 from ...protocol.tasks import task_support
-from ...session.tools import HINTS_NOTE, badges, display_name, flags, hints_tooltip
+from ...session import ServerSession, Status
+from ...session.tools import badges, display_name, flags, hints_tooltip
 from ..base import theme
 from ..base.items import (BADGES_ROLE, CHANGE_ROLE, DESCRIPTION_ROLE, FLAGS_ROLE, ICON_SIZE, NAME_ROLE, SEARCH_ROLE,
                           TOOL_ROLE, ItemDelegate, item_icon)
@@ -141,6 +141,39 @@ class ToolListPanel(QWidget):
         lay.addLayout(top)
         lay.addWidget(self.message)
         lay.addWidget(self.view, 1)
+
+    def jump_to(self, name: str) -> None:
+        """Select tool `name` (the search cleared first) and give the list the focus."""
+        self.search.clear()
+        if self.select(name):
+            self.view.setFocus(Qt.OtherFocusReason)
+
+    def focus_search(self) -> None:
+        self.search.setFocus(Qt.ShortcutFocusReason)
+        self.search.selectAll()
+
+    def show_session(self, session: ServerSession | None) -> None:
+        """The tools of `session` as last listed, with a line saying where they stand (connecting, listing,
+        failed, none, or shown as last listed while the server is away)."""
+        if session is None:
+            self.set_tools([])
+            return
+        listing = session.tools
+        status = session.status
+        message = None
+        if listing.error:
+            message = listing.error if listing.error.startswith("tools/list") else f"tools/list failed: {listing.error}"
+        elif status is not Status.CONNECTED and not listing.items:
+            message = {Status.CONNECTING: "Connecting…", Status.ERROR: "Not connected: the server failed to start.",
+                       Status.EXITED: "The server has exited."}.get(status, "Not connected.")
+        elif status is Status.CONNECTED and not listing.loaded:
+            message = "Listing tools…"
+        elif status is Status.CONNECTED and not listing.items:
+            message = listing.note or "This server lists no tools."
+        elif status is not Status.CONNECTED:
+            message = f"Showing the tools as last listed: the server is {status.value}."
+        self.set_tools(listing.items, appeared=listing.appeared, vanished=listing.vanished, message=message,
+                       error=bool(listing.error) or status in (Status.ERROR, Status.EXITED))
 
     def set_tools(self, tools: list[Any], *, appeared: set[str] = frozenset(),
                   vanished: list[dict[str, Any]] = (), message: str | None = None, error: bool = False) -> None:

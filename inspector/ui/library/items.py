@@ -9,7 +9,6 @@ what is wrong, and a change mark (`new`, `removed`, `updated`).
 from __future__ import annotations
 
 import collections
-import time
 from typing import Any, Callable, Iterable
 
 from PySide6.QtCore import QModelIndex, Qt
@@ -207,16 +206,3 @@ def catalog_view(name: str, model: CatalogModel, parent: QWidget) -> QListView:
     view.setEditTriggers(QAbstractItemView.NoEditTriggers)
     view.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
     return view
-
-
-def cache_text(listing: Any, method: str) -> str:
-    """"resources/list: cacheable 60 s (public), listed 10:01:02" for the pane headers and server info."""
-    if not listing.loaded or listing.error:
-        return ""
-    ttl = listing.ttl_ms
-    when = time.strftime("%H:%M:%S", time.localtime(listing.fetched_at)) if listing.fetched_at else "?"
-    if isinstance(ttl, (int, float)) and not isinstance(ttl, bool) and ttl > 0:
-        scope = f", {visible(listing.cache_scope, 20)}" if listing.cache_scope is not None else ""
-        src = " · reused from the cache" if listing.from_cache else ""
-        return f"{method} · cacheable for {ttl / 1000:g} s{scope} · fetched {when}{src}"
-    return f"{method} · fetched {when}"

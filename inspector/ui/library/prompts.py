@@ -16,16 +16,15 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSplitter,
                                QVBoxLayout, QWidget)
 
-from ..base.layout import ListHeader, scrolling_column, title_label
+from ..base.layout import ListHeader, heading_label, plain_label, scrolling_column, title_label
 from ..base.tasks import spawn
 from ... import errors as E
 from ..base import theme
 from ..base.text import visible, visible_block
 from .arg_form import ArgumentForm, completer_for
-from .items import CatalogModel, cache_text, catalog_view, describe_prompt, prompt_problems, title_of
+from .items import CatalogModel, catalog_view, describe_prompt, prompt_problems, title_of
 from ...session import Status
 from ..servers.connection import Connection
-from .resources import _heading, _plain
 from ..render.results import ContentView
 
 log = logging.getLogger("spyglass.ui.prompts")
@@ -57,7 +56,7 @@ class MessageCard(QFrame):
         self.view.set_blocks(blocks, reader=reader)
         lay.addWidget(self.view)
         if not isinstance(message, dict):
-            lay.addWidget(_plain(self, "promptMessageProblem"))
+            lay.addWidget(plain_label(self, "promptMessageProblem"))
             lay.itemAt(lay.count() - 1).widget().setText(f"⚠ Not a message object: {visible(repr(message), 200)}")
 
 
@@ -86,8 +85,8 @@ class PromptsPane(QWidget):
         ll.addWidget(self.view, 1)
         right = QWidget(self)
         self.title = title_label(right, "promptTitle")
-        self.name = _plain(right, "promptName", selectable=True)
-        self.description = _plain(right, "promptDescription", selectable=True)
+        self.name = plain_label(right, "promptName", selectable=True)
+        self.description = plain_label(right, "promptDescription", selectable=True)
         self.form = ArgumentForm(right, name="promptForm")
         self.form.changed.connect(self._update_button)
         self.get_button = QPushButton("Get prompt", right)
@@ -95,18 +94,18 @@ class PromptsPane(QWidget):
         self.get_button.setToolTip("prompts/get with these arguments")
         self.get_button.clicked.connect(self.get)
         self.get_button.setSizePolicy(QSizePolicy.Fixed, QSizePolicy.Fixed)
-        self.status = _plain(right, "promptStatus", selectable=True)
+        self.status = plain_label(right, "promptStatus", selectable=True)
         self.status.hide()
         row = QHBoxLayout()
         row.addWidget(self.get_button)
         row.addWidget(self.status, 1)
-        self.result_head = _plain(right, "promptResultHead", selectable=True)
+        self.result_head = plain_label(right, "promptResultHead", selectable=True)
         self.messages = QWidget(right)
         self.messages.setObjectName("promptMessages")
         self._msg_lay = QVBoxLayout(self.messages)
         self._msg_lay.setContentsMargins(0, 0, 0, 0)
         self._msg_lay.setSpacing(8)
-        self.placeholder = _plain(right, "promptPlaceholder")
+        self.placeholder = plain_label(right, "promptPlaceholder")
         self.placeholder.setAlignment(Qt.AlignCenter)
         self.placeholder.setText("Select a prompt.")
         self.detail = QWidget(right)
@@ -114,7 +113,7 @@ class PromptsPane(QWidget):
         d.setContentsMargins(0, 0, 0, 0)
         for w in (self.title, self.name, self.description):
             d.addWidget(w)
-        d.addWidget(_heading("Arguments", self.detail))
+        d.addWidget(heading_label("Arguments", self.detail))
         d.addWidget(self.form)
         d.addLayout(row)
         d.addWidget(self.result_head)
@@ -179,7 +178,7 @@ class PromptsPane(QWidget):
             ([f"{len(lst.vanished)} removed"] if lst.vanished else [])
         n = len(lst.items)
         self.count.setText(f"{n} prompt{'s' if n != 1 else ''}" + (f" ({', '.join(marks)})" if marks else ""))
-        self.cache.setText(cache_text(lst, "prompts/list"))
+        self.cache.setText(visible(lst.cache_note("prompts/list"), 300))
         message, error = None, False
         if lst.error:
             message, error = (lst.error if lst.error.startswith("prompts/list") else

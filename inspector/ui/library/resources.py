@@ -18,17 +18,17 @@ import time
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt
-from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout,
+from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QPushButton, QSplitter, QVBoxLayout,
                                QWidget)
 
-from ..base.layout import ListHeader, plain_label, scrolling_column, title_label
+from ..base.layout import ListHeader, heading_label, plain_label, scrolling_column, title_label
 from ..base.tasks import spawn
 from ... import errors as E
 from ...templates import TemplateError, check, expand
 from ..base import theme
 from ..base.text import visible, visible_block
 from .arg_form import ArgumentForm, completer_for
-from .items import (CatalogModel, annotation_lines, cache_text, catalog_view, describe_resource,
+from .items import (CatalogModel, annotation_lines, catalog_view, describe_resource,
                             describe_template, human_size, title_of)
 from ...session import Status
 from ..servers.connection import Connection
@@ -49,15 +49,6 @@ def _fallback_contents(contents: Any) -> QWidget:
     return w
 
 
-def _heading(text: str, parent: QWidget) -> QLabel:
-    label = QLabel(text, parent)
-    f = label.font()
-    f.setBold(True)
-    label.setFont(f)
-    return label
-
-
-_plain = plain_label  # (the name the panes use)
 
 
 _FILTER_WORDS = {"toolsListChanged": "tool list changes", "promptsListChanged": "prompt list changes",
@@ -107,7 +98,7 @@ class ResourcesPane(QWidget):
             box = QWidget(lists)
             b = QVBoxLayout(box)
             b.setContentsMargins(0, 4, 0, 0)
-            b.addWidget(_heading(title, box))
+            b.addWidget(heading_label(title, box))
             b.addWidget(view, 1)
             lists.addWidget(box)
         lists.setSizes([400, 180])
@@ -118,11 +109,11 @@ class ResourcesPane(QWidget):
         # ---- right: detail
         right = QWidget(self)
         self.title = title_label(right, "resourceTitle")
-        self.uri = _plain(right, "resourceUriLabel", selectable=True)
-        self.meta = _plain(right, "resourceMeta", selectable=True)
-        self.description = _plain(right, "resourceDescription", selectable=True)
+        self.uri = plain_label(right, "resourceUriLabel", selectable=True)
+        self.meta = plain_label(right, "resourceMeta", selectable=True)
+        self.description = plain_label(right, "resourceDescription", selectable=True)
         self.form = ArgumentForm(right, name="templateForm")
-        self.expanded = _plain(right, "expandedUri", selectable=True)
+        self.expanded = plain_label(right, "expandedUri", selectable=True)
         self.read_button = QPushButton("Read", right)
         self.read_button.setObjectName("readButton")
         self.read_button.setToolTip("resources/read")
@@ -140,16 +131,16 @@ class ResourcesPane(QWidget):
         buttons.addWidget(self.subscribe_button)
         buttons.addWidget(self.auto)
         buttons.addStretch(1)
-        self.subscriptions = _plain(right, "subscriptionStatus", selectable=True)
-        self.status = _plain(right, "resourceStatus", selectable=True)
+        self.subscriptions = plain_label(right, "subscriptionStatus", selectable=True)
+        self.status = plain_label(right, "resourceStatus", selectable=True)
         self.status.hide()
-        self.result_head = _plain(right, "resourceResultHead", selectable=True)
+        self.result_head = plain_label(right, "resourceResultHead", selectable=True)
         self.contents_host = QWidget(right)
         self.contents_host.setObjectName("resourceResult")
         self._contents_lay = QVBoxLayout(self.contents_host)
         self._contents_lay.setContentsMargins(0, 0, 0, 0)
         self.contents: QWidget | None = None
-        self.placeholder = _plain(right, "resourcePlaceholder")
+        self.placeholder = plain_label(right, "resourcePlaceholder")
         self.placeholder.setAlignment(Qt.AlignCenter)
         self.placeholder.setText("Select a resource or a template.")
         self.detail = QWidget(right)
@@ -235,8 +226,8 @@ class ResourcesPane(QWidget):
             if lst.vanished:
                 marks.append(f"{len(lst.vanished)} removed")
         self.count.setText(", ".join(parts) + (f" ({', '.join(marks)})" if marks else ""))
-        self.cache.setText("\n".join(t for t in (cache_text(res, "resources/list"),
-                                                 cache_text(tpl, "resources/templates/list")) if t))
+        self.cache.setText("\n".join(visible(t, 300) for t in (res.cache_note("resources/list"),
+                                                            tpl.cache_note("resources/templates/list")) if t))
         message, error = None, False
         for lst, what in ((res, "resources/list"), (tpl, "resources/templates/list")):
             if lst.error:

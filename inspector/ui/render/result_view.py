@@ -21,7 +21,10 @@ from ..base import theme
 from ..base.text import pretty_json, visible, visible_block
 from ...protocol.jsonrpc import code_name
 from ...session import CANCELLED, FAILED, OK, REJECTED, RUNNING, TIMEOUT, TOOL_ERROR, CallRecord
-from .results import ContentView, Reader, TextView, _json_lexer, _label, mono_font, try_json
+from ..base.highlight import json_lexer
+from ..base.layout import text_label
+from .results import ContentView, Reader
+from .text import TextView, mono_font, try_json
 from ...protocol.tasks import describe as describe_task
 
 TREE_NODE_LIMIT = 5000
@@ -116,7 +119,7 @@ def text_matches(structured: Any, blocks: Any) -> bool:
 def structured_widget(structured: Any, output_schema: Any, blocks: Any, parent: QWidget | None = None) -> QFrame:
     f, lay = _frame("result:structured", parent)
     head = QHBoxLayout()
-    head.addWidget(_bold(_label("structured content", f, wrap=False, selectable=False)))
+    head.addWidget(_bold(text_label("structured content", f, wrap=False, selectable=False)))
     head.addStretch(1)
     raw = QToolButton(f)
     raw.setText("{ }")
@@ -127,7 +130,7 @@ def structured_widget(structured: Any, output_schema: Any, blocks: Any, parent: 
     lay.addLayout(head)
     problems: list[tuple[str, str]] = []
     if output_schema is None:
-        lay.addWidget(_label("The tool declares no outputSchema: not validated.", f, name="structuredSchemaNote",
+        lay.addWidget(text_label("The tool declares no outputSchema: not validated.", f, name="structuredSchemaNote",
                              role="muted"))
     else:
         problems = structured_problems(structured, output_schema)
@@ -135,13 +138,13 @@ def structured_widget(structured: Any, output_schema: Any, blocks: Any, parent: 
             text = "\n".join(f"• {p or '(root)'}: {m}" for p, m in problems[:20])
             if len(problems) > 20:
                 text += f"\n… and {len(problems) - 20} more"
-            lay.addWidget(_label(f"✗ Does not match the tool's outputSchema ({len(problems)} problem"
+            lay.addWidget(text_label(f"✗ Does not match the tool's outputSchema ({len(problems)} problem"
                                  f"{'s' if len(problems) != 1 else ''}):\n{text}", f, name="structuredErrors",
                                  role="error"))
         else:
-            lay.addWidget(_label("✓ Matches the tool's outputSchema.", f, name="structuredValid", role="connected"))
+            lay.addWidget(text_label("✓ Matches the tool's outputSchema.", f, name="structuredValid", role="connected"))
     if not text_matches(structured, blocks):
-        lay.addWidget(_label("⚠ No text block carries the same data (the spec asks tools that return structured "
+        lay.addWidget(text_label("⚠ No text block carries the same data (the spec asks tools that return structured "
                              "content to also return it serialized as text, for clients that read only text).",
                              f, name="structuredTextWarning", role="warning"))
     lay.addWidget(json_tree(structured, f))
@@ -149,7 +152,7 @@ def structured_widget(structured: Any, output_schema: Any, blocks: Any, parent: 
 
     def toggle(on: bool) -> None:
         if not view:
-            view.append(TextView(pretty_json(structured), f, lexer=_json_lexer(), name="structuredRaw", wrap=False,
+            view.append(TextView(pretty_json(structured), f, lexer=json_lexer(), name="structuredRaw", wrap=False,
                                  max_height=260))
             lay.addWidget(view[0])
         view[0].setVisible(on)
@@ -169,7 +172,7 @@ class ResultView(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         top = QHBoxLayout()
-        self.status = _label("No call yet. Fill in the arguments and press Call (Ctrl+Enter).", self,
+        self.status = text_label("No call yet. Fill in the arguments and press Call (Ctrl+Enter).", self,
                              name="resultStatus")
         _bold(self.status)
         top.addWidget(self.status, 1)
@@ -241,7 +244,7 @@ class ResultView(QWidget):
         if rec.rounds:
             lay.addWidget(self._conversation(rec))
         if rec.outcome == RUNNING:
-            lay.addWidget(_label("Waiting for the server's answer. Cancel stops the call; you can call other "
+            lay.addWidget(text_label("Waiting for the server's answer. Cancel stops the call; you can call other "
                                  "tools meanwhile.", self.page, name="resultWaiting", role="muted"))
             lay.addStretch(1)
             self.raw_button.setEnabled(False)
@@ -259,7 +262,7 @@ class ResultView(QWidget):
                 lay.addWidget(self._tool_error(result, reader))
             else:
                 if not isinstance(blocks, list):
-                    lay.addWidget(_label("⚠ The result has no content list" +
+                    lay.addWidget(text_label("⚠ The result has no content list" +
                                          (f" (content is {type(blocks).__name__})" if blocks is not None else "") +
                                          ".", self.page, name="resultWarning", role="warning"))
                 self.content = ContentView(self.page)
@@ -268,18 +271,18 @@ class ResultView(QWidget):
             if "structuredContent" in result:
                 lay.addWidget(structured_widget(result["structuredContent"], output_schema, blocks, self.page))
             elif output_schema is not None and rec.outcome == OK:
-                lay.addWidget(_label("⚠ The tool declares an outputSchema but returned no structuredContent.",
+                lay.addWidget(text_label("⚠ The tool declares an outputSchema but returned no structuredContent.",
                                      self.page, name="structuredMissing", role="warning"))
             meta = result.get("_meta")
             self.meta_button.setVisible(meta is not None)
             if meta is not None:
-                view = TextView(pretty_json(meta), self.page, lexer=_json_lexer(), name="resultMeta", wrap=False,
+                view = TextView(pretty_json(meta), self.page, lexer=json_lexer(), name="resultMeta", wrap=False,
                                 max_height=200)
                 view.setVisible(self.meta_button.isChecked())
                 lay.insertWidget(0, view)
                 self.meta_view = view
         else:
-            lay.addWidget(_label(f"⚠ The result is not an object: {visible(pretty_json(rec.result), 500)}",
+            lay.addWidget(text_label(f"⚠ The result is not an object: {visible(pretty_json(rec.result), 500)}",
                                  self.page, name="resultWarning", role="warning"))
         lay.addStretch(1)
 
@@ -313,7 +316,7 @@ class ResultView(QWidget):
             else:
                 raw = {"outcome": rec.outcome, "error": rec.error_text}
             text = pretty_json(raw, limit=60_000_000)
-            self.raw_view = TextView(text, self.page, lexer=_json_lexer() if len(text) < 100_000 else None,
+            self.raw_view = TextView(text, self.page, lexer=json_lexer() if len(text) < 100_000 else None,
                                      name="rawResult", wrap=False, max_height=600)
             lay = self.page.layout()
             lay.insertWidget(0, self.raw_view)
@@ -323,22 +326,22 @@ class ResultView(QWidget):
     def _rpc_error(self, err: E.RemoteError) -> QFrame:
         f, lay = _frame("result:error", self.page, "error")
         f.setProperty("errorKind", "rejected")
-        lay.addWidget(_bold(_label("The request was rejected", f, name="errorTitle", role="error"), 1.1))
-        lay.addWidget(_label("The server refused the tools/call request itself (a JSON-RPC error): the tool did "
+        lay.addWidget(_bold(text_label("The request was rejected", f, name="errorTitle", role="error"), 1.1))
+        lay.addWidget(text_label("The server refused the tools/call request itself (a JSON-RPC error): the tool did "
                              "not run, or did not get as far as producing a result.", f, role="muted"))
-        lay.addWidget(_bold(_label(f"{err.code} {code_name(err.code)}", f, name="errorCode")))
-        lay.addWidget(_label(visible_block(err.rpc_message, 4000), f, name="errorMessage"))
+        lay.addWidget(_bold(text_label(f"{err.code} {code_name(err.code)}", f, name="errorCode")))
+        lay.addWidget(text_label(visible_block(err.rpc_message, 4000), f, name="errorMessage"))
         if err.data is not None:
-            lay.addWidget(_label("data:", f, role="muted"))
-            lay.addWidget(TextView(pretty_json(err.data), f, lexer=_json_lexer(), name="errorData", wrap=False,
+            lay.addWidget(text_label("data:", f, role="muted"))
+            lay.addWidget(TextView(pretty_json(err.data), f, lexer=json_lexer(), name="errorData", wrap=False,
                                    max_height=200))
         return f
 
     def _tool_error(self, result: dict[str, Any], reader: Reader | None) -> QFrame:
         f, lay = _frame("result:error", self.page, "warning")
         f.setProperty("errorKind", "tool")
-        lay.addWidget(_bold(_label("The tool ran and failed", f, name="errorTitle", role="warning"), 1.1))
-        lay.addWidget(_label("The server ran the tool and reported an error in its result (isError: true). "
+        lay.addWidget(_bold(text_label("The tool ran and failed", f, name="errorTitle", role="warning"), 1.1))
+        lay.addWidget(text_label("The server ran the tool and reported an error in its result (isError: true). "
                              "Its message:", f, role="muted"))
         blocks = result.get("content")
         self.content = ContentView(f)
@@ -349,10 +352,10 @@ class ResultView(QWidget):
     def _local_failure(self, rec: CallRecord) -> QFrame:
         f, lay = _frame("result:failure", self.page, "warning" if rec.outcome != FAILED else "error")
         title = {CANCELLED: "Cancelled", TIMEOUT: "No answer in time", FAILED: "The call failed"}[rec.outcome]
-        lay.addWidget(_bold(_label(title, f, name="failureTitle"), 1.1))
-        lay.addWidget(_label(visible_block(rec.error_text, 4000), f, name="failureMessage"))
+        lay.addWidget(_bold(text_label(title, f, name="failureTitle"), 1.1))
+        lay.addWidget(text_label(visible_block(rec.error_text, 4000), f, name="failureMessage"))
         if rec.outcome == CANCELLED and rec.task_id is None:
-            lay.addWidget(_label("Spyglass told the server to stop (notifications/cancelled, or by closing the "
+            lay.addWidget(text_label("Spyglass told the server to stop (notifications/cancelled, or by closing the "
                                  "request's stream on HTTP); any answer that still arrives is ignored.", f,
                                  role="muted"))
         return f
@@ -360,8 +363,8 @@ class ResultView(QWidget):
     def _task(self, rec: CallRecord) -> QFrame:
         """The task a call ran as (2025-11-25 tasks): its id and every status it went through."""
         f, lay = _frame("callTask", self.page)
-        lay.addWidget(_bold(_label(f"Ran as task {visible(rec.task_id, 120)}", f, name="taskTitle")))
-        lay.addWidget(_label("The server answered the call with a task at once; Spyglass followed it with "
+        lay.addWidget(_bold(text_label(f"Ran as task {visible(rec.task_id, 120)}", f, name="taskTitle")))
+        lay.addWidget(text_label("The server answered the call with a task at once; Spyglass followed it with "
                              "tasks/get and fetched the result with tasks/result.", f, role="muted"))
         # one row per state: the time in its own column, so that a long message wraps under itself
         trail = QWidget(f)
@@ -372,21 +375,21 @@ class ResultView(QWidget):
         grid.setVerticalSpacing(1)
         grid.setColumnStretch(1, 1)
         if len(rec.task_trail) > TASK_TRAIL_SHOWN:
-            grid.addWidget(_label(f"… {len(rec.task_trail) - TASK_TRAIL_SHOWN} earlier states", trail,
+            grid.addWidget(text_label(f"… {len(rec.task_trail) - TASK_TRAIL_SHOWN} earlier states", trail,
                                   role="muted"), 0, 1)
         for row, (secs, status, message) in enumerate(rec.task_trail[-TASK_TRAIL_SHOWN:], 1):
-            at = _label(f"{secs:.1f} s", trail, name="taskStateTime", role="muted", wrap=False)
+            at = text_label(f"{secs:.1f} s", trail, name="taskStateTime", role="muted", wrap=False)
             at.setFont(mono_font())
             at.setAlignment(Qt.AlignRight | Qt.AlignTop)
             grid.addWidget(at, row, 0)
-            grid.addWidget(_label(visible(describe_task({"status": status, "statusMessage": message}), 300), trail,
+            grid.addWidget(text_label(visible(describe_task({"status": status, "statusMessage": message}), 300), trail,
                                   name="taskState"), row, 1)
         lay.addWidget(trail)
         return f
 
     def _conversation(self, rec: CallRecord) -> QFrame:
         f, lay = _frame("callConversation", self.page)
-        lay.addWidget(_bold(_label(f"Conversation: the server asked {len(rec.rounds)} question"
+        lay.addWidget(_bold(text_label(f"Conversation: the server asked {len(rec.rounds)} question"
                                    f"{'s' if len(rec.rounds) != 1 else ''} during this call", f)))
         for i, r in enumerate(rec.rounds, 1):
             p = r.params if isinstance(r.params, dict) else {}
@@ -406,7 +409,7 @@ class ResultView(QWidget):
                 q = "asked for the roots"
             else:
                 q = f"sent {visible(r.method, 80)}"
-            lay.addWidget(_label(f"{i}. Server {q}", f, name="roundQuestion"))
+            lay.addWidget(text_label(f"{i}. Server {q}", f, name="roundQuestion"))
             if r.error:
                 a = f"   ↳ {r.error}"
             elif not r.answered:
@@ -422,7 +425,7 @@ class ResultView(QWidget):
                 a = f"   ↳ answered {len(roots)} root{'s' if len(roots) != 1 else ''} from the server's settings"
             else:
                 a = "   ↳ " + visible(json.dumps(r.response, ensure_ascii=False), 300)
-            lay.addWidget(_label(a, f, name="roundAnswer", role="muted"))
+            lay.addWidget(text_label(a, f, name="roundAnswer", role="muted"))
         if rec.outcome != RUNNING:
-            lay.addWidget(_label(f"{len(rec.rounds) + 1}. Server answered the call (below).", f, role="muted"))
+            lay.addWidget(text_label(f"{len(rec.rounds) + 1}. Server answered the call (below).", f, role="muted"))
         return f

@@ -1,6 +1,6 @@
 """The "Add server" dialog: a command over stdio, or a URL with headers and a token.
 
-Secrets are masked (DESIGN §8): values of environment variables named like
+Secrets are masked: values of environment variables named like
 *TOKEN*, *KEY*, *SECRET*, *PASSWORD* and of Authorization headers show as ••••
 and are edited in password fields; the bearer token field is a password field.
 """
@@ -22,7 +22,7 @@ from ...protocol.versions import SUPPORTED_VERSIONS
 from ..base.text import MASK, is_secret_name
 
 
-# issue 10: "" = automatic (Streamable HTTP, else the 2024-11-05 HTTP+SSE transport)
+# "" = automatic (Streamable HTTP, else the 2024-11-05 HTTP+SSE transport)
 TRANSPORTS = (("Automatic (Streamable HTTP, else HTTP+SSE)", ""), ("Streamable HTTP", "http"),
               ("HTTP+SSE (2024-11-05)", "sse"))
 
@@ -173,7 +173,7 @@ class AddServerDialog(QDialog):
         self.token.setObjectName("serverToken")
         self.token.setEchoMode(QLineEdit.Password)
         self.token.setPlaceholderText("sent as Authorization: Bearer …")
-        # issue 10: transport choice and the OAuth client (used when the server answers 401)
+        # transport choice and the OAuth client (used when the server answers 401)
         self.transport = QComboBox(remote)
         self.transport.setObjectName("serverTransport")
         for text, value in TRANSPORTS:

@@ -9,10 +9,13 @@ window whose `persist` is off (a `--screenshot` run) leaves the catalog alone.
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import os
 import tempfile
 from typing import Callable, Iterable, Protocol
+
+from PySide6.QtCore import QSettings
 
 from ...catalog import Catalog, CatalogEntry, CatalogError, same_definition
 from ...config import ServerSpec
@@ -158,6 +161,29 @@ class CatalogLink:
         text = self.catalog.secrets_warning or "Secrets cannot be saved: no OS keyring is available."
         self._warned_secrets = True
         self.message(text, "info")
+
+    # -- roots -----------------------------------------------------------------------------------
+    def roots_of(self, conn: Linked, settings: QSettings) -> list[dict[str, str]]:
+        """A server's roots: from its catalog entry, else (a server the catalog does not keep) the settings."""
+        entry = self.entry_of(conn)
+        if entry is not None and entry.roots is not None:
+            saved: object = entry.roots
+        else:
+            try:
+                saved = json.loads(settings.value(f"roots/{conn.spec.name}") or "[]")
+            except (TypeError, ValueError):
+                saved = []
+        return [dict(r) for r in saved if isinstance(r, dict) and isinstance(r.get("uri"), str)] \
+            if isinstance(saved, list) else []
+
+    def save_roots(self, conn: Linked, roots: list[dict[str, str]], settings: QSettings) -> None:
+        entry = self.entry_of(conn)
+        if entry is None:
+            settings.setValue(f"roots/{conn.spec.name}", json.dumps(roots))
+            return
+        entry.roots = [dict(r) for r in roots]
+        settings.remove(f"roots/{conn.spec.name}")
+        self.save()
 
     # -- restoring -------------------------------------------------------------------------------
     def saved(self, skip: set[str] = frozenset()) -> list[CatalogEntry]:

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QListWidget, QL
 from ... import errors as E
 from ..base import theme
 from ..base.text import visible
-from ..library.items import cache_text
 from ...session import LIBRARY, path_to_root, root_to_path
 from .connection import Connection
 
@@ -122,9 +121,9 @@ class ServerExtras(QWidget):
                          f"cacheScope {visible(result.get('cacheScope'), 20)}")
         for kind, method in (("resources", "resources/list"), ("templates", "resources/templates/list"),
                              ("prompts", "prompts/list")):
-            t = cache_text(session.listings[kind], method)
+            t = session.listings[kind].cache_note(method)
             if t:
-                lines.append(t)
+                lines.append(visible(t, 300))
         for uri, (ttl, scope) in list(session.library.read_cache.items())[-5:]:
             lines.append(f"resources/read {visible(uri, 120)}: ttlMs {visible(ttl, 20)}, cacheScope {visible(scope, 20)}")
         self.cache.setText("Cacheable results:\n" + "\n".join(lines) if lines else "No cacheable results yet.")

@@ -67,7 +67,7 @@ class ServerInfoView(QWidget):
             label.setText(text)
             label.setToolTip(plain_tooltip(text) if len(text) > 60 else "")
         self.instructions.setPlainText(visible_block(hello.instructions) if hello and hello.instructions else "")
-        self.extras.show_connection(conn)  # issue 7
+        self.extras.show_connection(conn)
         if hello is None:
             self.capabilities.setPlainText("")
         else:

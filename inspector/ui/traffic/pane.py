@@ -1,6 +1,6 @@
 """The traffic pane: filter bar, the packet-list table, and the selected frame.
 
-Object names (DESIGN §7): `trafficView` (the table), `trafficDetail` (the
+Object names (the automation contract, docs/automation.md): `trafficView` (the table), `trafficDetail` (the
 selected message), plus `trafficFilter`, `trafficDirection`, `trafficKind`,
 `trafficServer`, `trafficPause`, `trafficAutoScroll`, `trafficClear`,
 `trafficExport`, `trafficCount`, `trafficDetailHeader`, `trafficDetailProblem`,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import platform
 import sys
 from pathlib import Path
-from typing import Any
 
 from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import Qt, qVersion

@@ -12,25 +12,27 @@ dialog and never an exception escaping a slot.
 from __future__ import annotations
 
 import asyncio
-import json
+import copy
 import logging
 from typing import Any, Awaitable
 
 from PySide6.QtCore import QByteArray, QItemSelectionModel, QModelIndex, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QMainWindow, QMenu, QSplitter, QStackedWidget,
+from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (QApplication, QLabel, QMainWindow, QSplitter, QStackedWidget,
                                QTabWidget, QVBoxLayout, QWidget)
 
 from ... import messages
 from ...config import ServerSpec
 from ...forms.memory import ArgumentMemory
-from ...session import ServerSession, SessionOptions, Status
-from ...transport.factory import TransportOptions
+from ...session import ServerSession, SessionOptions, Status, TransportOptions
 from ..auth.panel import AuthPanel, WindowAuth
 from ..base import theme
 from ..base.banner import Banner
+from ..base.dialogs import show_sheet
 from ..base.items import CHANGE_ROLE
+from ..base.tasks import spawn
 from ..base.text import visible
+from ..calls import confirm
 from ..calls.book import WindowCalls
 from ..calls.indicators import RunningServerDelegate, RunningToolDelegate
 from ..calls.panel import ToolCallPanel, argument_memory_path
@@ -48,7 +50,7 @@ from ..servers.log_controls import LogControls
 from ..servers.log_pane import LogPane
 from ..servers.sidebar import ServerModel, ServerSidebar
 from ..traffic.recorder import TrafficRecorder
-from . import menus, pages
+from . import layout, menus, pages
 from .about import AboutDialog
 from .command_palette import CommandPalette, palette_commands
 from .files import DropImporter, ServerFiles
@@ -79,7 +81,8 @@ class MainWindow(QMainWindow):
         self._tasks: set[asyncio.Future[Any]] = set()
         self._closing = self._closed_done = self._shutdown_done = False
         self.command_palette: CommandPalette | None = None
-        self.catalog_link = CatalogLink(catalog, persist=lambda: self.persist, message=self._message)
+        self.catalog_link = CatalogLink(catalog, persist=lambda: self.persist,
+                                        message=lambda text, level: self.show_banner(text, level=level))
         self.servers = ServerModel(self, unsaved=self.catalog_link.can_save)
         self.calls = WindowCalls(self)
         self.banner = Banner(self)
@@ -184,7 +187,7 @@ class MainWindow(QMainWindow):
         tools_page.setObjectName("toolsSplitter")
         self.tool_panel = ToolListPanel(tools_page)
         self.tool_detail = ToolCallPanel(tools_page, calls=self.calls, connection=self.selected_connection,
-                                         confirm_policy=lambda: self.preferences.confirm_policy, memory=memory)
+                                         confirm_policy=lambda: confirm.policy_from(self.settings), memory=memory)
         self.tool_detail.repaint_views = [self.tool_panel.view, self.server_view]
         self.tool_panel.view.setItemDelegate(RunningToolDelegate(self.calls, self.selected_connection,
                                                                  self.tool_panel.view))
@@ -222,20 +225,10 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
 
     def _build_docks(self) -> None:
-        self.traffic_dock = QDockWidget("Traffic", self)
-        self.traffic_dock.setObjectName("trafficDock")
-        self.traffic_dock.setWidget(self.traffic.widget)
-        self.log_dock = QDockWidget("Log", self)
-        self.log_dock.setObjectName("logDock")
-        self.log_pane = LogPane(self.log_dock)
+        self.log_pane = LogPane(self)
         self.log_controls = LogControls(self.log_pane)
-        self.log_dock.setWidget(self.log_controls)
-        for dock in (self.traffic_dock, self.log_dock):
-            dock.setAllowedAreas(Qt.AllDockWidgetAreas)
-            dock.setFeatures(QDockWidget.DockWidgetClosable | QDockWidget.DockWidgetMovable
-                             | QDockWidget.DockWidgetFloatable)
-        self.addDockWidget(Qt.BottomDockWidgetArea, self.traffic_dock)
-        self.addDockWidget(Qt.BottomDockWidgetArea, self.log_dock)
+        self.traffic_dock = layout.dock(self, "Traffic", "trafficDock", self.traffic.widget)
+        self.log_dock = layout.dock(self, "Log", "logDock", self.log_controls)
         self.tabifyDockWidget(self.traffic_dock, self.log_dock)  # drag a tab out to see both at once
         self.traffic_dock.raise_()
 
@@ -251,15 +244,8 @@ class MainWindow(QMainWindow):
         follow.setCheckable(True)
         follow.setChecked(self._follow_selection)
         follow.toggled.connect(self._set_follow)
-        themes = QMenu("Theme", self)
-        self._theme_group = QActionGroup(self)
-        for mode in theme.THEMES:
-            a = QAction(mode.capitalize(), self, checkable=True)
-            a.setObjectName(f"actionTheme_{mode}")
-            a.setChecked(mode == "system")
-            a.triggered.connect(lambda _=False, m=mode: self.set_theme(m))
-            self._theme_group.addAction(a)
-            themes.addAction(a)
+        themes, self._theme_group = menus.choice_menu(self, "Theme", [(m, m.capitalize()) for m in theme.THEMES],
+                                                      "system", "actionTheme_", self.set_theme)
         S = menus.SEPARATOR
         menus.fill(self.menuBar(), [
             ("&File", "fileMenu", [self.act_import, S, self.act_export_all, self.act_export_one,
@@ -275,12 +261,10 @@ class MainWindow(QMainWindow):
     def _size_for_screen(self) -> None:
         """A first start fills most of the screen (a saved geometry wins, see _restore_window); the traffic
         dock takes a quarter of the height, so a tool's result has the room."""
-        screen = self.screen() or QGuiApplication.primaryScreen()
-        area = screen.availableGeometry() if screen is not None else None
-        width = min(max(int(area.width() * 0.88), 1000), 1800) if area is not None else 1240
-        height = min(max(int(area.height() * 0.88), 700), 1200) if area is not None else 890
+        width, height = layout.first_size(self.screen() or QGuiApplication.primaryScreen())
         self.resize(width, height)
-        self.splitter.setSizes([max(250, width // 5), width - max(250, width // 5)])
+        side = max(250, width // 5)
+        self.splitter.setSizes([side, width - side])
         self.resizeDocks([self.traffic_dock], [max(180, height // 4)], Qt.Vertical)
         self._default_state = self.saveState(SETTINGS_VERSION)
 
@@ -358,18 +342,14 @@ class MainWindow(QMainWindow):
 
     def add_server_dialog(self) -> None:
         dialog = AddServerDialog(self)
-        dialog.setAttribute(Qt.WA_DeleteOnClose)
         dialog.accepted.connect(lambda: self.add_server(dialog.spec(), mode=dialog.mode()))
-        dialog.open()  # window-modal sheet, no nested event loop
+        show_sheet(dialog)
 
     def duplicate_selected(self) -> Connection | None:
         conn = self.selected_connection()
         if conn is None:
             return None
-        spec = ServerSpec(name=conn.spec.name, command=list(conn.spec.command), env=dict(conn.spec.env),
-                          cwd=conn.spec.cwd, url=conn.spec.url, transport=conn.spec.transport,
-                          headers=dict(conn.spec.headers), oauth=dict(conn.spec.oauth))
-        return self.add_server(spec, mode=conn.session.options.mode, timeout=conn.session.options.timeout,
+        return self.add_server(copy.deepcopy(conn.spec), mode=conn.session.options.mode, timeout=conn.session.options.timeout,
                                connect=conn.session.status in (Status.CONNECTED, Status.CONNECTING))
 
     def save_selected(self) -> bool:
@@ -418,22 +398,11 @@ class MainWindow(QMainWindow):
         self._spawn(work, f"{what} {conn.name}")
 
     def _spawn(self, coro: Awaitable[Any], what: str) -> asyncio.Future[Any] | None:
-        try:
-            task = asyncio.ensure_future(coro)
-        except RuntimeError as exc:  # no event loop: nothing can run
-            if hasattr(coro, "close"):
-                coro.close()
-            self.show_banner(f"{what}: {exc}")
-            return None
-        self._tasks.add(task)
-
-        def done(t: asyncio.Future[Any]) -> None:
-            self._tasks.discard(t)
-            if not t.cancelled() and t.exception() is not None:
-                exc = t.exception()
-                log.error("%s failed", what, exc_info=exc)
-                self.show_banner(f"{what} failed: {type(exc).__name__}: {exc}")
-        task.add_done_callback(done)
+        """Run `coro` in the background; its failure becomes a banner (none runs without a loop)."""
+        task = spawn(coro, self._tasks, lambda exc: self.show_banner(f"{what} failed: {type(exc).__name__}: {exc}"),
+                     what)
+        if task is None:
+            self.show_banner(f"{what}: no event loop runs")
         return task
 
     # ------------------------------------------------------------------ the catalog, imports
@@ -496,27 +465,10 @@ class MainWindow(QMainWindow):
         return conn
 
     def _load_roots(self, conn: Connection) -> None:
-        """A server's roots: from the catalog, else (a server it does not keep) the settings."""
-        entry = self.catalog_link.entry_of(conn)
-        if entry is not None and entry.roots is not None:
-            saved: Any = entry.roots
-        else:
-            try:
-                saved = json.loads(self.settings.value(f"roots/{conn.spec.name}") or "[]")
-            except (TypeError, ValueError):
-                saved = []
-        conn.session.roots = [dict(r) for r in saved if isinstance(r, dict) and isinstance(r.get("uri"), str)]
+        conn.session.roots = self.catalog_link.roots_of(conn, self.settings)
 
     def _save_roots(self, conn: Connection) -> None:
-        """With the server in the catalog (servers.json); a server it does not keep, in the settings."""
-        roots = list(conn.session.roots or [])
-        entry = self.catalog_link.entry_of(conn)
-        if entry is None:
-            self.settings.setValue(f"roots/{conn.spec.name}", json.dumps(roots))
-            return
-        entry.roots = [dict(r) for r in roots]
-        self.settings.remove(f"roots/{conn.spec.name}")
-        self.catalog_link.save()
+        self.catalog_link.save_roots(conn, list(conn.session.roots or []), self.settings)
 
     # ------------------------------------------------------------------ reacting
     def _tool_selected(self, tool: dict[str, Any] | None) -> None:
@@ -542,28 +494,10 @@ class MainWindow(QMainWindow):
         self.selectionChanged.emit()
 
     def _show_tools(self, conn: Connection | None) -> None:
-        if conn is None:
-            self.tool_panel.set_tools([])
-            return
-        session = conn.session
-        listing = session.tools
-        message = None
-        error = bool(listing.error) or session.status in (Status.ERROR, Status.EXITED)
-        if listing.error:
-            message = listing.error if listing.error.startswith("tools/list") else f"tools/list failed: {listing.error}"
-        elif session.status is not Status.CONNECTED and not listing.items:
-            message = {Status.CONNECTING: "Connecting…", Status.ERROR: "Not connected: the server failed to start.",
-                       Status.EXITED: "The server has exited."}.get(session.status, "Not connected.")
-        elif session.status is Status.CONNECTED and not listing.loaded:
-            message = "Listing tools…"
-        elif session.status is Status.CONNECTED and not listing.items:
-            message = listing.note or "This server lists no tools."
-        elif session.status is not Status.CONNECTED:
-            message = f"Showing the tools as last listed: the server is {session.status.value}."
-        self.tool_panel.set_tools(listing.items, appeared=listing.appeared, vanished=listing.vanished,
-                                  message=message, error=error)
+        self.tool_panel.show_session(conn.session if conn is not None else None)
+        listing = conn.session.tools if conn is not None else None
         self.tool_detail.placeholder.setText("Select a tool to see what it does and what it takes."
-                                             if listing.items or listing.vanished else "")
+                                             if listing is not None and (listing.items or listing.vanished) else "")
 
     def _conn_status_changed(self, conn: Connection) -> None:
         if conn is self.selected_connection():
@@ -610,16 +544,13 @@ class MainWindow(QMainWindow):
     def focus_tool_search(self) -> None:
         if self.selected_connection() is not None:
             self.tabs.setCurrentIndex(0)
-        self.tool_panel.search.setFocus(Qt.ShortcutFocusReason)
-        self.tool_panel.search.selectAll()
+        self.tool_panel.focus_search()
 
     # ------------------------------------------------------------------ dialogs
     def show_preferences(self) -> PreferencesDialog:
         dialog = PreferencesDialog(self.settings, self)
-        dialog.setAttribute(Qt.WA_DeleteOnClose)
         dialog.applied.connect(self.apply_preferences)
-        dialog.open()  # window-modal, no nested event loop
-        return dialog
+        return show_sheet(dialog)
 
     def apply_preferences(self, prefs: Preferences) -> None:
         old, self.preferences = self.preferences, prefs
@@ -646,28 +577,17 @@ class MainWindow(QMainWindow):
 
     def jump_to_tool(self, name: str) -> None:
         self.tabs.setCurrentIndex(0)
-        self.tool_panel.search.clear()
-        if self.tool_panel.select(name):
-            self.tool_panel.view.setFocus(Qt.OtherFocusReason)
+        self.tool_panel.jump_to(name)
 
     def show_shortcuts(self) -> ShortcutsDialog:
-        dialog = ShortcutsDialog(self)
-        dialog.setAttribute(Qt.WA_DeleteOnClose)
-        dialog.open()
-        return dialog
+        return show_sheet(ShortcutsDialog(self))
 
     def show_about(self) -> AboutDialog:
-        dialog = AboutDialog(self, self.catalog)
-        dialog.setAttribute(Qt.WA_DeleteOnClose)
-        dialog.open()
-        return dialog
+        return show_sheet(AboutDialog(self, self.catalog))
 
     # ------------------------------------------------------------------ banner, theme, layout
     def show_banner(self, text: str, details: str | None = None, level: str = "error") -> None:
         self.banner.show_message(text, details, level)
-
-    def _message(self, text: str, level: str = "error") -> None:
-        self.show_banner(text, level=level)
 
     def _told(self, message: messages.Message) -> None:
         """What Qt-free code tells the user (inspector.messages) shows in the banner."""

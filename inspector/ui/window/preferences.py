@@ -7,7 +7,7 @@ Keys (QSettings("Spyglass", "Spyglass"), read by other parts of the window too):
 | `theme` | system, light, dark | system |
 | `fontSize` | point size of the whole interface; 0 = the system's | 0 |
 | `requestTimeout` | seconds per request (progress resets it) | 60 |
-| `confirmPolicy` | never, destructive, not-read-only (DESIGN §8) | destructive |
+| `confirmPolicy` | never, destructive, not-read-only: when a tool call asks first | destructive |
 | `protocolMode` | auto, legacy, modern: for servers added without one | auto |
 | `traffic/maxMessageMiB` | largest message read from a stdio server | 64 |
 | `traffic/keepSessionsMiB` | disk used by saved traffic sessions; older ones are deleted at start; 0 = no limit | 1024 |
@@ -21,7 +21,6 @@ import logging
 import urllib.parse
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QFont
@@ -140,20 +139,6 @@ def apply_font(app: QApplication, size: int) -> None:
             if own.pointSizeF() > 0:
                 own.setPointSizeF(max(own.pointSizeF() * ratio, 4.0))
                 widget.setFont(own)
-
-
-def apply_to_transports(prefs: Preferences) -> None:
-    from ..servers import connection
-
-    connection.MAX_MESSAGE = prefs.max_message_mib * 1024 * 1024
-
-
-def apply(app: QApplication | None, prefs: Preferences, *, theme_mode: str | None = None) -> None:
-    """Theme, font size and transport limits, for the running app."""
-    if app is not None:
-        theme.apply_theme(app, theme_mode or prefs.theme)
-        apply_font(app, prefs.font_size)
-    apply_to_transports(prefs)
 
 
 def prune_sessions(limit_mib: int, folder: str | Path | None = None, *, keep: set[Path] = frozenset()) -> list[Path]:
@@ -315,12 +300,3 @@ class PreferencesDialog(QDialog):
         prefs.save(self.settings)
         super().accept()
         self.applied.emit(prefs)
-
-
-def show_preferences(window: Any) -> PreferencesDialog:
-    """Open the dialog over `window` (window-modal, no nested event loop)."""
-    dialog = PreferencesDialog(window.settings, window)
-    dialog.setAttribute(Qt.WA_DeleteOnClose)
-    dialog.applied.connect(window.apply_preferences)
-    dialog.open()
-    return dialog

@@ -1,0 +1,12 @@
+"""What every part of the window uses, and nothing of the window itself:
+
+- `text`: text hygiene for whatever a server sends (`visible`, `visible_block`, `plain_tooltip`, masking);
+- `theme`: light and dark palettes, status colours and icons;
+- `layout`: small layout pieces (`title_label`, `plain_label`, `label_grid`, `ListHeader`, `scrolling_column`);
+- `items`: lists drawn alike (item roles, `ItemDelegate`, icons from data: URIs);
+- `highlight`, `json_view`: pygments colours, a read-only highlighted JSON view;
+- `banner`: the non-blocking message strip; `dialogs`: `run_dialog` (await a dialog, no nested loop);
+- `tasks`: `spawn` (a coroutine started from a widget, kept alive, its failure reported).
+"""
+
+__all__ = ["banner", "dialogs", "highlight", "items", "json_view", "layout", "tasks", "text", "theme"]

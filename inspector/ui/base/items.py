@@ -1,0 +1,154 @@
+"""Lists drawn alike — tools, resources, templates, prompts: the item roles, the two-line delegate with
+its badges, and icons from data: URIs (remote icons are never fetched)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QModelIndex, QRect, QSize, Qt
+from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPixmap
+from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
+
+from ...session.tools import decode_data_uri
+from . import theme
+from .text import visible
+
+TOOL_ROLE = Qt.UserRole + 1
+BADGES_ROLE = Qt.UserRole + 2
+FLAGS_ROLE = Qt.UserRole + 3
+CHANGE_ROLE = Qt.UserRole + 4
+SEARCH_ROLE = Qt.UserRole + 5
+DESCRIPTION_ROLE = Qt.UserRole + 6
+NAME_ROLE = Qt.UserRole + 7
+
+ICON_SIZE = 20
+
+
+_icon_cache: dict[str, QPixmap | None] = {}
+
+
+def item_icon(tool: dict[str, Any]) -> tuple[QPixmap | None, str | None]:
+    """The tool's icon if it is a data: URI we can render; else (None, why not)."""
+    icons = tool.get("icons")
+    if not isinstance(icons, list) or not icons:
+        return None, None
+    want = "dark" if theme.is_dark() else "light"
+    candidates = [i for i in icons if isinstance(i, dict) and isinstance(i.get("src"), str)]
+    candidates.sort(key=lambda i: 0 if i.get("theme") == want else 1 if not i.get("theme") else 2)
+    remote = None
+    for icon in candidates:
+        src = icon["src"]
+        if not src.startswith("data:"):
+            remote = remote or src
+            continue
+        if src in _icon_cache:
+            pm = _icon_cache[src]
+        else:
+            decoded = decode_data_uri(src)
+            pm = None
+            if decoded is not None:
+                data, mime = decoded
+                fmt = {"image/svg+xml": "SVG", "image/png": "PNG", "image/jpeg": "JPG", "image/gif": "GIF",
+                       "image/webp": "WEBP"}.get(mime)
+                candidate = QPixmap()
+                if candidate.loadFromData(data, fmt) if fmt else candidate.loadFromData(data):
+                    pm = candidate.scaled(ICON_SIZE * 2, ICON_SIZE * 2, Qt.KeepAspectRatio, Qt.SmoothTransformation)
+            if len(_icon_cache) > 500:
+                _icon_cache.clear()
+            _icon_cache[src] = pm
+        if pm is not None:
+            return pm, None
+    if remote:
+        return None, f"remote icon not loaded: {visible(remote, 120)}"
+    return None, "icon could not be decoded"
+
+
+class ItemDelegate(QStyledItemDelegate):
+    """Two lines per item: icon, bold title (and the raw name when it differs), badges on the right;
+    the description below, muted."""
+
+    PAD = 6
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:
+        fm = QFontMetrics(option.font)
+        return QSize(200, fm.height() * 2 + self.PAD * 2 + 4)
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        opt.text = ""
+        opt.icon = type(opt.icon)()
+        style = opt.widget.style() if opt.widget else None
+        painter.save()
+        if style:
+            style.drawControl(QStyle.CE_ItemViewItem, opt, painter, opt.widget)
+        selected = bool(option.state & QStyle.State_Selected)
+        pal = option.palette
+        text_colour = pal.highlightedText().color() if selected else pal.text().color()
+        muted = text_colour if selected else theme.colour("muted")
+        change = index.data(CHANGE_ROLE)
+        r = option.rect.adjusted(self.PAD, self.PAD, -self.PAD, -self.PAD)
+        fm = QFontMetrics(option.font)
+        line_h = fm.height()
+        # icon
+        deco = index.data(Qt.DecorationRole)
+        if isinstance(deco, QPixmap) and not deco.isNull():
+            target = QRect(r.left(), r.top() + (line_h * 2 + 4 - ICON_SIZE) // 2, ICON_SIZE, ICON_SIZE)
+            if change == "removed":
+                painter.setOpacity(0.4)
+            painter.drawPixmap(target, deco)
+            painter.setOpacity(1.0)
+        x = r.left() + ICON_SIZE + 8
+        # badges, right-aligned on the first line
+        small = QFont(option.font)
+        small.setPointSizeF(max(6.5, option.font.pointSizeF() * 0.82))
+        sfm = QFontMetrics(small)
+        chips = [(b, b) for b in index.data(BADGES_ROLE) or []]
+        chips = [(f, "warning") for f in index.data(FLAGS_ROLE) or []] + chips
+        if change:
+            chips.insert(0, (change, change))
+        right = r.right()
+        painter.setFont(small)
+        min_title = 90
+        for label, key in reversed(chips):
+            w = sfm.horizontalAdvance(label) + 10
+            if right - w < x + min_title:
+                break
+            chip = QRect(right - w, r.top() + (line_h - sfm.height()) // 2 - 1, w, sfm.height() + 2)
+            c = theme.colour(key)
+            painter.setRenderHint(QPainter.Antialiasing)
+            fill = type(c)(c)
+            fill.setAlpha(40 if not selected else 90)
+            painter.setPen(c if not selected else text_colour)
+            painter.setBrush(fill)
+            painter.drawRoundedRect(chip.adjusted(0, 0, -1, -1), 4, 4)
+            painter.drawText(chip, Qt.AlignCenter, label)
+            right = chip.left() - 4
+        # title (bold), then the raw name if it differs
+        bold = QFont(option.font)
+        bold.setBold(True)
+        bold.setStrikeOut(change == "removed")
+        painter.setFont(bold)
+        bfm = QFontMetrics(bold)
+        title = index.data(Qt.DisplayRole) or ""
+        avail = max(10, right - x - 4)
+        shown = bfm.elidedText(title, Qt.ElideRight, avail)
+        painter.setPen(muted if change == "removed" else text_colour)
+        painter.drawText(QRect(x, r.top(), avail, line_h), Qt.AlignLeft | Qt.AlignVCenter, shown)
+        name = index.data(NAME_ROLE) or ""
+        used = bfm.horizontalAdvance(shown)
+        if name and name != title and used + 40 < avail:
+            painter.setFont(small)
+            painter.setPen(muted)
+            name_rect = QRect(x + used + 8, r.top(), avail - used - 8, line_h)
+            painter.drawText(name_rect, Qt.AlignLeft | Qt.AlignVCenter,
+                             sfm.elidedText(name, Qt.ElideRight, name_rect.width()))
+        # description
+        painter.setFont(option.font)
+        painter.setPen(muted)
+        desc = index.data(DESCRIPTION_ROLE) or ""
+        if not desc and change != "removed":
+            desc = "(no description)"
+        line2 = QRect(x, r.top() + line_h + 4, r.right() - x, line_h)
+        painter.drawText(line2, Qt.AlignLeft | Qt.AlignVCenter, fm.elidedText(desc, Qt.ElideRight, line2.width()))
+        painter.restore()

@@ -1,0 +1,12 @@
+"""Calling tools:
+
+- `tool_list`: `ToolListPanel` (`toolList`), `ToolModel`;
+- `panel`: `ToolCallPanel` (form, Call, Cancel, progress, result, history);
+- `book`: `WindowCalls`, every server's calls as one list for the window;
+- `history`, `indicators`: `CallHistory`, the running marks of the tool list and the sidebar;
+- `confirm`: the confirmation before a tool that may change things;
+- `questions`: the server's questions as dialogs (`DialogAnswers`, the window's `Answerer`);
+- `tasks_pane`: the Tasks tab.
+"""
+
+__all__ = ["book", "confirm", "history", "indicators", "panel", "questions", "tasks_pane", "tool_list"]

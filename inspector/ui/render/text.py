@@ -1,0 +1,220 @@
+"""Text as results show it: read-only, opening fast whatever its size (a preview at once, "Show all"
+appending the rest a slice per event-loop turn, never one long stall), coloured by pygments when small,
+and Markdown rendered safely on request (no HTML, no images, links only shown).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+from PySide6.QtCore import QTimer, QUrl, Signal
+from PySide6.QtGui import QFont, QFontDatabase, QTextCursor, QTextDocument
+from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QPlainTextEdit, QSizePolicy, QTextBrowser, QVBoxLayout,
+                               QWidget)
+
+from ..base import theme
+from ..base.highlight import JsonHighlighter
+from ..base.layout import small_button, text_label
+from ..base.text import visible_block
+
+log = logging.getLogger("spyglass.ui.results")
+
+PREVIEW_CHARS = 64_000          # text shown at once; the rest on "Show all"
+
+
+JSON_PARSE_MAX = 1_000_000      # text longer than this is not tried as JSON
+
+
+HIGHLIGHT_LIMIT = 100_000       # pygments colours only below this many characters
+
+
+CHUNK_CHARS = 32_000            # "Show all" starts with slices this big, then adapts them ...
+
+
+TURN_TARGET_S = 0.025           # ... so that one event-loop turn (insert + Qt's layout) takes about this long
+
+
+MARKDOWN_MAX = 100_000          # Markdown renders at most this much (a note says so)
+
+
+def mono_font() -> QFont:
+    f = QFontDatabase.systemFont(QFontDatabase.FixedFont)
+    f.setStyleHint(QFont.Monospace)
+    return f
+
+
+def human_size(n: int | float | None) -> str:
+    if not isinstance(n, (int, float)) or isinstance(n, bool) or n < 0:
+        return "unknown size"
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} bytes"
+
+
+def save_bytes(parent: QWidget, data: bytes, suggested: str) -> str | None:
+    """Ask where to save `data` (non-native dialog, window-modal); returns the path written."""
+    path, _ = QFileDialog.getSaveFileName(parent, "Save", suggested)
+    if not path:
+        return None
+    try:
+        with open(path, "wb") as f:
+            f.write(data)
+    except OSError as exc:
+        log.warning("could not save %s: %s", path, exc)
+        return None
+    return path
+
+
+def try_json(text: str) -> tuple[bool, Any]:
+    """(True, value) when `text` is a JSON object or array (small enough to parse at once)."""
+    if len(text) > JSON_PARSE_MAX:
+        return False, None
+    s = text.strip()
+    if not s or s[0] not in "[{":
+        return False, None
+    try:
+        return True, json.loads(s)
+    except (ValueError, RecursionError):
+        return False, None
+
+
+class TextView(QWidget):
+    """Read-only text that opens fast whatever its size: a preview at once, then "Show all" appends the
+    rest a chunk per event-loop turn (never one long stall). Optional pygments colours (small texts)."""
+
+    def __init__(self, text: str, parent: QWidget | None = None, *, lexer: Any = None, name: str = "",
+                 wrap: bool = True, max_height: int = 420) -> None:
+        super().__init__(parent)
+        self.full = text
+        self.edit = QPlainTextEdit(self)
+        self.edit.setObjectName(name or "resultText")
+        self.edit.setReadOnly(True)
+        self.edit.setFont(mono_font())
+        self.edit.setLineWrapMode(QPlainTextEdit.WidgetWidth if wrap else QPlainTextEdit.NoWrap)
+        self.edit.setMaximumHeight(max_height)
+        self.edit.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
+        self._highlighter: JsonHighlighter | None = None
+        self._loading: QTimer | None = None
+        self._shown = 0
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        lay.addWidget(self.edit)
+        self.more = QWidget(self)
+        ml = QHBoxLayout(self.more)
+        ml.setContentsMargins(0, 0, 0, 0)
+        self.more_label = text_label("", self.more, name="textPreviewNote", role="warning", wrap=False)
+        self.show_all = small_button("Show all", "Load the whole text (in the background)", name="showAllButton")
+        self.save = small_button("Save…", "Save the whole text to a file", name="saveTextButton")
+        self.show_all.clicked.connect(self.load_all)
+        self.save.clicked.connect(lambda: save_bytes(self, self.full.encode("utf-8"), "result.txt"))
+        ml.addWidget(self.more_label, 1)
+        ml.addWidget(self.show_all)
+        ml.addWidget(self.save)
+        lay.addWidget(self.more)
+        self._set(text, lexer)
+        self._fit_height(max_height)
+
+    def _set(self, text: str, lexer: Any) -> None:
+        preview = text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS]
+        shown = visible_block(preview, limit=PREVIEW_CHARS + 1)
+        if lexer is not None and len(text) <= HIGHLIGHT_LIMIT:
+            self._highlighter = JsonHighlighter(self.edit.document(), dark=theme.is_dark(), lexer=lexer)
+            self._highlighter.set_text(shown, json=True)
+        else:
+            self.edit.setPlainText(shown)
+        self._shown = len(preview)
+        big = len(text) > len(preview)
+        self.more.setVisible(big)
+        if big:
+            self.more_label.setText(f"Showing the first {self._shown:,} of {len(text):,} characters "
+                                    f"({human_size(len(text.encode('utf-8', 'replace')) if len(text) < 4_000_000 else len(text))}).")
+
+    def _fit_height(self, max_height: int) -> None:
+        fm = self.edit.fontMetrics()
+        doc = self.edit.document()
+        lines = doc.blockCount()
+        if self.edit.lineWrapMode() != QPlainTextEdit.NoWrap:
+            lines += doc.characterCount() // 90
+        else:
+            lines += 1  # room for a horizontal scroll bar
+        self.edit.setFixedHeight(min(max_height, max(1, min(lines, 60)) * fm.lineSpacing() + 14))
+
+    def text(self) -> str:
+        return self.edit.toPlainText()
+
+    def fully_shown(self) -> bool:
+        return self._shown >= len(self.full)
+
+    def load_all(self) -> None:
+        """Append the rest a slice per event-loop turn (each well under 100 ms). The progress note is
+        updated a few times a second only: a label changing size re-lays the whole result page out."""
+        if self._loading is not None or self.fully_shown():
+            return
+        if self._highlighter is not None:
+            self._highlighter.setDocument(None)
+            self._highlighter = None
+        self.show_all.setEnabled(False)
+        self.edit.document().setUndoRedoEnabled(False)
+        self._noted = 0.0
+        self._chunk = CHUNK_CHARS
+        self._last_start: float | None = None
+        self._loading = QTimer(self)
+        self._loading.setInterval(0)
+        self._loading.timeout.connect(self._step)
+        self._loading.start()
+
+    def _step(self) -> None:
+        """One slice. Qt lays the new lines out after the slice (about twice the insertion time), so the
+        slice size adapts to the measured length of whole turns, aiming at TURN_TARGET_S each."""
+        start = time.perf_counter()
+        if self._last_start is not None:
+            turn = start - self._last_start
+            if turn > TURN_TARGET_S * 1.3:
+                self._chunk = max(2_000, int(self._chunk * TURN_TARGET_S / turn))
+            elif turn < TURN_TARGET_S * 0.7:
+                self._chunk = min(CHUNK_CHARS * 4, int(self._chunk * 1.3))
+        self._last_start = start
+        cursor = QTextCursor(self.edit.document())
+        cursor.movePosition(QTextCursor.End)
+        total = len(self.full)
+        end = min(total, self._shown + self._chunk)
+        cursor.insertText(visible_block(self.full[self._shown:end], limit=self._chunk + 1))
+        self._shown = end
+        if self._shown < total:
+            if start - self._noted > 0.25:
+                self._noted = start
+                self.more_label.setText(f"Loading… {self._shown * 100 // total} %")
+            return
+        if self._loading is not None:
+            self._loading.stop()
+            self._loading.deleteLater()
+            self._loading = None
+        self.more_label.setText(f"All {total:,} characters shown.")
+        self.show_all.hide()
+
+
+class SafeMarkdown(QTextBrowser):
+    """Markdown rendered without HTML, images or navigation: a clicked link only shows its target."""
+
+    linkShown = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("markdownView")
+        self.setOpenLinks(False)
+        self.setOpenExternalLinks(False)
+        self.anchorClicked.connect(lambda url: self.linkShown.emit(url.toString()))
+
+    def set_markdown(self, text: str) -> None:
+        features = QTextDocument.MarkdownFeature(QTextDocument.MarkdownDialectGitHub.value
+                                                 | QTextDocument.MarkdownNoHTML.value)
+        self.document().setMarkdown(text[:MARKDOWN_MAX], features)
+
+    def loadResource(self, kind: int, name: QUrl) -> Any:  # noqa: N802 - Qt name
+        return None  # no image, remote or local, is ever loaded

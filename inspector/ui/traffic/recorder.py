@@ -1,0 +1,103 @@
+"""The window's traffic: one session store that every server records into, the pane over it, and the
+flush that hands new frames to the writer (and new rows to the pane) every 100 ms.
+
+A store that cannot be opened (a full disk, a broken data folder) leaves a note where the pane would be
+and a banner: the window works on, without recording.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Callable
+
+from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtWidgets import QLabel, QLineEdit, QWidget
+
+from ...traffic import TrafficStore
+from ...traffic.frame import Frame
+from .pane import TrafficPane
+
+log = logging.getLogger("spyglass.ui.traffic")
+
+FLUSH_MS = 100
+
+
+class TrafficRecorder(QObject):
+    def __init__(self, store_path: str | None, parent: QWidget, message: Callable[[str], None]) -> None:
+        super().__init__(parent)
+        self.message = message
+        self.store: TrafficStore | None = None
+        self.pane: TrafficPane | None = None
+        self._timer: QTimer | None = None
+        try:
+            self.store = TrafficStore(store_path) if store_path else TrafficStore()
+            self.pane = TrafficPane(self.store, parent, flush_ms=None)  # flushed by the timer below
+            self.widget: QWidget = self.pane
+        except Exception as exc:  # a broken store must not take the window down
+            log.exception("could not open the traffic store")
+            self.store, self.pane = None, None
+            text = f"Traffic is not recorded: {exc}"
+            note = QLabel(text, parent)
+            note.setObjectName("trafficUnavailable")
+            note.setWordWrap(True)
+            self.widget = note
+            QTimer.singleShot(0, lambda: message(text))
+            return
+        self._timer = QTimer(self)
+        self._timer.setObjectName("trafficFlushTimer")
+        self._timer.setInterval(FLUSH_MS)
+        self._timer.timeout.connect(self.flush)
+        self._timer.start()
+
+    def recorder_for(self, server_id: str) -> Callable[[Frame], None] | None:
+        """What a server's session hands each frame to (None when nothing is recorded)."""
+        if self.store is None:
+            return None
+
+        def record(frame: Frame) -> None:
+            store = self.store
+            if store is None:
+                return
+            try:
+                store.add(server_id, frame)
+            except Exception:
+                log.exception("the traffic store rejected a frame")
+        return record
+
+    def flush(self) -> None:
+        if self.store is None:
+            return
+        try:
+            self.store.flush()
+        except Exception as exc:
+            log.exception("traffic flush failed")
+            if self._timer is not None:
+                self._timer.stop()
+            self.message(f"Traffic recording stopped: {exc}")
+
+    def follow(self, server_id: str | None) -> None:
+        """Show only this server's frames (None: every server's)."""
+        if self.pane is not None:
+            self.pane.set_server_filter(server_id)
+
+    def clear(self) -> None:
+        if self.pane is not None:
+            self.pane.clear_view()
+
+    def focus_filter(self) -> None:
+        if self.pane is not None:
+            edit = self.pane.findChild(QLineEdit, "trafficFilter")
+            if edit is not None:
+                edit.setFocus(Qt.ShortcutFocusReason)
+                edit.selectAll()
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+        store, self.store = self.store, None
+        if store is not None:
+            try:
+                store.flush()
+                store.close()
+            except Exception:
+                log.exception("closing the traffic store")
