@@ -1,8 +1,9 @@
-"""Test-wide setup: offscreen Qt, the hypothesis profile, and the no-orphan check.
-Shared helpers live in `support.py`."""
+"""Test-wide setup: offscreen Qt, the hypothesis profile, the no-orphan check, and the check that fails a
+test logging a warning it did not expect (`expect_log`). Shared helpers live in `support.py`."""
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -36,7 +37,7 @@ def _live_children() -> list[str]:
 
 @pytest.fixture(autouse=True)
 def no_orphan_processes():
-    """Every test must end every process it started (DESIGN §4: never an orphan)."""
+    """Every test must end every process it started (never an orphan)."""
     yield
     if not Path("/proc").exists():
         return
@@ -48,3 +49,49 @@ def no_orphan_processes():
         time.sleep(0.05)
         left = _live_children()
     assert not left, f"test left processes running: {left}"
+
+
+class LogFailHandler(logging.Handler):
+    """Collects every record at WARNING or above while a test runs (qutebrowser's LogFailHandler idea): a
+    warning nobody expected is a fault the test did not see."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[logging.LogRecord] = []
+        self.expected: list[tuple[str, int, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+    def allowed(self, record: logging.LogRecord) -> bool:
+        return any((not logger or record.name == logger or record.name.startswith(logger + "."))
+                   and record.levelno <= level
+                   and text in record.getMessage() for logger, level, text in self.expected)
+
+
+@pytest.fixture(autouse=True)
+def fail_on_unexpected_warnings():
+    """Fails a test that logs a WARNING or worse it did not declare with `expect_log`."""
+    handler = LogFailHandler()
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        root.removeHandler(handler)
+    unexpected = [r for r in handler.records if not handler.allowed(r)]
+    if unexpected:
+        lines = "\n".join(f"  {r.levelname} {r.name}: {r.getMessage()[:300]}" for r in unexpected[:10])
+        pytest.fail(f"the test logged {len(unexpected)} unexpected warning(s) or error(s):\n{lines}\n"
+                    "(declare the ones it provokes on purpose with the expect_log fixture)", pytrace=False)
+
+
+@pytest.fixture
+def expect_log(fail_on_unexpected_warnings):
+    """`expect_log("spyglass.client", "tool 'broken' dropped")`: this test provokes that record on purpose
+    (at `level` or below, WARNING by default; the text is a part of the message)."""
+
+    def expect(logger: str = "", text: str = "", level: int = logging.CRITICAL) -> None:
+        fail_on_unexpected_warnings.expected.append((logger, level, text))
+
+    return expect

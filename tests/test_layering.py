@@ -1,78 +1,172 @@
-"""DESIGN §1: imports only point down. Checked by reading the import statements."""
+"""The house: imports only point down, never in a circle, and no module reaches into another's privates.
+
+Read from every import statement, those inside functions included (an import inside a function that
+only dodges a cycle is a cycle); only imports under `if TYPE_CHECKING:` are left out. docs/ARCHITECTURE.md
+describes the layers these tests enforce.
+"""
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
+import re
+import sys
 
 import pytest
 
-from support import ROOT
+from importgraph import PKG, modules, owner, private_crossings, cycles
 
-PKG = ROOT / "inspector"
 QT = {"PySide6", "qasync", "shiboken6"}
 IO = {"asyncio", "socket", "subprocess", "selectors", "ssl", "httpx", "httpx_sse", "threading"}
+MAX_LINES = 700
+
+# Layers, lowest first: a module imports only from its own layer or lower ones.
+LAYERS = [
+    ("foundation", ("inspector", "inspector.errors", "inspector.secrets", "inspector.messages", "inspector.media",
+                    "inspector.templates", "inspector.keystore", "inspector.config", "inspector.protocol",
+                    "inspector.demo")),
+    ("io", ("inspector.traffic", "inspector.transport", "inspector.auth")),
+    ("client", ("inspector.client",)),
+    ("session", ("inspector.session", "inspector.catalog", "inspector.importers", "inspector.exporters",
+                 "inspector.replay", "inspector.forms.schema", "inspector.forms.widget_choice",
+                 "inspector.forms.validation", "inspector.forms.memory")),
+    ("commands", ("inspector.cli", "inspector.forms")),
+    ("ui", ("inspector.ui",)),
+    ("app", ("inspector.app", "inspector.__main__")),
+]
+# The window's sub-packages, lowest first: siblings of one rank do not import each other.
+UI_RANKS = [("base",), ("render",), ("servers", "traffic"), ("auth", "library", "calls"), ("window",)]
 
 
-def imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(), str(path))
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:  # relative: resolve against the module's package
-                base = path.relative_to(ROOT).with_suffix("").parts[:-node.level]
-                names.add(".".join([*base, node.module] if node.module else base))
-            elif node.module:
-                names.add(node.module)
-    return names
+def layer_of(name: str) -> int:
+    best, rank = -1, -1
+    for i, (_title, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (name == prefix or name.startswith(prefix + ".")) and len(prefix) > best:
+                best, rank = len(prefix), i
+    assert rank >= 0, f"{name} belongs to no layer: add it to LAYERS (and docs/ARCHITECTURE.md)"
+    return rank
 
 
-def files(*parts: str) -> list[Path]:
-    target = PKG.joinpath(*parts)
-    return sorted(target.rglob("*.py")) if target.is_dir() else [target]
+def imported(mod_name: str) -> list[tuple[str, int]]:
+    return [(imp.module, imp.line) for imp in modules()[mod_name].imports]
 
 
-def tops(names: set[str]) -> set[str]:
-    return {n.split(".")[0] for n in names}
+def qt_free(name: str) -> bool:
+    """Everything below the window, except the Qt half of forms (which shares a layer with the CLI)."""
+    if name.startswith("inspector.forms") and layer_of(name) == layer_of("inspector.forms"):
+        return False
+    return layer_of(name) < layer_of("inspector.ui")
 
 
-@pytest.mark.parametrize("path", files("protocol"), ids=str)
-def test_protocol_is_stdlib_only_and_sans_io(path):
-    names = imports(path)
-    outside = {n for n in names if n.startswith("inspector") and not n.startswith("inspector.protocol")}
-    assert not outside, f"{path.name} reaches out of the protocol core: {outside}"
-    assert not tops(names) & (QT | IO), f"{path.name} does IO or Qt: {tops(names) & (QT | IO)}"
-    import sys
-    third_party = {t for t in tops(names) if t not in sys.stdlib_module_names and t != "inspector"}
-    assert not third_party, f"{path.name} imports non-stdlib modules: {third_party}"
+ALL = sorted(modules())
 
 
-QT_FREE = [*files("transport"), *files("traffic"), *files("importers"), PKG / "client.py", PKG / "client_tasks.py", PKG / "config.py",
-           PKG / "cli.py", PKG / "errors.py", PKG / "forms" / "validation.py", *files("demo"), PKG / "catalog.py",
-           PKG / "exporters.py", PKG / "keystore.py", PKG / "media.py", PKG / "replay.py", PKG / "templates.py",
-           PKG / "secrets.py", *files("auth")]
+@pytest.mark.parametrize("name", ALL)
+def test_imports_point_down(name):
+    mine = layer_of(name)
+    up = []
+    for module, line in imported(name):
+        target = owner(module) if module.startswith("inspector") else None
+        if target is not None and target != name and layer_of(target) > mine:
+            up.append(f"line {line}: {target} ({LAYERS[layer_of(target)][0]})")
+    assert not up, f"{name} ({LAYERS[mine][0]}) imports upwards: {up}"
 
 
-@pytest.mark.parametrize("path", [p for p in QT_FREE if p.exists()], ids=str)
-def test_core_never_imports_qt(path):
-    assert not tops(imports(path)) & QT, f"{path} imports Qt"
+@pytest.mark.parametrize("name", [n for n in ALL if qt_free(n)])
+def test_the_qt_free_layers_never_import_qt(name):
+    qt = [f"line {line}: {m}" for m, line in imported(name) if m.split(".")[0] in QT]
+    assert not qt, f"{name} imports Qt: {qt}"
 
 
-@pytest.mark.parametrize("path", files("demo"), ids=str)
-def test_demo_server_is_stdlib_plus_protocol(path):
-    import sys
-    names = imports(path)
-    bad = {n for n in names if n.startswith("inspector") and not n.startswith(("inspector.demo", "inspector.protocol"))}
-    bad |= {t for t in tops(names) if t not in sys.stdlib_module_names and t != "inspector"}
-    assert not bad, f"{path.name}: {bad}"
+@pytest.mark.parametrize("name", [n for n in ALL if n.startswith("inspector.protocol")])
+def test_the_protocol_core_is_stdlib_only_and_sans_io(name):
+    for module, line in imported(name):
+        top = module.split(".")[0]
+        if top == "inspector":
+            assert module.startswith("inspector.protocol"), f"{name}:{line} reaches out of the core: {module}"
+        else:
+            assert top in sys.stdlib_module_names, f"{name}:{line} imports a non-stdlib module: {module}"
+            assert top not in IO, f"{name}:{line} does IO: {module}"
 
 
-UPPER = ("inspector.ui", "inspector.app", "inspector.forms", "inspector.cli")
+@pytest.mark.parametrize("name", [n for n in ALL if n.startswith("inspector.demo")])
+def test_the_demo_server_is_stdlib_plus_protocol(name):
+    for module, line in imported(name):
+        top = module.split(".")[0]
+        assert (module.startswith(("inspector.demo", "inspector.protocol")) if top == "inspector"
+                else top in sys.stdlib_module_names), f"{name}:{line}: {module}"
 
 
-@pytest.mark.parametrize("path", [*files("transport"), PKG / "client.py", PKG / "client_tasks.py"], ids=str)
-def test_lower_layers_do_not_import_upper_ones(path):
-    upper = {n for n in imports(path) if any(n == m or n.startswith(m + ".") for m in UPPER)}
-    assert not upper, f"{path} imports {upper}"
+@pytest.mark.parametrize("name", [n for n in ALL if n.startswith("inspector.ui")])
+def test_the_window_talks_to_servers_through_the_session_layer(name):
+    below = [f"line {line}: {m}" for m, line in imported(name)
+             if m.startswith(("inspector.transport", "inspector.client", "inspector.protocol.session"))]
+    assert not below, f"{name} reaches past the session layer: {below}"
+
+
+def ui_rank(name: str) -> tuple[int, str] | None:
+    parts = name.split(".")
+    if len(parts) < 3 or parts[1] != "ui":
+        return None
+    for rank, group in enumerate(UI_RANKS):
+        if parts[2] in group:
+            return rank, parts[2]
+    raise AssertionError(f"{name}: a ui sub-package that UI_RANKS does not place")
+
+
+@pytest.mark.parametrize("name", [n for n in ALL if n.startswith("inspector.ui.")])
+def test_the_window_parts_import_only_lower_parts(name):
+    mine = ui_rank(name)
+    assert mine is not None
+    bad = []
+    for module, line in imported(name):
+        target = owner(module) if module.startswith("inspector.ui.") else None
+        theirs = ui_rank(target) if target else None
+        if theirs is None or theirs[1] == mine[1]:
+            continue
+        if theirs[0] >= mine[0]:
+            bad.append(f"line {line}: {target}")
+    assert not bad, f"{name} ({mine[1]}) imports a part at its rank or above: {bad}"
+
+
+def test_no_import_cycles():
+    assert cycles() == []
+
+
+def test_no_private_names_cross_modules():
+    assert private_crossings() == []
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_modules_stay_small(name):
+    mod = modules()[name]
+    assert mod.lines <= MAX_LINES, f"{mod.path.relative_to(PKG.parent)} has {mod.lines} lines (at most {MAX_LINES})"
+
+
+TRANSPORTS = re.compile(r"\b(StdioTransport|HttpTransport|SseTransport)\(")
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_a_server_is_opened_in_one_place(name):
+    """Transports are built by the transport factory only (inspector.transport.factory)."""
+    if name.startswith("inspector.transport"):
+        return
+    found = TRANSPORTS.findall(modules()[name].path.read_text())
+    assert not found, f"{name} builds a transport itself ({found}): use inspector.transport.factory"
+
+
+def test_comments_say_why_not_which_ticket():
+    stale = []
+    for mod in modules().values():
+        for n, line in enumerate(mod.path.read_text().splitlines(), 1):
+            if re.search(r"\b(issue|ticket) \d+\b|DESIGN §|\.\./shared", line):
+                stale.append(f"{mod.path.relative_to(PKG.parent)}:{n}: {line.strip()[:80]}")
+    assert not stale, stale
+
+
+def test_the_headless_command_line_never_loads_qt():
+    import subprocess
+
+    code = ("import sys, inspector.cli, inspector.session; "
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'qasync')]; "
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=str(PKG.parent))

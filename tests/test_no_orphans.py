@@ -1,4 +1,4 @@
-"""No process is left behind (DESIGN §4): the CLI ends the server's whole process
+"""No process is left behind: the CLI ends the server's whole process
 group on success, on timeout and on Ctrl+C. Checked with psutil."""
 
 from __future__ import annotations

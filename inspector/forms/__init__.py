@@ -1,4 +1,4 @@
-"""Forms generated from JSON Schema (DESIGN §6).
+"""Forms generated from JSON Schema.
 
 The pure half imports no Qt, so the headless command line can use it:
 `validation` (dialect-aware checking), `schema` (normalisation: `$ref`, `allOf`, type lists,

@@ -1,6 +1,6 @@
 """`SchemaForm`: the generated form of one tool's inputSchema, with a raw-JSON mode. Qt.
 
-Object names (DESIGN §7): the form is `toolForm`; each field's editor is `field:<json-pointer>`.
+Object names (the automation contract, docs/automation.md): the form is `toolForm`; each field's editor is `field:<json-pointer>`.
 Also stable: `formModeButton`, `jsonModeButton`, `rawJson`, `rawProblem`, `formBanner`,
 `formProblems`, `formMessages`, `variant:<ptr>`, `null:<ptr>`, `add:<ptr>`, `unset:<ptr>`,
 `key:<ptr>/<i>`, `others:<ptr>`, `problem:<ptr>`.

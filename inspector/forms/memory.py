@@ -2,7 +2,7 @@
 
 Stored as one small JSON file; secrets are never written: values of `writeOnly` or
 `format: password` properties, and of keys named like *TOKEN*, *KEY*, *SECRET*, *PASSWORD*
-(DESIGN §8), are left out, so the form shows them empty next time.
+are left out, so the form shows them empty next time.
 """
 
 from __future__ import annotations

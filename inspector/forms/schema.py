@@ -19,7 +19,7 @@ from urllib.parse import unquote
 
 from .widget_choice import choose_widget
 
-# Beyond these sizes a part of the schema is edited as raw JSON (DESIGN §6: never a broken widget).
+# Beyond these sizes a part of the schema is edited as raw JSON (never a broken widget).
 MAX_ENUM = 500            # options shown in a drop-down; more string options get a completer
 MAX_LARGE_ENUM = 200_000  # string options offered through a completer
 MAX_PROPERTIES = 300      # properties of one object rendered as rows

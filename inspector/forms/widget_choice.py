@@ -1,4 +1,4 @@
-"""Which leaf widget edits a value: `x-hint` > `format` > `enum` > `type` (DESIGN §6), and what
+"""Which leaf widget edits a value: `x-hint` > `format` > `enum` > `type`, and what
 an empty editor and its help text say about the value (placeholder, constraints). No Qt.
 
 The names returned here are keys of the widgets of `inspector.forms.registry.Registry`, which a

@@ -35,7 +35,7 @@ Flush policy:
   commits.)
 
 The store is not thread-safe: call it from one thread (the UI/asyncio thread).
-No Qt here (DESIGN §1).
+No Qt here.
 """
 
 from __future__ import annotations
@@ -265,7 +265,7 @@ class TrafficStore:
 
     def notify_next(self, fn: Listener) -> None:
         """Call `fn(n)` once, when the next record is appended: lets a view
-        sleep while nothing happens and batch what arrives (DESIGN §5)."""
+        sleep while nothing happens and batch what arrives."""
         self._once.append(fn)
 
     # ------------------------------------------------------------------ reading

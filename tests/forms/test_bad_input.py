@@ -1,5 +1,5 @@
 """Bad schemas never crash or hang the form: it builds within 200 ms, or falls back to raw JSON
-with a banner that explains why (DESIGN §6, issue 5)."""
+with a banner that explains why."""
 
 from __future__ import annotations
 

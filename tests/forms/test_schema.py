@@ -1,4 +1,4 @@
-"""The pure half of the forms: normalisation and widget choice, no Qt (DESIGN §9)."""
+"""The pure half of the forms: normalisation and widget choice, no Qt."""
 
 from __future__ import annotations
 

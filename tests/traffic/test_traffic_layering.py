@@ -1,4 +1,5 @@
-"""The traffic layer's own import rules (DESIGN §1), on top of tests/test_layering.py."""
+"""The traffic layer's own import rules, on top of tests/test_layering.py (cycles and private names are
+checked there for the whole house)."""
 
 from __future__ import annotations
 
@@ -44,13 +45,6 @@ def test_the_store_does_not_pull_in_qt():
     subprocess.run([sys.executable, "-c", code], check=True, cwd=str(ROOT))
 
 
-def test_the_traffic_ui_imports_only_downwards():
-    for name in ("traffic_model.py", "traffic_pane.py", "highlight.py"):
-        names = imports(ROOT / "inspector" / "ui" / name)
-        upward = {n for n in names if n.startswith(("inspector.app", "inspector.cli"))}
-        assert not upward, (name, upward)
-
-
 def _type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
         (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
@@ -91,41 +85,11 @@ def traffic_graph() -> dict[str, set[str]]:
     return graph
 
 
-def test_the_traffic_modules_import_each_other_without_a_cycle():
+def test_the_codes_and_columns_have_one_home_that_depends_on_no_other_part():
     graph = traffic_graph()
-    done: set[str] = set()
-
-    def visit(name: str, path: tuple[str, ...]) -> None:
-        assert name not in path, f"import cycle: {' -> '.join([*path[path.index(name):], name])}"
-        if name in done:
-            return
-        for target in sorted(graph[name]):
-            visit(target, (*path, name))
-        done.add(name)
-
-    for name in sorted(graph):
-        visit(name, ())
-    # the codes and columns have one home, which depends on no other part of the store
     assert {"inspector.traffic.columns"} <= graph["inspector.traffic.store"] & graph["inspector.traffic.filter"] \
         & graph["inspector.traffic._writer"]
     assert not graph["inspector.traffic.columns"]
-
-
-def test_no_private_name_crosses_a_module():
-    """A private name stays in its module; a private module is imported by its siblings only."""
-    for path in sorted((ROOT / "inspector").rglob("*.py")):
-        package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
-        inside = path.is_relative_to(TRAFFIC)
-        for module, names in import_nodes(path):
-            parts = module.split(".")
-            if inside:
-                for name in names:
-                    sibling = module == package and f"{module}.{name}" in MODULES
-                    assert not name.startswith("_") or sibling, f"{path.name} takes {name} from {module}"
-            if module.startswith("inspector.traffic"):
-                private = [p for p in parts if p.startswith("_")] + \
-                    [n for n in names if n.startswith("_") and f"{module}.{n}" in MODULES]
-                assert inside or not private, f"{path} imports the private {private} of inspector.traffic"
 
 
 def test_no_module_reaches_into_another_modules_objects():
