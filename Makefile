@@ -1,5 +1,7 @@
 # Spyglass: `make run` launches the inspector on its demo server,
-# `make test` installs everything the tests need and runs the suite headless (the bundle test included),
+# `make test` installs everything the tests need, then runs the quality gate — lint (ruff), strict types
+# of the Qt-free code (mypy), the whole suite headless under coverage (the bundle test included) and the
+# coverage floors of every package (docs/development.md),
 # `make package` builds the one-folder bundle dist/spyglass/ with PyInstaller.
 PYTHON ?= python3
 VENV   := .venv
@@ -26,7 +28,11 @@ run: venv
 	$(VENV)/bin/spyglass
 
 test: venv peers
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
+	$(VENV)/bin/ruff check inspector tests bench packaging
+	$(VENV)/bin/mypy
+	rm -rf .coverage-data
+	QT_QPA_PLATFORM=offscreen $(VENV)/bin/coverage run -m pytest
+	$(PY) tests/coverage_floors.py
 
 # A one-folder bundle in dist/spyglass/ (run dist/spyglass/spyglass); prints its size.
 package: venv
@@ -38,4 +44,4 @@ bench: venv peers
 	$(PY) bench/cli_oneshot.py
 
 clean:
-	rm -rf $(VENV) $(PEERS)/node_modules build dist
+	rm -rf $(VENV) $(PEERS)/node_modules build dist .coverage-data
