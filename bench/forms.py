@@ -3,7 +3,8 @@
 Each schema is built ROUNDS times (after one warm-up build of the whole corpus); the figure per
 schema is its median. Prints p50, p95 and max over the schemas (goal: p95 <= 30 ms), the slowest
 schemas, and the same figures for build + first validation (what the user waits for before the
-problem count appears) and for build + validation + show + first paint. Usage: QT_QPA_PLATFORM=offscreen python bench/forms.py [ROUNDS]
+problem count appears) and for build + validation + show + first paint.
+Usage: QT_QPA_PLATFORM=offscreen python bench/forms.py [ROUNDS]
 """
 
 from __future__ import annotations
@@ -69,13 +70,15 @@ def main(rounds: int) -> int:
         ready[name] = statistics.median(r) * 1000
         shown[name] = statistics.median(s) * 1000
     print(f"forms bench: {len(tools)} corpus schemas, median of {rounds} builds each")
-    for label, data in (("build", build), ("build + first validation", ready),
-                        ("+ show and first paint", shown)):
+    for label, data in (("build", build), ("build + first validation", ready), ("+ show and first paint", shown)):
         vals = list(data.values())
-        print(f"  {label:25} p50 {percentile(vals, 0.5):6.2f} ms   p95 {percentile(vals, 0.95):6.2f} ms"
-              f"   max {max(vals):6.2f} ms")
-    print("  slowest builds:", ", ".join(f"{n} {v:.1f} ms" for n, v in sorted(build.items(),
-                                                                          key=lambda kv: -kv[1])[:5]))
+        print(
+            f"  {label:25} p50 {percentile(vals, 0.5):6.2f} ms   p95 {percentile(vals, 0.95):6.2f} ms"
+            f"   max {max(vals):6.2f} ms"
+        )
+    print(
+        "  slowest builds:", ", ".join(f"{n} {v:.1f} ms" for n, v in sorted(build.items(), key=lambda kv: -kv[1])[:5])
+    )
     p95 = percentile(list(build.values()), 0.95)
     print(f"  goal p95 <= {GOAL_P95_MS:.0f} ms: {'met' if p95 <= GOAL_P95_MS else 'NOT met'}")
     return 0 if p95 <= GOAL_P95_MS else 1

@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
 import http_peers  # noqa: E402
+
 from inspector.client import Client  # noqa: E402
 from inspector.transport.http import HttpTransport  # noqa: E402
 

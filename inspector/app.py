@@ -18,7 +18,8 @@ import logging
 import os
 import sys
 import traceback
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from . import errors as E
 from .config import ServerSpec

@@ -103,7 +103,7 @@ class SecretStore:
         self.warning = (f"{self.what} cannot be saved: no OS keyring is available ({why}). "
                         f"They are kept in memory for this session only and will be asked for again "
                         f"next time.")
-        log.warning("%s", self.warning)
+        log.info("%s", self.warning)  # told the user through on_warning: not a fault of the program
         self._fallback = MemorySecrets()
         self._keyring = None
         if self.on_warning is not None:

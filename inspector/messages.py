@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import collections
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 log = logging.getLogger("spyglass.messages")
 

@@ -54,11 +54,10 @@ async def main() -> None:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
-    from inspector.ui.window import desktop
-
     from inspector.ui.base import theme
-    from inspector.ui.window.about import app_icon
     from inspector.ui.servers.connection import Status
+    from inspector.ui.window import desktop
+    from inspector.ui.window.about import app_icon
     from inspector.ui.window.main_window import MainWindow, demo_spec
 
     app = QApplication.instance()

@@ -8,7 +8,7 @@ import signal
 import socket
 import subprocess
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 from support import EVERYTHING, PY, ROOT
 

@@ -163,6 +163,7 @@ def private_crossings() -> list[str]:
                     out.append(f"{mod.name}:{imp.line} takes {name} from {target}")
             leaf = target.rpartition(".")[2]
             home = mods[target].package if mods[target].is_package else target.rpartition(".")[0]
-            if leaf.startswith("_") and not leaf.startswith("__") and not (mod.package == home or mod.package.startswith(home + ".")):
+            inside = mod.package == home or mod.package.startswith(home + ".")
+            if leaf.startswith("_") and not leaf.startswith("__") and not inside:
                 out.append(f"{mod.name}:{imp.line} imports the private module {target}")
     return sorted(out)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -23,6 +23,9 @@ EVERYTHING = PEERS / "node_modules" / "@modelcontextprotocol" / "server-everythi
 HOSTILE = ROOT / "tests" / "hostile" / "server.py"
 SDK_SERVER = PEERS / "sdk_server.py"
 PY = sys.executable
+# Coverage (or a debugger) traces every line and slows the code two to three times: the freeze guards of
+# the tests (not the speed targets, which the benchmarks in bench/ measure) allow for it.
+SLOWDOWN = 3.0 if sys.gettrace() is not None else 1.0
 
 
 def everything_cmd() -> list[str]:
@@ -45,7 +48,7 @@ def spec_schema(revision: str) -> dict:
     return schemas.schema(revision)
 
 
-@lru_cache(maxsize=None)
+@cache
 def spec_validator(revision: str, type_name: str):
     """A validator for `$defs/<type_name>` of one revision, refs resolved in its document."""
     import jsonschema

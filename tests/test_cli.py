@@ -7,7 +7,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from support import HOSTILE, PY, ROOT, demo_cmd, everything_cmd, hostile_cmd
 
 
@@ -212,23 +211,42 @@ def test_closing_ends_the_servers_whole_process_group(tmp_path):
         if state == "Z":
             break
         time.sleep(0.05)
-    alive = Path(f"/proc/{child}/stat").exists() and Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    stat = Path(f"/proc/{child}/stat")
+    alive = stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
     assert not alive, "the server's child process outlived the CLI"
 
 
 def test_elicitation_is_declined_unless_answered():
     declined = spyglass("--tool-name", "ask_user", "--", *demo_cmd())
     assert declined.returncode == 0 and "declined" in declined.stderr and "--elicit-accept" in declined.stderr
-    accepted = spyglass("--protocol", "legacy", "--elicit-accept", '{"name": "Ada", "colour": "blue"}',
-                        "--format", "text", "--tool-name", "ask_user", "--", *demo_cmd())
+    accepted = spyglass(
+        "--protocol",
+        "legacy",
+        "--elicit-accept",
+        '{"name": "Ada", "colour": "blue"}',
+        "--format",
+        "text",
+        "--tool-name",
+        "ask_user",
+        "--",
+        *demo_cmd(),
+    )
     assert accepted.returncode == 0 and "Ada" in accepted.stdout
     bad = spyglass("--elicit-accept", "[1]", "--tool-name", "ask_user", "--", *demo_cmd())
     assert bad.returncode == 1 and "JSON object" in bad.stderr
 
 
 def test_sampling_reply_and_roots(tmp_path):
-    sampled = spyglass("--sampling-reply", "hi from the cli", "--tool-name", "trigger-sampling-request",
-                       "--tool-arg", "prompt=x", "--", *everything_cmd())
+    sampled = spyglass(
+        "--sampling-reply",
+        "hi from the cli",
+        "--tool-name",
+        "trigger-sampling-request",
+        "--tool-arg",
+        "prompt=x",
+        "--",
+        *everything_cmd(),
+    )
     assert sampled.returncode == 0 and "hi from the cli" in sampled.stdout
     refused = spyglass("--tool-name", "trigger-sampling-request", "--tool-arg", "prompt=x", "--", *everything_cmd())
     assert "sampling request declined" in refused.stderr
@@ -242,8 +260,9 @@ def test_capabilities_declared_by_the_cli(tmp_path):
     trace = tmp_path / "t.jsonl"
     proc = spyglass("--protocol", "legacy", "--trace", str(trace), "--", *demo_cmd())
     assert proc.returncode == 0
-    init = next(json.loads(json.loads(line)["text"]) for line in trace.read_text().splitlines()
-                if '\\"initialize\\"' in line)
+    init = next(
+        json.loads(json.loads(line)["text"]) for line in trace.read_text().splitlines() if '\\"initialize\\"' in line
+    )
     caps = init["params"]["capabilities"]
     # it can answer (by declining) elicitation and sampling; roots only when --root gives some
     assert "elicitation" in caps and "sampling" in caps and "roots" not in caps

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from support import everything_cmd
+
 from inspector import errors as E
 from inspector.client import Client
 from inspector.protocol.versions import Era

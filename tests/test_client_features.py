@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 
-
 from support import demo_cmd, everything_cmd
+
 from inspector.client import Client
 from inspector.protocol.versions import Era
 from inspector.transport import StdioTransport

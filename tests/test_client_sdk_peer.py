@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from support import PY, SDK_SERVER, spec_validator
+
 from inspector import errors as E
 from inspector.client import Client
 from inspector.protocol.versions import Era

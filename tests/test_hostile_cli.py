@@ -9,11 +9,10 @@ import sys
 import time
 
 import pytest
-
 from support import HOSTILE, PY, ROOT
 
 sys.path.insert(0, str(HOSTILE.parent))
-from expectations import EXPECTATIONS  # noqa: E402
+from expectations import EXPECTATIONS
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTATIONS))

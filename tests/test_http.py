@@ -7,15 +7,15 @@ import asyncio
 import json
 import subprocess
 
-import pytest
-
 import http_peers
+import pytest
 from support import PY, ROOT
+from test_client_everything import ARGS, elicitation, fill_required, roots, sampling
+
 from inspector.client import Client
 from inspector.protocol.versions import Era
 from inspector.transport.http import HttpSettings, HttpTransport
 from inspector.transport.sse import SseTransport
-from test_client_everything import ARGS, elicitation, fill_required, roots, sampling
 
 
 def spyglass(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
@@ -69,8 +69,13 @@ async def test_get_stream_delivers_server_notifications():
             await c.set_log_level("debug")
             await c.call_tool("toggle-simulated-logging", {})
             for _ in range(200):
-                on_get = [f for f in frames if f.direction == "in" and (f.meta or {}).get("stream", "").startswith("GET")
-                          and b"notifications/message" in f.data]
+                on_get = [
+                    f
+                    for f in frames
+                    if f.direction == "in"
+                    and (f.meta or {}).get("stream", "").startswith("GET")
+                    and b"notifications/message" in f.data
+                ]
                 if on_get:
                     break
                 await asyncio.sleep(0.05)
@@ -78,8 +83,9 @@ async def test_get_stream_delivers_server_notifications():
             assert "notifications/message" in notes
 
 
-@pytest.mark.parametrize("flags, era", [((), Era.MODERN), (("--stateless",), Era.MODERN),
-                                        (("--legacy-only",), Era.LEGACY)])
+@pytest.mark.parametrize(
+    "flags, era", [((), Era.MODERN), (("--stateless",), Era.MODERN), (("--legacy-only",), Era.LEGACY)]
+)
 async def test_sdk_server_over_http(flags, era):
     frames = []
     with http_peers.sdk(*flags) as url:
@@ -109,6 +115,7 @@ async def test_sdk_legacy_sessions_over_http():
 
 
 # --- bad input ----------------------------------------------------------------------------
+
 
 def test_cli_connection_refused_is_exit_4():
     proc = spyglass(f"http://127.0.0.1:{http_peers.free_port()}/mcp")
@@ -164,7 +171,8 @@ async def test_cut_sse_stream_is_reissued_with_a_new_id_in_the_modern_era():
     assert len(call_ids) == 2 and call_ids[0] != call_ids[1]
 
 
-async def test_invalid_header_tools_are_dropped_and_params_mirrored():
+async def test_invalid_header_tools_are_dropped_and_params_mirrored(expect_log):
+    expect_log("spyglass.client", "dropped")
     frames = []
     with http_peers.hostile("bad-headers") as url:
         async with http_client(url, frames) as c:
@@ -190,8 +198,17 @@ def test_cli_warns_about_dropped_tools():
 def test_secrets_are_masked_in_the_trace(tmp_path):
     trace = tmp_path / "t.jsonl"
     with http_peers.sdk() as url:
-        proc = spyglass("--trace", str(trace), "--auth-token", "sekrit-token-123", "--header", "X-Api-Key: k-999",
-                        "--header", "X-Team: blue", url)
+        proc = spyglass(
+            "--trace",
+            str(trace),
+            "--auth-token",
+            "sekrit-token-123",
+            "--header",
+            "X-Api-Key: k-999",
+            "--header",
+            "X-Team: blue",
+            url,
+        )
     assert proc.returncode == 0, proc.stderr
     text = trace.read_text()
     assert "sekrit-token-123" not in text and "k-999" not in text
@@ -219,12 +236,14 @@ async def test_modern_cancel_closes_the_stream_instead_of_notifying():
 def test_cli_falls_back_to_http_sse_when_there_is_no_streamable_endpoint(tmp_path):
     trace = tmp_path / "t.jsonl"
     with http_peers.everything("sse") as url:
-        proc = spyglass("--trace", str(trace), "--tool-name", "echo", "--tool-arg", "message=via fallback",
-                        url + "?client=spyglass")  # does not end in /sse: Streamable HTTP is tried first
+        proc = spyglass(
+            "--trace", str(trace), "--tool-name", "echo", "--tool-arg", "message=via fallback", url + "?client=spyglass"
+        )  # does not end in /sse: Streamable HTTP is tried first
     assert proc.returncode == 0, proc.stderr
     assert "via fallback" in proc.stdout
-    methods = [json.loads(r["text"])["method"] for r in map(json.loads, trace.read_text().splitlines())
-               if r["dir"] == "http"]
+    methods = [
+        json.loads(r["text"])["method"] for r in map(json.loads, trace.read_text().splitlines()) if r["dir"] == "http"
+    ]
     assert methods[0] == "POST" and "GET" in methods
 
 

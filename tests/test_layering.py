@@ -11,8 +11,7 @@ import re
 import sys
 
 import pytest
-
-from importgraph import PKG, modules, owner, private_crossings, cycles
+from importgraph import PKG, cycles, modules, owner, private_crossings
 
 QT = {"PySide6", "qasync", "shiboken6"}
 IO = {"asyncio", "socket", "subprocess", "selectors", "ssl", "httpx", "httpx_sse", "threading"}

@@ -35,10 +35,13 @@ def test_what_is_said_before_anyone_listens_waits_and_arrives_in_order():
         messages.detach(heard.append)
 
 
-def test_the_buffer_keeps_the_newest_and_a_broken_listener_is_not_fatal():
+def test_the_buffer_keeps_the_newest_and_a_broken_listener_is_not_fatal(expect_log):
     for i in range(messages.BUFFERED + 5):
         messages.info(f"m{i}")
     assert len(messages.pending()) == messages.BUFFERED and messages.pending()[0].text == "m5"
+    messages.attach(drain)
+    messages.detach(drain)
+    expect_log("spyglass.messages", "a message listener failed")
 
     def broken(message):
         raise RuntimeError("listener bug")

@@ -10,7 +10,6 @@ import uuid
 
 import psutil
 import pytest
-
 from support import HOSTILE, PY, ROOT
 
 

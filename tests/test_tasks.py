@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 import pytest
-
 from support import ROOT, everything_cmd
 
 from inspector import errors as E
@@ -181,8 +180,10 @@ def test_cli_ctrl_c_during_a_task_sends_tasks_cancel_and_exits_130(tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # wait until the task is running
-            if trace.exists() and 'tasks/get' in trace.read_text():
+        while time.monotonic() < deadline:  # wait until the task is running: Spyglass asked tasks/get
+            lines = trace.read_text().splitlines() if trace.exists() else []
+            if any(line.endswith("}") and json.loads(line)["dir"] == "out" and '"tasks/get"' in json.loads(line)["text"]
+                   for line in lines):
                 break
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
@@ -199,7 +200,8 @@ def test_cli_ctrl_c_during_a_task_sends_tasks_cancel_and_exits_130(tmp_path):
     assert cancels and cancels[0]["params"] == {"taskId": created}
 
 
-# ---------------------------------------------------------------------------------------------- tasks the server asks for
+# ------------------------------------------------------------------------------------- tasks the server asks for
+
 
 async def test_the_server_can_ask_the_client_to_elicit_and_sample_as_tasks():
     frames: list = []
@@ -211,15 +213,25 @@ async def test_the_server_can_ask_the_client_to_elicit_and_sample_as_tasks():
         return {"action": "accept", "content": {"name": "Ada", "favoriteColor": "Blue", "agreeToTerms": True}}
 
     async def sample(params, context=None):
-        return {"role": "assistant", "content": {"type": "text", "text": "hi from a fake model"}, "model": "m",
-                "stopReason": "endTurn"}
+        return {
+            "role": "assistant",
+            "content": {"type": "text", "text": "hi from a fake model"},
+            "model": "m",
+            "stopReason": "endTurn",
+        }
 
-    client = Client(StdioTransport(everything_cmd()), handlers={"elicitation/create": elicit,
-                                                                "sampling/createMessage": sample},
-                    timeout=30, traffic=frames.append)
+    client = Client(
+        StdioTransport(everything_cmd()),
+        handlers={"elicitation/create": elicit, "sampling/createMessage": sample},
+        timeout=30,
+        traffic=frames.append,
+    )
     async with client:
         assert client.session.capabilities["tasks"] == {
-            "list": {}, "cancel": {}, "requests": {"sampling": {"createMessage": {}}, "elicitation": {"create": {}}}}
+            "list": {},
+            "cancel": {},
+            "requests": {"sampling": {"createMessage": {}}, "elicitation": {"create": {}}},
+        }
         names = {t["name"] for t in (await client.list_tools())["tools"]}
         assert {"trigger-elicitation-request-async", "trigger-sampling-request-async"} <= names
         result = await client.call_tool("trigger-elicitation-request-async", {})
@@ -236,7 +248,8 @@ async def test_the_server_can_ask_the_client_to_elicit_and_sample_as_tasks():
     assert polled.count("working") >= 1 and polled[-1] == "completed"  # tasks/get while waiting, then done
 
 
-async def test_client_task_store_answers_get_list_cancel_and_result():
+async def test_client_task_store_answers_get_list_cancel_and_result(expect_log):
+    expect_log("spyglass.client.tasks", "failed")
     from inspector.client import ClientTaskStore, RequestContext
 
     gate = asyncio.Event()
@@ -256,8 +269,9 @@ async def test_client_task_store_answers_get_list_cancel_and_result():
     store = ClientTaskStore({"elicitation/create": elicit, "sampling/createMessage": sample}, notify=notify)
     assert store.wants("elicitation/create", {"task": {}, "message": "x"})
     assert not store.wants("elicitation/create", {"message": "x"}) and not store.wants("roots/list", {"task": {}})
-    first = store.start("elicitation/create", {"task": {"ttl": 5000}, "message": "x"},
-                        RequestContext("elicitation/create"))["task"]
+    first = store.start(
+        "elicitation/create", {"task": {"ttl": 5000}, "message": "x"}, RequestContext("elicitation/create")
+    )["task"]
     assert first["status"] == "working" and first["ttl"] == 5000 and first["statusMessage"] == "waiting for your answer"
     assert (await store.answer("tasks/get", {"taskId": first["taskId"]}))["status"] == "working"
     waiting = asyncio.ensure_future(store.answer("tasks/result", {"taskId": first["taskId"]}))
@@ -267,14 +281,17 @@ async def test_client_task_store_answers_get_list_cancel_and_result():
     result = await waiting
     assert result["action"] == "decline" and result["_meta"][T.RELATED_TASK_META] == {"taskId": first["taskId"]}
     # a failing handler: the task fails and tasks/result carries the error
-    failed = store.start("sampling/createMessage", {"task": {}, "messages": []},
-                         RequestContext("sampling/createMessage"))["task"]
+    failed = store.start(
+        "sampling/createMessage", {"task": {}, "messages": []}, RequestContext("sampling/createMessage")
+    )["task"]
     with pytest.raises(E.RemoteError, match="no model configured"):
         await store.answer("tasks/result", {"taskId": failed["taskId"]})
     assert (await store.answer("tasks/get", {"taskId": failed["taskId"]}))["status"] == "failed"
     # cancelled by the server
     gate.clear()
-    third = store.start("elicitation/create", {"task": {}, "message": "y"}, RequestContext("elicitation/create"))["task"]
+    third = store.start("elicitation/create", {"task": {}, "message": "y"}, RequestContext("elicitation/create"))[
+        "task"
+    ]
     assert (await store.answer("tasks/cancel", {"taskId": third["taskId"]}))["status"] == "cancelled"
     with pytest.raises(E.RemoteError, match="was cancelled"):
         await store.answer("tasks/result", {"taskId": third["taskId"]})
@@ -286,8 +303,11 @@ async def test_client_task_store_answers_get_list_cancel_and_result():
         await store.answer("tasks/get", {"taskId": "nope"})
     assert err.value.code == -32602
     await asyncio.sleep(0.05)
-    assert notes == [("notifications/tasks/status", "completed"), ("notifications/tasks/status", "failed"),
-                     ("notifications/tasks/status", "cancelled")]
+    assert notes == [
+        ("notifications/tasks/status", "completed"),
+        ("notifications/tasks/status", "failed"),
+        ("notifications/tasks/status", "cancelled"),
+    ]
 
 
 def test_modern_requests_do_not_declare_tasks():
@@ -302,9 +322,18 @@ def test_modern_requests_do_not_declare_tasks():
 
 
 def test_an_earlier_state_never_replaces_a_later_one():
-    later = {"taskId": "a", "status": "working", "statusMessage": "Generating", "lastUpdatedAt": "2026-11-30T11:00:03.500Z"}
-    earlier = {"taskId": "a", "status": "working", "statusMessage": "Synthesizing",
-               "lastUpdatedAt": "2026-11-30T11:00:02.400Z"}
+    later = {
+        "taskId": "a",
+        "status": "working",
+        "statusMessage": "Generating",
+        "lastUpdatedAt": "2026-11-30T11:00:03.500Z",
+    }
+    earlier = {
+        "taskId": "a",
+        "status": "working",
+        "statusMessage": "Synthesizing",
+        "lastUpdatedAt": "2026-11-30T11:00:02.400Z",
+    }
     assert T.is_older(earlier, later) and not T.is_older(later, earlier)
     assert T.is_older({"taskId": "a", "status": "working"}, {"taskId": "a", "status": "completed"})
     assert not T.is_older({"taskId": "a", "status": "working"}, {"taskId": "a", "status": "working"})  # no stamps

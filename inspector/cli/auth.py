@@ -8,7 +8,8 @@ import json
 import os
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .. import errors as E
 
@@ -27,8 +28,15 @@ def secret(value: str | None, flag: str) -> str | None:
 def make_auth(url: str, args: argparse.Namespace, traffic: Any = None) -> Any:
     """The OAuth provider for an HTTP server, from the authorization flags. Its
     HTTP exchanges (secrets masked) go to `traffic` as "http" frames."""
-    from ..auth import (AuthSettings, CallbackObserver, HeadlessAuthorizer, KeyringStore, LoopbackAuthorizer,
-                        MemoryStore, OAuthProvider)
+    from ..auth import (
+        AuthSettings,
+        CallbackObserver,
+        HeadlessAuthorizer,
+        KeyringStore,
+        LoopbackAuthorizer,
+        MemoryStore,
+        OAuthProvider,
+    )
 
     def get(name: str, default: Any = None) -> Any:  # args built by tests may lack flags
         return getattr(args, name, default)

@@ -8,7 +8,8 @@ import argparse
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Sequence, TextIO
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import errors as E
 from ..config import ServerSpec, pick_server
@@ -170,7 +171,7 @@ class TraceWriter:
 
     def __init__(self, path: str) -> None:
         try:
-            self.fh: TextIO = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
+            self.fh: TextIO = open(path, "w", encoding="utf-8")
         except OSError as exc:
             raise E.UsageError(f"cannot write trace file {path}: {exc.strerror or exc}") from None
 

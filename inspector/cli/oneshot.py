@@ -11,15 +11,24 @@ import asyncio
 import json
 import sys
 import time
-from typing import Any, Sequence, TextIO
+from collections.abc import Sequence
+from typing import Any, TextIO
 
 from .. import errors as E
 from ..protocol.mode import Mode
 from ..protocol.versions import LOG_LEVELS
 from ..transport.factory import open_transport
 from .answers import FlagAnswers, root
-from .common import (TraceWriter, UsageParser, add_server_arguments, pairs, parse_with_command, server_spec,
-                     transport_options, visible)
+from .common import (
+    TraceWriter,
+    UsageParser,
+    add_server_arguments,
+    pairs,
+    parse_with_command,
+    server_spec,
+    transport_options,
+    visible,
+)
 from .output import first_text, print_result, progress_to_stderr, task_to_stderr
 
 METHODS = ("tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read",
@@ -184,15 +193,17 @@ async def call_tool(session: Any, args: argparse.Namespace) -> Any:
         elif args.tool_name in client.tools and task_support(client.tools[args.tool_name]) == "forbidden":
             print(f"spyglass: warning: tool {args.tool_name!r} does not declare task support "
                   "(execution.taskSupport); asking for a task anyway", file=sys.stderr)
-    shown = {"states": 0, "progress": None}
+    states_shown = 0
+    last_progress: tuple[Any, Any, Any] | None = None
 
     def updated(rec: Any) -> None:
-        for _at, status, message in rec.task_trail[shown["states"]:]:
+        nonlocal states_shown, last_progress
+        for _at, status, message in rec.task_trail[states_shown:]:
             task_to_stderr({"taskId": rec.task_id, "status": status, "statusMessage": message})
-        shown["states"] = len(rec.task_trail)
+        states_shown = len(rec.task_trail)
         progress = (rec.progress, rec.total, rec.message)
-        if rec.progress is not None and progress != shown["progress"]:
-            shown["progress"] = progress
+        if rec.progress is not None and progress != last_progress:
+            last_progress = progress
             progress_to_stderr(*progress)
     session.calls.updated.connect(updated)
     rec = session.calls.call(args.tool_name, arguments, client.tools.get(args.tool_name), as_task=args.task)

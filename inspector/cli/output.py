@@ -48,7 +48,7 @@ def as_text(method: str, result: Any) -> str:
                 lines.append(f"[{kind} {block.get('mimeType', '?')}, {len(str(block.get('data', ''))) * 3 // 4} bytes]")
             elif kind == "resource":
                 res = block.get("resource") or {}
-                lines.append(res.get("text") if isinstance(res.get("text"), str) else f"[resource {res.get('uri')}]")
+                lines.append(res["text"] if isinstance(res.get("text"), str) else f"[resource {res.get('uri')}]")
             elif kind == "resource_link":
                 lines.append(f"[link {block.get('uri')}]")
             else:

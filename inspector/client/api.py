@@ -8,7 +8,9 @@ import asyncio
 import collections
 import logging
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from types import EllipsisType
+from typing import Any
 
 from .. import errors as E
 from ..protocol import events as ev
@@ -113,7 +115,7 @@ class Client(ClientCore):
 
     # ------------------------------------------------------------------ tools
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
-                        on_progress: ProgressCallback | None = None, timeout: float | None = ...,
+                        on_progress: ProgressCallback | None = None, timeout: float | None | EllipsisType = ...,
                         task: bool | None = None, on_task: TaskCallback | None = None,
                         task_ttl_ms: int | None = None, owner: Any = None,
                         on_id: Callable[[rpc.RequestId], None] | None = None) -> dict[str, Any]:
@@ -191,14 +193,14 @@ class Client(ClientCore):
                 raise E.InvalidResponse(f"tasks/list: {exc}", method="tasks/list", result=result) from None
         return result
 
-    async def get_task(self, task_id: str, *, timeout: float | None = ...) -> dict[str, Any]:
+    async def get_task(self, task_id: str, *, timeout: float | None | EllipsisType = ...) -> dict[str, Any]:
         result = await self.request("tasks/get", {"taskId": task_id}, timeout=timeout)
         try:
             return T.check_task(result)
         except T.TaskShapeError as exc:
             raise E.InvalidResponse(f"tasks/get: {exc}", method="tasks/get", result=result) from None
 
-    async def cancel_task(self, task_id: str, *, timeout: float | None = ...) -> dict[str, Any]:
+    async def cancel_task(self, task_id: str, *, timeout: float | None | EllipsisType = ...) -> dict[str, Any]:
         result: dict[str, Any] = await self.request("tasks/cancel", {"taskId": task_id}, timeout=timeout)
         return result
 
@@ -267,7 +269,7 @@ class Client(ClientCore):
                     changed.clear()
                     try:
                         await asyncio.wait_for(changed.wait(), step.seconds)
-                    except asyncio.TimeoutError:
+                    except TimeoutError:
                         pass
         except BaseException as exc:
             # cancelled, or given up (a timeout, a broken answer): a task still running is told to stop.

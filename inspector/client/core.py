@@ -16,8 +16,10 @@ import itertools
 import json
 import logging
 import time
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Mapping
+from types import EllipsisType
+from typing import Any
 
 from .. import errors as E
 from ..protocol import events as ev
@@ -132,6 +134,7 @@ class ClientCore:
         self._calls: dict[rpc.RequestId, _Call] = {}
         self._task_owners: dict[str, tuple[rpc.RequestId | None, Any]] = {}  # task id -> (its call, owner)
         self._handshake: asyncio.Future[ServerHello] | None = None
+        self._probe_window = probe_timeout
         self._tasks: set[asyncio.Future[Any]] = set()
         self._tokens = itertools.count(1)
         self._wall0 = time.time() - time.monotonic()
@@ -188,8 +191,11 @@ class ClientCore:
         try:
             await self._dispatch(self.session.start())
             if self.session.state is State.PROBING:
-                probe = min(self.probe_timeout, self.timeout or self.probe_timeout)
-                probe_timer = loop.call_later(probe, self._probe_expired)
+                # auto: a short probe, then the legacy handshake; modern: no fallback, so the request's timeout
+                short = self.session.mode.kind == "auto"
+                self._probe_window = (min(self.probe_timeout, self.timeout or self.probe_timeout) if short
+                                      else self.timeout or self.probe_timeout)
+                probe_timer = loop.call_later(self._probe_window, self._probe_expired)
             hello: ServerHello = await self._await(self._handshake, self.timeout, "the handshake")
             await self.transport.settle()
             return hello
@@ -203,9 +209,15 @@ class ClientCore:
                 probe_timer.cancel()
 
     def _probe_expired(self) -> None:
+        loop = asyncio.get_running_loop()
         if self.transport.authorizing:
             # The user is signing in to answer the probe: wait for them.
-            asyncio.get_running_loop().call_later(0.25, self._probe_expired)
+            loop.call_later(0.25, self._probe_expired)
+            return
+        ended = self.transport.authorized_at
+        left = self._probe_window - (time.monotonic() - ended) if ended is not None else 0.0
+        if left > 0:  # the probe, sent again once signed in, gets its whole window
+            loop.call_later(left, self._probe_expired)
             return
         self._spawn(self._dispatch(self.session.probe_timed_out()))
 
@@ -226,8 +238,9 @@ class ClientCore:
         self._calls.clear()
 
     # ------------------------------------------------------------------ requests
-    async def request(self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = ...,
-                      on_progress: ProgressCallback | None = None, progress_token: Any = None, owner: Any = None,
+    async def request(self, method: str, params: dict[str, Any] | None = None, *,
+                      timeout: float | None | EllipsisType = ..., on_progress: ProgressCallback | None = None,
+                      progress_token: Any = None, owner: Any = None,
                       on_id: Callable[[rpc.RequestId], None] | None = None) -> Any:
         """Send a request and wait for its result; raises a SpyglassError. `owner` is handed to the
         handlers of server requests that belong to this one; `on_id` learns its id before it is sent."""
@@ -315,7 +328,7 @@ class ClientCore:
             # Prefer the real story (the process exited) when we are about to learn it.
             try:
                 await asyncio.wait_for(self._closed_event.wait(), 2.0)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
             raise self._closed_error() if self.closed else E.TransportClosed(
                 f"could not send {send.method or 'a message'}: the server is not reading") from None
@@ -595,7 +608,7 @@ class ClientCore:
         while True:
             try:
                 return await asyncio.wait_for(asyncio.shield(fut), timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 if self.transport.authorizing:
                     continue  # the user is signing in (or stepping through the flow): not the server's delay
                 raise E.RequestTimeout(f"no answer to {what} within {timeout:g} s", seconds=timeout) from None

@@ -15,7 +15,8 @@ import datetime
 import itertools
 import logging
 import secrets
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from .. import errors as E
 from ..protocol import jsonrpc as rpc
@@ -38,7 +39,7 @@ POLL_MS = 500   # the pollInterval suggested to the server
 
 
 def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class ClientTask:
@@ -63,7 +64,7 @@ class ClientTask:
 class ClientTaskStore:
     """The tasks this client runs for its server, and the answers to the server's tasks/* requests."""
 
-    def __init__(self, handlers: dict[str, "Handler"], notify: Notify | None = None) -> None:
+    def __init__(self, handlers: dict[str, Handler], notify: Notify | None = None) -> None:
         self.handlers = handlers
         self.notify = notify
         self.tasks: dict[str, ClientTask] = {}

@@ -1,6 +1,7 @@
 """`SchemaForm`: the generated form of one tool's inputSchema, with a raw-JSON mode. Qt.
 
-Object names (the automation contract, docs/automation.md): the form is `toolForm`; each field's editor is `field:<json-pointer>`.
+Object names (the automation contract, docs/automation.md): the form is `toolForm`; each field's editor
+is `field:<json-pointer>`.
 Also stable: `formModeButton`, `jsonModeButton`, `rawJson`, `rawProblem`, `formBanner`,
 `formProblems`, `formMessages`, `variant:<ptr>`, `null:<ptr>`, `add:<ptr>`, `unset:<ptr>`,
 `key:<ptr>/<i>`, `others:<ptr>`, `problem:<ptr>`.
@@ -108,8 +109,10 @@ class SchemaForm(QWidget):
         self.banner.setObjectName("formBanner")
         self.banner.setTextFormat(Qt.PlainText)
         self.banner.setWordWrap(True)
-        self.banner.setStyleSheet("#formBanner { background: rgba(255, 185, 0, 0.25); border: 1px solid "
-                                  "rgba(200, 140, 0, 0.8); border-radius: 3px; padding: 6px; }")
+        self.banner.setStyleSheet(
+            "#formBanner { background: rgba(255, 185, 0, 0.25); border: 1px solid "
+            "rgba(200, 140, 0, 0.8); border-radius: 3px; padding: 6px; }"
+        )
         self.banner.hide()
         lay.addWidget(self.banner)
         self.messages = QLabel()
@@ -190,6 +193,13 @@ class SchemaForm(QWidget):
             self._checker = Checker(self.schema)
         return self._checker
 
+    def natural_height(self) -> int:
+        """The height that shows every field without scrolling (mode buttons and banners included), for a
+        caller that sizes the room around the form."""
+        extra = sum(w.sizeHint().height() for w in (self.banner, self.messages) if not w.isHidden())
+        page = self.page.sizeHint().height() if self.stack.currentWidget() is self.scroll else 160
+        return extra + page + 40  # the mode buttons' row and the margins
+
     def value(self) -> Any:
         """The arguments as they stand (in JSON mode: the text, when it parses)."""
         if self._raw_mode and self._forced_raw and self._raw_value is not None:
@@ -269,7 +279,8 @@ class SchemaForm(QWidget):
             if self._raw_problem or self._forced_raw:
                 self.raw_problem_label.setText(
                     (self._raw_problem + "\n" if self._raw_problem else "")
-                    + "Fix the JSON to go back to the form; your text is kept as it is.")
+                    + "Fix the JSON to go back to the form; your text is kept as it is."
+                )
                 self.raw_problem_label.show()
                 self._sync_buttons()
                 return False
@@ -367,8 +378,17 @@ class SchemaForm(QWidget):
             self.messages.show()
         else:
             self.messages.hide()
-        n = len(sorted(dict.fromkeys([*([("", self._raw_problem)] if self._raw_mode and self._raw_problem else []),
-                                      *local, *[(p[0], p[1]) for p in problems]])))
+        n = len(
+            sorted(
+                dict.fromkeys(
+                    [
+                        *([("", self._raw_problem)] if self._raw_mode and self._raw_problem else []),
+                        *local,
+                        *[(p[0], p[1]) for p in problems],
+                    ]
+                )
+            )
+        )
         self.problems_label.setText("No problems" if n == 0 else f"{n} problem" + ("" if n == 1 else "s"))
         self.problems_label.setStyleSheet("" if n == 0 else "color: #d13438;")
         if n != self._problem_count:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 from .framing import Oversize
 
-RequestId = Union[int, str]
+RequestId = int | str
 
 # Standard JSON-RPC and MCP error codes.
 PARSE_ERROR = -32700
@@ -105,7 +105,7 @@ class Malformed:
     refused: bool = False
 
 
-Message = Union[Request, Notification, Response, ErrorResponse]
+Message = Request | Notification | Response | ErrorResponse
 
 
 def _is_id(value: Any) -> bool:

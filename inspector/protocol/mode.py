@@ -15,7 +15,7 @@ class Mode:
     version: str | None = None
 
     @classmethod
-    def parse(cls, text: str) -> "Mode":
+    def parse(cls, text: str) -> Mode:
         text = (text or "auto").strip()
         if text in ("auto", "legacy", "modern"):
             return cls(text)

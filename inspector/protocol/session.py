@@ -139,11 +139,16 @@ class ClientSession:
                 best = best_common(data.get("supported"))
                 if best is None:
                     return self._fail("version", "the server supports none of our protocol revisions "
-                                      f"(it offers {_list(data.get('supported'))}; we speak {', '.join(SUPPORTED_VERSIONS)})", err)
+                                      f"(it offers {_list(data.get('supported'))}; "
+                                      f"we speak {', '.join(SUPPORTED_VERSIONS)})", err)
                 if era_of(best) is Era.LEGACY:
                     if not auto:
-                        return self._fail("version", f"the server does not speak {MODERN_VERSION} (it offers "
-                                          f"{_list(data.get('supported'))}); use --protocol legacy", err)
+                        return self._fail(
+                            "version",
+                            f"the server does not speak {MODERN_VERSION} (it offers "
+                            f"{_list(data.get('supported'))}); use --protocol legacy",
+                            err,
+                        )
                     return [self._send_initialize(best)]
                 if not self._discover_retried:  # it supports our revision after all: ask once more
                     self._discover_retried = True
@@ -155,8 +160,9 @@ class ClientSession:
                 return self._ready_modern(None, (f"server/discover failed: {err.code} {err.message}",))
             if auto:
                 return [self._send_initialize(self.mode.legacy_version)]
-            return self._ready_modern(None, (f"server/discover failed ({err.code} {err.message}); "
-                                             "the server may only speak the legacy era",))
+            return self._ready_modern(
+                None, (f"server/discover failed ({err.code} {err.message}); the server may only speak the legacy era",)
+            )
         result = msg.result
         if not isinstance(result, dict):
             if auto:
@@ -168,7 +174,9 @@ class ClientSession:
             if auto and best is not None and era_of(best) is Era.LEGACY:
                 return [self._send_initialize(best)]
             if best is None or era_of(best) is Era.LEGACY:
-                return self._fail("version", f"the server does not speak {MODERN_VERSION} (it offers {_list(supported)})")
+                return self._fail(
+                    "version", f"the server does not speak {MODERN_VERSION} (it offers {_list(supported)})"
+                )
         return self._ready_modern(result, ())
 
     def _ready_modern(self, result: dict[str, Any] | None, warnings: tuple[str, ...]) -> list[ev.Event]:
@@ -176,7 +184,7 @@ class ClientSession:
         self.era = Era.MODERN
         self.protocol_version = MODERN_VERSION
         if result is not None:
-            meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
+            meta = result["_meta"] if isinstance(result.get("_meta"), dict) else {}
             info = meta.get(META_SERVER_INFO, result.get("serverInfo"))
             self.server_info = info if isinstance(info, dict) else None
             caps = result.get("capabilities")
@@ -187,14 +195,19 @@ class ClientSession:
 
     def _initialize_answer(self, msg: rpc.Response | rpc.ErrorResponse) -> list[ev.Event]:
         if isinstance(msg, rpc.ErrorResponse):
-            return self._fail("error", f"the server refused initialize: {msg.error.code} {msg.error.message}".rstrip(), msg.error)
+            return self._fail(
+                "error", f"the server refused initialize: {msg.error.code} {msg.error.message}".rstrip(), msg.error
+            )
         result = msg.result
         if not isinstance(result, dict):
             return self._fail("invalid", f"initialize returned {_kind(result)}, not an object")
         version = result.get("protocolVersion")
         if not isinstance(version, str) or version not in LEGACY_VERSIONS:
-            return self._fail("version", f"the server chose protocol version {_show(version)}, which Spyglass does "
-                              f"not speak (we speak {', '.join(SUPPORTED_VERSIONS)})")
+            return self._fail(
+                "version",
+                f"the server chose protocol version {_show(version)}, which Spyglass does "
+                f"not speak (we speak {', '.join(SUPPORTED_VERSIONS)})",
+            )
         self.state = State.READY
         self.era = Era.LEGACY
         self.protocol_version = version
@@ -214,24 +227,39 @@ class ClientSession:
 
     def _complete(self, result: dict[str, Any] | None, warnings: tuple[str, ...]) -> ev.HandshakeComplete:
         assert self.era is not None and self.protocol_version is not None
-        return ev.HandshakeComplete(self.era, self.protocol_version, self.server_info, self.server_capabilities,
-                                    self.instructions, result, warnings)
+        return ev.HandshakeComplete(
+            self.era,
+            self.protocol_version,
+            self.server_info,
+            self.server_capabilities,
+            self.instructions,
+            result,
+            warnings,
+        )
 
     def _fail(self, kind: str, reason: str, error: rpc.RpcError | None = None) -> list[ev.Event]:
         self.state = State.FAILED
         return [ev.HandshakeFailed(kind, reason, error)]
 
     # ------------------------------------------------------------------ sending
-    def send_request(self, method: str, params: dict[str, Any] | None = None, *,
-                     progress_token: Any = None) -> ev.Send:
+    def send_request(self, method: str, params: dict[str, Any] | None = None, *, progress_token: Any = None) -> ev.Send:
         """A request to the server; the returned Send's frame carries a fresh id, and `request_id` is the
         id its answer (or failure) will be reported under."""
         if self.state is not State.READY:
             raise LocalProtocolError(f"cannot send {method} in state {self.state.value}")
         return self._request(method, params, progress_token=progress_token, modern=self.era is Era.MODERN)
 
-    def _request(self, method: str, params: dict[str, Any] | None, *, internal: bool = False, modern: bool,
-                 progress_token: Any = None, logical_id: rpc.RequestId | None = None, rounds: int = 0) -> ev.Send:
+    def _request(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        *,
+        internal: bool = False,
+        modern: bool,
+        progress_token: Any = None,
+        logical_id: rpc.RequestId | None = None,
+        rounds: int = 0,
+    ) -> ev.Send:
         wire_id = self._next_id
         self._next_id += 1
         logical = wire_id if logical_id is None else logical_id
@@ -242,8 +270,9 @@ class ClientSession:
             self._by_token[progress_token] = logical
         if modern:
             meta[META_PROTOCOL_VERSION] = MODERN_VERSION
-            meta[META_CLIENT_CAPABILITIES] = {k: copy.deepcopy(v) for k, v in self.capabilities.items()
-                                              if k != "tasks"}  # (2026-07-28 has no tasks)
+            meta[META_CLIENT_CAPABILITIES] = {
+                k: copy.deepcopy(v) for k, v in self.capabilities.items() if k != "tasks"
+            }  # (2026-07-28 has no tasks)
             meta[META_CLIENT_INFO] = self.client_info
             if self.log_level:
                 meta[META_LOG_LEVEL] = self.log_level
@@ -309,14 +338,19 @@ class ClientSession:
         """Send a request in flight again under a new id (its stream broke
         before the answer came, modern era). None if it is not in flight."""
         wire_id = self._by_logical.get(request_id)
-        pending = self._pending.pop(wire_id, None) if wire_id is not None else None
-        if pending is None:
+        if wire_id is None or wire_id not in self._pending:
             return None
+        pending = self._pending.pop(wire_id)
         self._late[wire_id] = pending.method
-        return self._request(pending.method, pending.params, internal=pending.internal,
-                             modern=self.era is Era.MODERN or pending.method == "server/discover",
-                             progress_token=pending.progress_token, logical_id=pending.logical_id,
-                             rounds=pending.rounds)
+        return self._request(
+            pending.method,
+            pending.params,
+            internal=pending.internal,
+            modern=self.era is Era.MODERN or pending.method == "server/discover",
+            progress_token=pending.progress_token,
+            logical_id=pending.logical_id,
+            rounds=pending.rounds,
+        )
 
     def handshake_failed(self, reason: str) -> list[ev.Event]:
         """The handshake cannot complete for a reason outside the protocol."""
@@ -346,16 +380,21 @@ class ClientSession:
         of the request whose answer stream carried it (HTTP), when it came on one."""
         return self.receive_parsed(rpc.parse(raw), raw, stream_of=stream_of)
 
-    def receive_parsed(self, msg: rpc.Message | rpc.Malformed, raw: bytes | Oversize, *,
-                       stream_of: rpc.RequestId | None = None) -> list[ev.Event]:
+    def receive_parsed(
+        self, msg: rpc.Message | rpc.Malformed, raw: bytes | Oversize, *, stream_of: rpc.RequestId | None = None
+    ) -> list[ev.Event]:
         """Like `receive_frame`, for a caller that already ran `jsonrpc.parse(raw)`."""
         if isinstance(msg, rpc.Malformed):
             return self._malformed_with_hint(msg)
         try:
             return self._receive(msg, raw if isinstance(raw, bytes) else raw.head, stream_of)
         except Exception as exc:  # pragma: no cover - the core must never raise on peer input
-            return [ev.MalformedFrame(raw if isinstance(raw, bytes) else raw.head,
-                                      f"internal error handling this message: {type(exc).__name__}: {exc}")]
+            return [
+                ev.MalformedFrame(
+                    raw if isinstance(raw, bytes) else raw.head,
+                    f"internal error handling this message: {type(exc).__name__}: {exc}",
+                )
+            ]
 
     def _malformed_with_hint(self, msg: rpc.Malformed) -> list[ev.Event]:
         """A malformed frame; if it was plainly meant as the answer to one of our
@@ -371,8 +410,9 @@ class ClientSession:
             if isinstance(rid, (int, str)) and not isinstance(rid, bool) and rid in self._pending:
                 pending = self._pending.pop(rid)
                 self._drop_logical(pending)
-                out.extend(self._internal_failure(pending, f"the server's answer to request {rid} is malformed: "
-                                                           f"{msg.reason}"))
+                out.extend(
+                    self._internal_failure(pending, f"the server's answer to request {rid} is malformed: {msg.reason}")
+                )
         return out
 
     def _internal_failure(self, pending: _Pending, reason: str) -> list[ev.Event]:
@@ -406,8 +446,14 @@ class ClientSession:
             return [ev.ErrorReceived(pending.logical_id, pending.method, msg.error)]
         problem = check_result(pending.method, result)
         if problem:
-            return [ev.RequestFailed(pending.logical_id, pending.method,
-                                     f"the server's {pending.method} result is invalid: {problem}", result)]
+            return [
+                ev.RequestFailed(
+                    pending.logical_id,
+                    pending.method,
+                    f"the server's {pending.method} result is invalid: {problem}",
+                    result,
+                )
+            ]
         return [ev.ResponseReceived(pending.logical_id, pending.method, result)]
 
     def _stray_answer(self, rid: rpc.RequestId, raw: bytes) -> list[ev.Event]:
@@ -418,9 +464,10 @@ class ClientSession:
                 reason = f"response id {rid!r} is a string, but we sent the number {rid}"
                 pending = self._pending.pop(int(rid))
                 self._drop_logical(pending)
-                return [ev.MalformedFrame(raw, reason),
-                        *self._internal_failure(pending, f"the server's answer to request {rid} is malformed: "
-                                                         f"{reason}")]
+                return [
+                    ev.MalformedFrame(raw, reason),
+                    *self._internal_failure(pending, f"the server's answer to request {rid} is malformed: {reason}"),
+                ]
             return [ev.MalformedFrame(raw, f"response to id {rid!r}, an id of a type we never sent (ours are numbers)")]
         if isinstance(rid, int) and 1 <= rid < self._next_id:
             return [ev.MalformedFrame(raw, f"duplicate response: request {rid} was already answered")]
@@ -439,14 +486,22 @@ class ClientSession:
             return [ev.RequestFailed(logical, pending.method, '"requestState" is not a string', result)]
         if not requests and state is None:
             self._drop_logical(pending)
-            return [ev.RequestFailed(logical, pending.method,
-                                     "input_required result with neither inputRequests nor requestState", result)]
+            return [
+                ev.RequestFailed(
+                    logical, pending.method, "input_required result with neither inputRequests nor requestState", result
+                )
+            ]
         rounds = pending.rounds + 1
         if rounds > self.max_input_rounds:
             self._drop_logical(pending)
-            return [ev.RequestFailed(logical, pending.method,
-                                     f"the server asked for input {rounds} times; giving up after {self.max_input_rounds}",
-                                     result)]
+            return [
+                ev.RequestFailed(
+                    logical,
+                    pending.method,
+                    f"the server asked for input {rounds} times; giving up after {self.max_input_rounds}",
+                    result,
+                )
+            ]
         self._awaiting_input[logical] = (pending, rounds, state)
         if not requests:  # state only: re-send at once
             return [self.provide_input(logical, {})]
@@ -467,13 +522,25 @@ class ClientSession:
             params["inputResponses"] = responses
         if state is not None:
             params["requestState"] = state
-        return self._request(pending.method, params, modern=self.era is Era.MODERN,
-                             progress_token=pending.progress_token, logical_id=logical, rounds=rounds)
+        return self._request(
+            pending.method,
+            params,
+            modern=self.era is Era.MODERN,
+            progress_token=pending.progress_token,
+            logical_id=logical,
+            rounds=rounds,
+        )
 
     # server → client ------------------------------------------------------
-    _HANDLED_REQUESTS = {"roots/list": "roots", "sampling/createMessage": "sampling",
-                         "elicitation/create": "elicitation", "tasks/get": "tasks", "tasks/result": "tasks",
-                         "tasks/list": "tasks", "tasks/cancel": "tasks"}
+    _HANDLED_REQUESTS = {
+        "roots/list": "roots",
+        "sampling/createMessage": "sampling",
+        "elicitation/create": "elicitation",
+        "tasks/get": "tasks",
+        "tasks/result": "tasks",
+        "tasks/list": "tasks",
+        "tasks/cancel": "tasks",
+    }
 
     def _receive_request(self, msg: rpc.Request, stream_of: rpc.RequestId | None) -> list[ev.Event]:
         if msg.method == "ping":
@@ -482,13 +549,24 @@ class ClientSession:
         if capability is None:
             return [self.respond_error(msg.id, rpc.METHOD_NOT_FOUND, f"Method not found: {msg.method}")]
         if capability not in self.capabilities:
-            return [self.respond_error(msg.id, rpc.METHOD_NOT_FOUND,
-                                       f"{msg.method}: the client did not declare the {capability} capability")]
+            return [
+                self.respond_error(
+                    msg.id,
+                    rpc.METHOD_NOT_FOUND,
+                    f"{msg.method}: the client did not declare the {capability} capability",
+                )
+            ]
         related = self._pending.get(stream_of) if stream_of is not None else None
-        return [ev.ServerRequest(msg.id, msg.method, msg.params,
-                                 related.logical_id if related is not None else None,
-                                 related.method if related is not None else None,
-                                 related_task(msg.params))]
+        return [
+            ev.ServerRequest(
+                msg.id,
+                msg.method,
+                msg.params,
+                related.logical_id if related is not None else None,
+                related.method if related is not None else None,
+                related_task(msg.params),
+            )
+        ]
 
     def _receive_notification(self, msg: rpc.Notification) -> list[ev.Event]:
         params = msg.params
@@ -499,8 +577,15 @@ class ClientSession:
             except TypeError:  # an unhashable token
                 logical = None
             message = params.get("message")
-            return [ev.ProgressReceived(logical, token, params.get("progress"), params.get("total"),
-                                        message if isinstance(message, str) else None)]
+            return [
+                ev.ProgressReceived(
+                    logical,
+                    token,
+                    params.get("progress"),
+                    params.get("total"),
+                    message if isinstance(message, str) else None,
+                )
+            ]
         return [ev.NotificationReceived(msg.method, params)]
 
 

@@ -7,7 +7,8 @@ Each check returns None or a one-line description of the problem.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 CONTENT_TYPES = frozenset({"text", "image", "audio", "resource", "resource_link"})
 

@@ -91,7 +91,7 @@ def parse_stamp(value: Any) -> datetime.datetime | None:
         moment = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=datetime.timezone.utc)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=datetime.UTC)
 
 
 def is_older(new: dict[str, Any], seen: dict[str, Any]) -> bool:

@@ -8,14 +8,15 @@ reading, subscriptions, prompts, completion), `Health` (health.py: ping, heartbe
 callbacks that the window's adapters turn into Qt signals.
 """
 
+from ..transport.factory import TransportOptions, uses_oauth  # how a server is reached (the window sets it)
 from .calls import CANCELLED, FAILED, OK, REJECTED, RUNNING, TIMEOUT, TOOL_ERROR, CallBook, CallRecord, Round
 from .health import HEARTBEAT_S, Health
 from .hooks import Hook
 from .library import Completion, Library, check_completion, path_to_root, root_to_path
-from .listing import KINDS, LIBRARY, REJECTED as REJECTED_TOOL, Listing, Listings
+from .listing import KINDS, LIBRARY, Listing, Listings
+from .listing import REJECTED as REJECTED_TOOL
 from .log import LogEntry, ServerLog
 from .requests import Answerer, Question, Questions
-from ..transport.factory import TransportOptions, uses_oauth  # how a server is reached (the window sets it)
 from .server import ServerSession, SessionOptions, Status
 
 __all__ = ["CANCELLED", "FAILED", "HEARTBEAT_S", "KINDS", "LIBRARY", "OK", "REJECTED", "REJECTED_TOOL", "RUNNING",

@@ -14,8 +14,9 @@ import asyncio
 import itertools
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from .. import errors as E
 from ..protocol import tasks as T

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .. import errors as E
 
 if TYPE_CHECKING:
+    from ..client import Client
     from .server import ServerSession
 
 log = logging.getLogger("spyglass.session.health")
@@ -80,7 +81,7 @@ class Health:
         self.session.changed.emit("health")
         return rtt
 
-    def start_heartbeat(self, client: Any, every: float) -> None:
+    def start_heartbeat(self, client: Client, every: float) -> None:
         self.stop()
         self._beat = asyncio.ensure_future(self._heartbeat(client, every))
 
@@ -89,7 +90,7 @@ class Health:
             self._beat.cancel()
             self._beat = None
 
-    async def _heartbeat(self, client: Any, every: float) -> None:
+    async def _heartbeat(self, client: Client, every: float) -> None:
         """A server/discover every `every` seconds shows whether the server is reachable."""
         while client is self.session.client and client.closed is None:
             try:

@@ -7,7 +7,8 @@ functions. A callback that raises is logged and does not stop the others (nor th
 from __future__ import annotations
 
 import logging
-from typing import Callable, Generic, ParamSpec
+from collections.abc import Callable
+from typing import Generic, ParamSpec
 
 P = ParamSpec("P")
 

@@ -12,8 +12,9 @@ import asyncio
 import collections
 import json
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from .hooks import Hook
 
@@ -38,8 +39,8 @@ def entry_from_message(params: Any) -> LogEntry:
             data = json.dumps(data, ensure_ascii=False)
         except (TypeError, ValueError):
             data = repr(data)
-    level = p.get("level") if isinstance(p.get("level"), str) else "info"
-    logger = p.get("logger") if isinstance(p.get("logger"), str) else None
+    level = p["level"] if isinstance(p.get("level"), str) else "info"
+    logger = p["logger"] if isinstance(p.get("logger"), str) else None
     return LogEntry(time.time(), level, data, logger)
 
 

@@ -14,15 +14,18 @@ import asyncio
 import enum
 import logging
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from .. import __version__
 from .. import errors as E
 from ..client import Client, ServerHello, Subscription
 from ..config import ServerSpec
+from ..protocol import jsonrpc as rpc
 from ..protocol.mode import Mode
 from ..protocol.versions import Era
+from ..traffic.columns import BACKGROUND
 from ..traffic.frame import Frame
 from ..transport.base import Closed
 from ..transport.factory import Opened, TransportOptions, open_transport
@@ -138,7 +141,7 @@ class ServerSession:
             return "error: " + (self.reason or "unknown")
         if s is Status.CONNECTING:
             return "connecting…"
-        return s.value
+        return str(s.value)
 
     def describe(self) -> str:
         return self.spec.url or shlex.join(self.spec.command)
@@ -156,7 +159,7 @@ class ServerSession:
         try:
             await asyncio.wait_for(self._settled.wait(), timeout)
             return True
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
 
     async def connect(self, opened: Opened | None = None) -> None:
@@ -365,8 +368,22 @@ class ServerSession:
 
     # ------------------------------------------------------------------ client callbacks
     def _record(self, frame: Frame) -> None:
-        if self.traffic is not None:
-            self.traffic(frame)
+        if self.traffic is None:
+            return
+        if self.health.heartbeat_ids and self._heartbeat_frame(frame):
+            frame.meta = {**(frame.meta or {}), BACKGROUND: "heartbeat"}  # recorded, shown only when asked
+        self.traffic(frame)
+
+    def _heartbeat_frame(self, frame: Frame) -> bool:
+        """A request of the heartbeat, or its answer (known by the ids the heartbeat's requests had)."""
+        ids = self.health.heartbeat_ids
+        if frame.direction == "in":
+            message = frame.message
+            return isinstance(message, (rpc.Response, rpc.ErrorResponse)) and message.id in ids
+        if frame.direction == "out" and b'"server/discover"' in frame.data[:512]:
+            message = rpc.parse(frame.data)
+            return isinstance(message, rpc.Request) and message.id in ids
+        return False
 
     def _on_stderr(self, client: Client, text: str) -> None:
         self.log.stderr(text)

@@ -24,8 +24,9 @@ def display_name(tool: dict[str, Any]) -> str:
     if isinstance(title, str) and title.strip():
         return title
     ann = tool.get("annotations")
-    if isinstance(ann, dict) and isinstance(ann.get("title"), str) and ann["title"].strip():
-        return ann["title"]
+    title = ann.get("title") if isinstance(ann, dict) else None
+    if isinstance(title, str) and title.strip():
+        return title
     name = tool.get("name")
     return name if isinstance(name, str) and name else "(no name)"
 
@@ -60,7 +61,9 @@ def hints_tooltip(tool: dict[str, Any]) -> str:
     lines = [HINTS_NOTE]
     for badge, key, _default in HINTS:
         value, said = hints(tool)[key]
-        lines.append(f"{badge}: {'yes' if value else 'no'}" + ("" if said else " (spec default, not set by the server)"))
+        lines.append(
+            f"{badge}: {'yes' if value else 'no'}" + ("" if said else " (spec default, not set by the server)")
+        )
     if not hints(tool)["readOnlyHint"][0] and "destructive" not in badges(tool):
         lines.append("Not read-only: it may change things.")
     return "\n".join(lines)

@@ -30,6 +30,7 @@ D_OUT, D_IN, D_ERR, D_HTTP = range(4)
 DIR_CODE = {"out": D_OUT, "in": D_IN, "err": D_ERR, "http": D_HTTP}
 
 HEAD_MAX = 64 * 1024  # bytes of each frame kept in memory (and searched)
+BACKGROUND = "background"  # Frame.meta key of frames sent on the session's own behalf (its heartbeat)
 WIDE = 255  # the server code of rows whose server is numbered 255 or more (see `Columns.wide`)
 
 # A row's sparse columns not yet handed to the writer: (n, request id, malformed reason, meta as JSON).
@@ -40,7 +41,7 @@ class Columns:
     """The in-memory index of a traffic store, one array per column."""
 
     __slots__ = ("srv", "dir", "kind", "method", "mono", "wall", "size", "pair", "off", "buf", "ids", "reasons",
-                 "meta", "big", "servers", "server_code", "wide", "methods", "method_code", "sparse")
+                 "meta", "big", "servers", "server_code", "wide", "methods", "method_code", "sparse", "background")
 
     def __init__(self) -> None:
         self.srv = bytearray()  # server number, or WIDE
@@ -63,6 +64,7 @@ class Columns:
         self.methods: list[str] = [""]
         self.method_code: dict[str, int] = {"": 0}
         self.sparse: list[Sparse] = []  # rows with sparse columns since the last batch
+        self.background: set[int] = set()  # rows a session marked as background traffic (its heartbeat)
 
     def server_of(self, n: int) -> int:
         """The server number of row n (the one-byte column cannot hold them all)."""

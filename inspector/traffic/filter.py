@@ -51,16 +51,17 @@ class TrafficFilter:
     kinds: frozenset[str] | None = None  # request | response | notification | error | malformed | stderr
     servers: frozenset[str] | None = None  # server ids
     start: int = 0  # hide records numbered below this ("clear view")
+    background: bool = False  # show the session's background traffic (its heartbeat), hidden by default
 
     @classmethod
     def make(cls, text: str = "", directions: Iterable[str] | str | None = None,
              kinds: Iterable[str] | str | None = None, servers: Iterable[str] | str | None = None,
-             start: int = 0) -> TrafficFilter:
-        return cls(text.strip(), _set(directions), _set(kinds), _set(servers), max(0, start))
+             start: int = 0, background: bool = False) -> TrafficFilter:
+        return cls(text.strip(), _set(directions), _set(kinds), _set(servers), max(0, start), background)
 
     def replace(self, **changes: Any) -> TrafficFilter:
         fields: dict[str, Any] = {"text": self.text, "directions": self.directions, "kinds": self.kinds,
-                                  "servers": self.servers, "start": self.start}
+                                  "servers": self.servers, "start": self.start, "background": self.background}
         fields.update(changes)
         return TrafficFilter.make(**fields)
 
@@ -152,6 +153,12 @@ class FilteredView:
             mask = _and(mask, self._server_mask(lo, hi))
         if self._needle:
             mask = _and(mask, self._text_mask(lo, hi))
+        if not flt.background and c.background:
+            hidden = [n - lo for n in c.background if lo <= n < hi]
+            if hidden:
+                mask = bytearray(mask) if mask is not None else bytearray(b"\x01" * (hi - lo))
+                for i in hidden:
+                    mask[i] = 0
         if mask is None:
             self.rows.extend(range(lo, hi))
         else:

@@ -55,6 +55,7 @@ from . import sessions
 from ._sink import connect, frame_data, pending_rows
 from ._writer import Writer, make_writer
 from .columns import (
+    BACKGROUND,
     D_ERR,
     D_HTTP,
     D_IN,
@@ -212,6 +213,8 @@ class TrafficStore:
         meta = frame.meta
         if meta:
             c.meta[n] = meta
+            if meta.get(BACKGROUND):
+                c.background.add(n)
         mcode = 0
         if method:
             mcode = c.method_code.get(method, -1)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
-
+from typing import Any
 
 FrameCallback = Callable[..., None]
 """`on_frame(frame, mono, meta=None)`: a frame exactly as received (or an oversize
@@ -53,6 +53,12 @@ class Transport(abc.ABC):
         """An authorization flow is under way (the user may be signing in): not the server's delay."""
         return False
 
+    @property
+    def authorized_at(self) -> float | None:
+        """When the last authorization flow ended (monotonic time), or None: the server's clock for an
+        answer starts again then."""
+        return None
+
     @abc.abstractmethod
     async def open(self) -> None:
         """Start the process or connection; raise ConnectError on failure."""
@@ -73,14 +79,14 @@ class Transport(abc.ABC):
     def pid(self) -> int | None:
         return None
 
-    def negotiated(self, era: Any, version: str) -> None:
+    def negotiated(self, era: Any, version: str) -> None:  # noqa: B027 - by default nothing to do
         """The handshake settled on `version` (HTTP transports add headers from it)."""
 
-    async def settle(self) -> None:
+    async def settle(self) -> None:  # noqa: B027 - by default nothing to wait for
         """After the handshake: wait (briefly) until side channels such as the
         legacy HTTP GET stream are open, so no server message is missed."""
 
-    def set_tool_headers(self, tools: dict[str, Any]) -> None:
+    def set_tool_headers(self, tools: dict[str, Any]) -> None:  # noqa: B027 - by default no headers
         """Tool name → its `x-mcp-header` parameters (modern HTTP only)."""
 
     def abort(self, wire_id: Any) -> bool:

@@ -9,8 +9,9 @@ the fallback is HTTP+SSE with the same settings and the same authorization.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from ..config import ServerSpec
 from ..protocol.framing import DEFAULT_MAX_MESSAGE
@@ -63,7 +64,8 @@ def open_transport(spec: ServerSpec, options: TransportOptions | None = None) ->
         from .stdio import StdioTransport
 
         return Opened(StdioTransport(spec.command, env=spec.env, cwd=spec.cwd, max_message=options.max_message))
-    from .http import HttpSettings, HttpTransport
+    from .http import HttpTransport
+    from .http_common import HttpSettings
     from .sse import SseTransport
 
     auth = options.auth() if options.auth is not None and uses_oauth(spec, options.auth_token) else None

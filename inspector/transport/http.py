@@ -23,19 +23,19 @@ import itertools
 import json
 import logging
 import time
-from typing import Any, Mapping
+from collections.abc import Coroutine, Mapping
+from typing import Any
 
 import httpx
 from httpx_sse import EventSource
 
-from ..errors import (ConnectError, HttpStatusError, InvalidResponse, SessionExpired, SpyglassError,
-                      TransportClosed)
+from ..errors import ConnectError, HttpStatusError, InvalidResponse, SessionExpired, SpyglassError, TransportClosed
 from ..protocol.headers import HeaderParam, param_headers, standard_headers
 from ..protocol.jsonrpc import MODERN_ERROR_CODES
 from ..protocol.versions import Era
 from ..secrets import mask_mapping
 from .base import Closed, Transport
-from .http_common import MAX_AUTH_ROUNDS, HttpSettings, auth_required, excerpt, read_capped, reason
+from .http_common import MAX_AUTH_ROUNDS, HttpSettings, auth_required, excerpt, failure_text, read_capped
 
 log = logging.getLogger("spyglass.http")
 
@@ -60,6 +60,7 @@ class HttpTransport(Transport):
         self._get_task: asyncio.Task[None] | None = None
         self._get_open: asyncio.Future[None] | None = None  # settled once the GET stream is up (or refused)
         self._authorizing = 0  # authorization flows under way (the user may be signing in)
+        self._authorized_at: float | None = None  # when the last one ended (monotonic)
 
     def describe(self) -> str:
         return self.url
@@ -80,7 +81,7 @@ class HttpTransport(Transport):
         if self._get_open is not None and not self._get_open.done():
             try:
                 await asyncio.wait_for(asyncio.shield(self._get_open), self.settings.connect_timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     def _mark_get_open(self) -> None:
@@ -93,6 +94,10 @@ class HttpTransport(Transport):
     @property
     def authorizing(self) -> bool:
         return self._authorizing > 0
+
+    @property
+    def authorized_at(self) -> float | None:
+        return self._authorized_at
 
     @property
     def mirrors_tool_headers(self) -> bool:
@@ -160,22 +165,23 @@ class HttpTransport(Transport):
         headers["Content-Type"] = "application/json"
         if not isinstance(msg, dict):
             return headers
-        params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        params: dict[str, Any] = msg["params"] if isinstance(msg.get("params"), dict) else {}
+        meta: dict[str, Any] = params["_meta"] if isinstance(params.get("_meta"), dict) else {}
         modern_version = meta.get("io.modelcontextprotocol/protocolVersion")
         if isinstance(modern_version, str):  # a modern-era request (the auto probe too)
             headers["MCP-Protocol-Version"] = modern_version
             headers.pop("Mcp-Session-Id", None)
             headers.update(standard_headers(msg))
             if msg.get("method") == "tools/call":
-                tool = self._tool_headers.get(params.get("name"))
+                name = params.get("name")
+                tool = self._tool_headers.get(name) if isinstance(name, str) else None
                 if tool:
                     headers.update(param_headers(tool, params.get("arguments")))
         elif msg.get("method") == "initialize":
             headers.pop("MCP-Protocol-Version", None)
         return headers
 
-    def _spawn(self, coro: Any) -> asyncio.Task[None]:
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -199,6 +205,7 @@ class HttpTransport(Transport):
                             retry = await handler(self._client, self.url, resp)
                         finally:
                             self._authorizing -= 1
+                            self._authorized_at = time.monotonic()
                         if retry:
                             continue  # authorized now: the same message again
                         await self._answer(resp, wire_id, stream, had_session="Mcp-Session-Id" in sent)
@@ -214,12 +221,12 @@ class HttpTransport(Transport):
         except SpyglassError as exc:  # the authorization flow failed, naming its step
             self._fail(wire_id, exc)
         except httpx.ConnectError as exc:
-            self._fail(wire_id, ConnectError(f"cannot connect to {self.url}: {reason(exc)}", url=self.url))
+            self._fail(wire_id, ConnectError(f"cannot connect to {self.url}: {failure_text(exc)}", url=self.url))
         except httpx.TimeoutException:
             self._fail(wire_id, ConnectError(f"connecting to {self.url} timed out after "
                                              f"{self.settings.connect_timeout:g} s", url=self.url))
         except (httpx.TransportError, httpx.StreamError) as exc:
-            self._fail(wire_id, TransportClosed(f"the connection to {self.url} broke: {reason(exc)}"))
+            self._fail(wire_id, TransportClosed(f"the connection to {self.url} broke: {failure_text(exc)}"))
         except Exception as exc:  # a bug of ours must still end the request clearly
             log.exception("POST failed")
             self._fail(wire_id, TransportClosed(f"POST to {self.url} failed: {type(exc).__name__}: {exc}"))
@@ -303,7 +310,7 @@ class HttpTransport(Transport):
         except asyncio.CancelledError:
             raise
         except (httpx.TransportError, httpx.StreamError) as exc:
-            log.info("%s broke: %s", stream, reason(exc))
+            log.info("%s broke: %s", stream, failure_text(exc))
         if wire_id is None or answered or self._closing:
             return
         if self.era is Era.MODERN or (self.era is None and last_id is None):
@@ -374,7 +381,7 @@ class HttpTransport(Transport):
             except asyncio.CancelledError:
                 raise
             except (httpx.TransportError, httpx.StreamError) as exc:
-                log.info("GET stream broke: %s", reason(exc))
+                log.info("GET stream broke: %s", failure_text(exc))
             finally:
                 self._mark_get_open()
             failures += 1

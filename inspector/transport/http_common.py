@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import socket
 import ssl
-from typing import Mapping, Protocol
+from collections.abc import Mapping
+from typing import Protocol
 
 import httpx
 
@@ -89,7 +90,7 @@ def excerpt(body: bytes) -> str:
     return text[:EXCERPT] + ("…" if len(text) > EXCERPT else "")
 
 
-def reason(exc: BaseException) -> str:
+def failure_text(exc: BaseException) -> str:
     """Why a connection failed, in words (the OS's, when it says)."""
     chain: list[BaseException] = []
     cause: BaseException | None = exc

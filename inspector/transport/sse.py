@@ -19,9 +19,9 @@ import httpx
 from httpx_sse import EventSource
 
 from ..errors import ConnectError, HttpStatusError, SpyglassError, TransportClosed
-from .base import Closed, Transport
-from .http_common import MAX_AUTH_ROUNDS, HttpSettings, auth_required, excerpt, read_capped, reason
 from ..secrets import mask_mapping
+from .base import Closed, Transport
+from .http_common import MAX_AUTH_ROUNDS, HttpSettings, auth_required, excerpt, failure_text, read_capped
 
 log = logging.getLogger("spyglass.sse")
 
@@ -54,11 +54,11 @@ class SseTransport(Transport):
                     self.endpoint = await asyncio.wait_for(asyncio.shield(endpoint_ready),
                                                            self.settings.connect_timeout)
                     break
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     # the user signing in is not the server being slow: its time starts when they are done
                     if not self.authorizing and time.monotonic() - self._authorized_at > self.settings.connect_timeout:
                         raise
-        except asyncio.TimeoutError:
+        except TimeoutError:
             await self._abort()
             raise ConnectError(f"{self.url} sent no `endpoint` event within {self.settings.connect_timeout:g} s; "
                                "it may not be an HTTP+SSE MCP server", url=self.url) from None
@@ -78,6 +78,10 @@ class SseTransport(Transport):
         """An authorization flow is under way (the user may be signing in): not the server's delay."""
         return self._authorizing > 0
 
+    @property
+    def authorized_at(self) -> float | None:
+        return self._authorized_at or None
+
     async def _authorized_again(self, resp: httpx.Response, attempt: int) -> bool:
         """A 401 (or 403 for more scope) with an authorization provider: run its flow; True means
         send the same request again."""
@@ -86,6 +90,7 @@ class SseTransport(Transport):
             return False
         await resp.aread()
         handler = auth.on_unauthorized if resp.status_code == 401 else auth.on_forbidden
+        assert self._client is not None  # a response came: the client is open
         self._authorizing += 1
         try:
             return await handler(self._client, self.url, resp)
@@ -140,13 +145,13 @@ class SseTransport(Transport):
                 return False
             reason = exc.message
         except httpx.ConnectError as exc:
-            error = ConnectError(f"cannot connect to {self.url}: {reason(exc)}", url=self.url)
+            error = ConnectError(f"cannot connect to {self.url}: {failure_text(exc)}", url=self.url)
             if not endpoint_ready.done():
                 endpoint_ready.set_exception(error)
                 return False
             reason = error.message
         except (httpx.TransportError, httpx.StreamError) as exc:
-            reason = f"the SSE stream broke: {reason(exc)}"
+            reason = f"the SSE stream broke: {failure_text(exc)}"
         if not endpoint_ready.done():
             endpoint_ready.set_exception(ConnectError(f"{self.url}: {reason} before sending its endpoint"))
             return False
@@ -191,7 +196,7 @@ class SseTransport(Transport):
         except SpyglassError as exc:  # the authorization flow failed, naming its step
             self._fail(wire_id, exc)
         except httpx.HTTPError as exc:
-            self._fail(wire_id, ConnectError(f"cannot post to {self.endpoint}: {reason(exc)}"))
+            self._fail(wire_id, ConnectError(f"cannot post to {self.endpoint}: {failure_text(exc)}"))
 
     def _fail(self, wire_id: Any, error: Exception) -> None:
         if wire_id is not None and self.on_request_error is not None:

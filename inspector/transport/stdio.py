@@ -15,7 +15,8 @@ import shutil
 import signal
 import sys
 import time
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..errors import ConnectError, TransportClosed
 from ..protocol.framing import DEFAULT_MAX_MESSAGE, LineFramer, Oversize
@@ -117,11 +118,11 @@ class StdioTransport(Transport):
         if not self._closing and proc.returncode is None:
             try:
                 await asyncio.wait_for(_exited(proc), 1.0)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 self._report_closed(None, "the server closed its standard output but is still running; "
                                           "no answer can arrive")
 
-    def _deliver(self, frame: bytes | Oversize, now: float, meta: dict | None = None) -> None:
+    def _deliver(self, frame: bytes | Oversize, now: float, meta: dict[str, Any] | None = None) -> None:
         try:
             if meta is None:
                 self.on_frame(frame, now)
@@ -234,7 +235,7 @@ class StdioTransport(Transport):
         try:
             await asyncio.wait_for(_exited(proc), seconds)
             return True
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
 
     @staticmethod

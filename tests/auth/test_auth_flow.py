@@ -74,7 +74,8 @@ async def test_listener_ignores_stray_requests_and_times_out_cleanly():
     assert _refused(authorizer.port)
 
 
-async def test_pasted_redirect_url_is_the_fallback():
+async def test_pasted_redirect_url_is_the_fallback(expect_log):
+    expect_log("spyglass.auth", "could not open a browser")
     with fake_as.running() as server:
         async def paste(url: str) -> str:
             async with httpx.AsyncClient() as browser:  # the user copies the address bar

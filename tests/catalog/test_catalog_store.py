@@ -244,7 +244,8 @@ def test_a_failed_rename_keeps_the_old_file_and_leaves_no_temp(catalog_path, mon
     assert sorted(p.name for p in catalog_path.parent.iterdir()) == ["servers.json"]
 
 
-def test_a_broken_catalog_is_moved_aside_not_lost(catalog_path):
+def test_a_broken_catalog_is_moved_aside_not_lost(catalog_path, expect_log):
+    expect_log("spyglass.catalog", "was moved to")
     catalog_path.parent.mkdir(parents=True)
     catalog_path.write_text('{"format": "spyglass-catalog", "version": 1, "servers": [\n  {"id": "a",\n')
     catalog = Catalog(catalog_path).load()
@@ -284,7 +285,8 @@ def test_unusable_entries_are_kept_in_the_file(catalog_path):
     assert {"id": "b2", "name": "half", "command": "not a list"} in raw
 
 
-def test_a_catalog_that_is_not_text_is_moved_aside_too(catalog_path):
+def test_a_catalog_that_is_not_text_is_moved_aside_too(catalog_path, expect_log):
+    expect_log("spyglass.catalog", "was moved to")
     catalog_path.parent.mkdir(parents=True)
     catalog_path.write_bytes(b'{"servers": [\xff\xfe]}')
     catalog = Catalog(catalog_path).load()

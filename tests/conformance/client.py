@@ -21,10 +21,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from inspector import errors as E  # noqa: E402
-from inspector.client import Client  # noqa: E402
-from inspector.auth import AuthSettings, HeadlessAuthorizer, MemoryStore, OAuthProvider  # noqa: E402
-from inspector.transport.http import HttpSettings, HttpTransport  # noqa: E402
+from inspector import errors as E
+from inspector.auth import AuthSettings, HeadlessAuthorizer, MemoryStore, OAuthProvider
+from inspector.client import Client
+from inspector.transport.http import HttpSettings, HttpTransport
 
 # Spyglass's Client ID Metadata Document URL, as a user would set it in the settings.
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"

@@ -6,7 +6,6 @@ import re
 import subprocess
 
 import pytest
-
 from support import PEERS, PY, ROOT
 
 NODE22 = PEERS / "node_modules" / ".bin" / "node"

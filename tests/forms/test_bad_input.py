@@ -8,6 +8,7 @@ import time
 import pytest
 from PySide6.QtCore import QCoreApplication, QEvent
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QToolButton
+from support import SLOWDOWN
 
 BUDGET_S = 0.200
 
@@ -79,7 +80,7 @@ def test_bad_schema_builds_fast_or_falls_back(qtbot, name):
         took = time.perf_counter() - start
         qtbot.addWidget(form)
         best = took if best is None else min(best, took)
-    assert best < BUDGET_S, f"built in {best * 1000:.0f} ms"
+    assert best < BUDGET_S * SLOWDOWN, f"built in {best * 1000:.0f} ms"
     banner = form.findChild(QLabel, "formBanner")
     assert form.fallback_pointers() == pointers
     if whole:
@@ -93,7 +94,7 @@ def test_bad_schema_builds_fast_or_falls_back(qtbot, name):
             assert notes and all(n.startswith("Edited as JSON: ") for n in notes)
     start = time.perf_counter()
     form.errors()  # never raises
-    assert time.perf_counter() - start < 2.0
+    assert time.perf_counter() - start < 2.0 * SLOWDOWN
     form.show()
     form.refresh()
 

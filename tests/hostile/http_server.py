@@ -158,10 +158,12 @@ class Handler(BaseHTTPRequestHandler):
         if modern_case and meta.get("io.modelcontextprotocol/protocolVersion") != MODERN:
             return self._json({"jsonrpc": "2.0", "id": msg["id"], "error": {
                 "code": -32022, "message": "Unsupported protocol version",
-                "data": {"supported": [MODERN], "requested": meta.get("io.modelcontextprotocol/protocolVersion")}}}, 400)
+                "data": {"supported": [MODERN],
+                         "requested": meta.get("io.modelcontextprotocol/protocolVersion")}}}, 400)
         if not modern_case and msg["method"] == "server/discover":
-            return self._json({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601,
-                                                                             "message": "Method not found"}}, 404)
+            return self._json(
+                {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "Method not found"}}, 404
+            )
         headers = {}
         if msg["method"] == "initialize":
             sid = uuid.uuid4().hex
@@ -172,8 +174,14 @@ class Handler(BaseHTTPRequestHandler):
             sid = self.headers.get("Mcp-Session-Id")
             with LOCK:
                 if sid not in SESSIONS:
-                    return self._json({"jsonrpc": "2.0", "id": msg["id"],
-                                       "error": {"code": -32600, "message": "Bad Request: no valid session"}}, 400)
+                    return self._json(
+                        {
+                            "jsonrpc": "2.0",
+                            "id": msg["id"],
+                            "error": {"code": -32600, "message": "Bad Request: no valid session"},
+                        },
+                        400,
+                    )
                 SESSIONS[sid] += 1
                 count = SESSIONS[sid]
             if CASE == "forget-session" and count > 1:
@@ -190,8 +198,9 @@ class Handler(BaseHTTPRequestHandler):
             if CASE == "bad-headers":
                 problem = check_param_headers(msg, self.headers)
                 if problem:
-                    return self._json({"jsonrpc": "2.0", "id": msg["id"],
-                                       "error": {"code": -32020, "message": problem}}, 400)
+                    return self._json(
+                        {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32020, "message": problem}}, 400
+                    )
         self._json({"jsonrpc": "2.0", "id": msg["id"], "result": result_for(msg)}, headers=headers)
 
 
@@ -222,7 +231,7 @@ def main() -> int:
     if "--port" in args:
         i = args.index("--port")
         port = int(args[i + 1])
-        del args[i:i + 2]
+        del args[i : i + 2]
     CASE = args[0] if args else ""
     server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
     server.daemon_threads = True

@@ -510,17 +510,22 @@ class OddContent(Case):
             return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
         header = struct.pack(">IIBBBBB", 60000, 60000, 8, 2, 0, 0, 0)
-        png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b"")
+        png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\0" * 64))
+               + chunk(b"IEND", b""))
         return base64.b64encode(png).decode()
 
     def on_request(self, srv: Server, req: Message, call_next: Handler) -> Body:
         if not method_is(req, "tools/call"):
             return call_next(req)
-        return result({"content": [
-            {"type": "hologram", "data": "3d"},
-            {"type": "image", "mimeType": "image/png", "data": "not base64 at all!!"},
-            {"type": "image", "mimeType": "image/png", "data": self.bomb_png()},
-        ]})
+        return result(
+            {
+                "content": [
+                    {"type": "hologram", "data": "3d"},
+                    {"type": "image", "mimeType": "image/png", "data": "not base64 at all!!"},
+                    {"type": "image", "mimeType": "image/png", "data": self.bomb_png()},
+                ]
+            }
+        )
 
 
 @case("big-schema")
@@ -531,10 +536,14 @@ class BigSchema(Case):
         if not method_is(req, "tools/list"):
             return call_next(req)
         wide = {"type": "object", "properties": {f"field_{i}": {"type": "string"} for i in range(3000)}}
-        cyclic = {"type": "object", "properties": {"node": {"$ref": "#/$defs/a"}},
-                  "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}}
-        return result({"tools": [*TOOLS, {"name": "wide", "inputSchema": wide},
-                                 {"name": "cyclic", "inputSchema": cyclic}]})
+        cyclic = {
+            "type": "object",
+            "properties": {"node": {"$ref": "#/$defs/a"}},
+            "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
+        }
+        return result(
+            {"tools": [*TOOLS, {"name": "wide", "inputSchema": wide}, {"name": "cyclic", "inputSchema": cyclic}]}
+        )
 
 
 @case("sampling-uninvited")
@@ -544,8 +553,14 @@ class SamplingUninvited(Case):
     def on_request(self, srv: Server, req: Message, call_next: Handler) -> Body:
         if not method_is(req, "tools/call"):
             return call_next(req)
-        srv.write_message({"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage",
-                           "params": {"messages": [], "maxTokens": 10}})
+        srv.write_message(
+            {
+                "jsonrpc": "2.0",
+                "id": "s1",
+                "method": "sampling/createMessage",
+                "params": {"messages": [], "maxTokens": 10},
+            }
+        )
         answers = srv.await_responses({"s1"}, 10)
         answer = answers.get("s1", {})
         code = (answer.get("error") or {}).get("code")
@@ -560,10 +575,15 @@ class UntrustedText(Case):
     def on_request(self, srv: Server, req: Message, call_next: Handler) -> Body:
         if not method_is(req, "tools/list"):
             return call_next(req)
-        tool = {"name": "tricky", "title": "safe\u202eloot_live",
-                "description": ('<img src="http://127.0.0.1:9/track.png"> <a href="file:///etc/passwd">open me</a> '
-                                '<script>alert(1)</script> \x1b[31mRED\x1b[0m \x1b]0;pwned\x07'),
-                "inputSchema": {"type": "object", "properties": {}}}
+        tool = {
+            "name": "tricky",
+            "title": "safe\u202eloot_live",
+            "description": (
+                '<img src="http://127.0.0.1:9/track.png"> <a href="file:///etc/passwd">open me</a> '
+                "<script>alert(1)</script> \x1b[31mRED\x1b[0m \x1b]0;pwned\x07"
+            ),
+            "inputSchema": {"type": "object", "properties": {}},
+        }
         return result({"tools": [*TOOLS, tool]})
 
 
@@ -575,9 +595,14 @@ class FloodAtStart(Case):
         if method_is(req, "initialize"):
             total = self.arg or 0
             for i in range(1, total + 1):
-                srv.write_message({"jsonrpc": "2.0", "method": "notifications/message",
-                                   "params": {"level": "info", "logger": "flood", "data": f"flood {i}/{total}"}},
-                                  flush=(i % 1000 == 0))
+                srv.write_message(
+                    {
+                        "jsonrpc": "2.0",
+                        "method": "notifications/message",
+                        "params": {"level": "info", "logger": "flood", "data": f"flood {i}/{total}"},
+                    },
+                    flush=(i % 1000 == 0),
+                )
             srv.flush()
 
 
@@ -594,8 +619,11 @@ class _TaskCase(Case):
         if method_is(req, "initialize"):
             body = call_next(req)
             if body and "result" in body and self.ADVERTISE:
-                body["result"]["capabilities"]["tasks"] = {"list": {}, "cancel": {},
-                                                           "requests": {"tools": {"call": {}}}}
+                body["result"]["capabilities"]["tasks"] = {
+                    "list": {},
+                    "cancel": {},
+                    "requests": {"tools": {"call": {}}},
+                }
             return body
         if method_is(req, "tools/list"):
             tools = [dict(t, execution={"taskSupport": self.SUPPORT}) if t["name"] == "echo" else t for t in TOOLS]
@@ -610,9 +638,15 @@ class _TaskCase(Case):
         return call_next(req)
 
     def task(self, status: str) -> dict[str, Any]:
-        return {"taskId": self.TASK_ID, "status": status, "statusMessage": f"{status} (hostile)",
-                "createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:00Z",
-                "ttl": 60000, "pollInterval": 100}
+        return {
+            "taskId": self.TASK_ID,
+            "status": status,
+            "statusMessage": f"{status} (hostile)",
+            "createdAt": "2026-01-01T00:00:00Z",
+            "lastUpdatedAt": "2026-01-01T00:00:00Z",
+            "ttl": 60000,
+            "pollInterval": 100,
+        }
 
     def task_request(self, srv: Server, req: Message) -> Body:
         return error(INVALID_PARAMS, "not in this case")
@@ -640,8 +674,12 @@ class TaskEagerResult(_TaskCase):
         if method_is(req, "tasks/result"):
             if not done:
                 return error(INVALID_PARAMS, "task-1 is still working; ask again when it is done")
-            return result({"content": [{"type": "text", "text": f"done after {self.polls} polls"}],
-                           "_meta": {"io.modelcontextprotocol/related-task": {"taskId": self.TASK_ID}}})
+            return result(
+                {
+                    "content": [{"type": "text", "text": f"done after {self.polls} polls"}],
+                    "_meta": {"io.modelcontextprotocol/related-task": {"taskId": self.TASK_ID}},
+                }
+            )
         return result(self.task("cancelled"))
 
 

@@ -9,7 +9,6 @@ import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-
 ROOT = Path(__file__).resolve().parents[2]
 RES = ROOT / "resources"
 APP_ID = "io.github.mcp_spyglass.Spyglass"

@@ -68,11 +68,10 @@ import sys
 from typing import Annotated, Any
 
 import anyio
-from pydantic import BaseModel, Field
-
 from mcp.server.mcpserver import Audio, Context, Elicit, MCPServer, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from pydantic import BaseModel, Field
 
 SERVER_NAME = "spyglass-sdk-peer"
 SERVER_VERSION = "1.0.0"
@@ -165,7 +164,7 @@ async def _serve_stdio_legacy_only(server: MCPServer) -> None:
     from mcp.server.runner import serve_loop
     from mcp.server.stdio import stdio_server
 
-    low = server._lowlevel_server  # noqa: SLF001 - the SDK exposes no public handle for this
+    low = server._lowlevel_server
     async with stdio_server() as (read_stream, write_stream), low.lifespan(low) as state:
         await serve_loop(
             low,

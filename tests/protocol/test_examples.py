@@ -3,8 +3,8 @@
 import json
 
 import pytest
-
 from support import SPEC
+
 from inspector.protocol import ClientSession, Malformed, ResponseReceived, parse
 from inspector.protocol.session import Mode
 

@@ -34,8 +34,21 @@ class SessionMachine(RuleBasedStateMachine):
         self.sent: list[object] = []
         self.handshake_done = False
         init = json.loads(self.session.start()[0].data)
-        self.feed_events(self.session.receive_frame(json.dumps({"jsonrpc": "2.0", "id": init["id"], "result": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "f", "version": "1"}}}).encode()))
+        self.feed_events(
+            self.session.receive_frame(
+                json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": init["id"],
+                        "result": {
+                            "protocolVersion": "2025-11-25",
+                            "capabilities": {},
+                            "serverInfo": {"name": "f", "version": "1"},
+                        },
+                    }
+                ).encode()
+            )
+        )
 
     def feed_events(self, events: list[ev.Event]) -> None:
         for event in events:
@@ -61,9 +74,11 @@ class SessionMachine(RuleBasedStateMachine):
         elif kind == "error":
             body["error"] = {"code": data.draw(st.integers(-33000, 0)), "message": "e"}
         elif kind == "input_required":
-            body["result"] = {"resultType": "input_required", "requestState": "s",
-                              "inputRequests": data.draw(st.dictionaries(st.text(max_size=3), json_value,
-                                                                         max_size=2))}
+            body["result"] = {
+                "resultType": "input_required",
+                "requestState": "s",
+                "inputRequests": data.draw(st.dictionaries(st.text(max_size=3), json_value, max_size=2)),
+            }
         else:
             body["result"] = data.draw(json_value)
         self.feed_events(self.session.receive_frame(json.dumps(body).encode()))

@@ -3,8 +3,8 @@
 import json
 
 import pytest
-
 from support import spec_validator
+
 from inspector.protocol import (
     ClientSession,
     ErrorReceived,

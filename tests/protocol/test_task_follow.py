@@ -29,9 +29,10 @@ def test_the_status_is_polled_at_the_servers_interval_and_news_is_told_once():
     f.next_step(0.0)
     assert f.next_step(0.0) == F.Wait(0.5)
     assert f.next_step(0.5) == F.PollStatus()
-    assert f.status(task(message="half way", updated="2026-12-01T10:00:01Z")) is True
-    assert f.status(task(message="half way", updated="2026-12-01T10:00:02Z")) is False  # the same, said again
-    assert f.next_step(0.6) == F.Wait(0.5)
+    assert f.status(task(message="half way", updated="2026-12-01T10:00:01Z", poll=500)) is True
+    assert f.status(task(message="half way", updated="2026-12-01T10:00:02Z", poll=500)) is False  # said again
+    step = f.next_step(0.6)
+    assert isinstance(step, F.Wait) and abs(step.seconds - 0.5) < 1e-9  # a new state starts a new interval
 
 
 def test_a_state_older_than_the_one_seen_is_ignored():
@@ -44,7 +45,8 @@ def test_a_state_older_than_the_one_seen_is_ignored():
 
 def test_an_early_error_answer_is_waited_out_then_the_result_is_asked_again():
     f = follower()
-    f.next_step(0.0)
+    assert f.next_step(0.0) == F.FetchResult()
+    assert f.next_step(0.0) == F.Wait(0.2)
     f.result_failed("early", remote=True)  # the server answered tasks/result before the task ended
     assert f.next_step(0.2) == F.PollStatus()
     f.status(task("completed", updated="2026-12-01T10:00:03Z"))
@@ -63,6 +65,7 @@ def test_a_broken_answer_is_final():
 def test_without_status_the_result_is_awaited_for_the_timeout_only():
     f = follower(timeout=2.0)
     f.next_step(0.0)
+    assert f.next_step(0.0) == F.Wait(0.2)
     assert f.next_step(0.2) == F.PollStatus()
     f.status_failed("tasks/get refused", 0.2)  # a tasks/result is under way: wait for it alone
     assert f.next_step(1.0) == F.Wait(2.0)

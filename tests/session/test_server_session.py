@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
-
 import http_peers
+import pytest
 from support import demo_cmd
+
 from inspector.config import ServerSpec
 from inspector.session import Answerer, CallRecord, ServerSession, SessionOptions, Status
 

@@ -395,7 +395,8 @@ def test_hostile_values_are_persisted(tmp_path):
     again.close()
 
 
-def test_a_dead_writer_is_reported_and_the_store_goes_on(tmp_path):
+def test_a_dead_writer_is_reported_and_the_store_goes_on(tmp_path, expect_log):
+    expect_log("spyglass.traffic", "rows not written")
     store = TrafficStore(tmp_path / "dead.sqlite")
     store.add("s", frame("out", req(1)))
     store.flush(wait=True)

@@ -6,9 +6,9 @@ import asyncio
 from typing import Any
 
 from PySide6.QtWidgets import QApplication, QDialog, QListView, QPushButton, QWidget
+from uikit import find, row_of, until
 
 from inspector.session import Status
-from uikit import find, row_of, until
 
 
 async def connected(conn, timeout=30):

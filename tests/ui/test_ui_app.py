@@ -13,13 +13,13 @@ import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QImage, QPalette
 from PySide6.QtWidgets import QApplication, QLabel, QListView
+from uikit import ARTIFACTS, ROOT, demo_cmd, find, hostile_cmd, shot, until
 
 from inspector import app as spyglass_app
 from inspector import errors as E
 from inspector.config import ServerSpec
 from inspector.session import Status
 from inspector.ui import demo_spec
-from uikit import ARTIFACTS, ROOT, demo_cmd, find, hostile_cmd, shot, until
 
 
 def isolated_env(tmp_path) -> dict[str, str]:
@@ -96,7 +96,7 @@ def test_main_reuses_the_existing_qapplication(qapp, tmp_path, monkeypatch):
     assert QApplication.instance() is qapp and out.exists()
 
 
-# ---------------------------------------------------------------------- the PySide6 6.12 regression (pyproject.toml pins <6.12)
+# ---------------------------------------------------------- the PySide6 6.12 regression (pyproject.toml pins <6.12)
 def test_fifty_qasync_loops_open_and_close_cleanly():
     code = textwrap.dedent("""
         import asyncio, qasync
@@ -112,14 +112,20 @@ def test_fifty_qasync_loops_open_and_close_cleanly():
         asyncio.set_event_loop(None)
         print("ok")
     """)
-    r = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, QT_QPA_PLATFORM="offscreen"),
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        env=dict(os.environ, QT_QPA_PLATFORM="offscreen"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
     assert r.stdout.strip() == "ok"
 
 
 # ---------------------------------------------------------------------- in the window
-async def test_excepthook_shows_a_non_blocking_banner(open_window):
+async def test_excepthook_shows_a_non_blocking_banner(open_window, expect_log):
+    expect_log("spyglass.app", "Internal error")
     async with open_window() as window:
         reporter = spyglass_app.ErrorReporter()
         reporter.window = window
@@ -144,8 +150,7 @@ async def test_settings_keep_geometry_docks_and_servers_without_secrets(open_win
     keyring = MemorySecrets()  # the OS keyring, as far as both windows know
     path = tmp_path / "config" / "servers.json"
     async with open_window(catalog=Catalog(path, secrets=keyring).load()) as window:
-        window.add_server(ServerSpec(name="svc", command=["x"], env={"MY_TOKEN": "s3cret", "A": "b"}),
-                          connect=False)
+        window.add_server(ServerSpec(name="svc", command=["x"], env={"MY_TOKEN": "s3cret", "A": "b"}), connect=False)
         window.log_dock.hide()
         window.resize(1000, 700)
         window.save_settings()
@@ -176,7 +181,9 @@ async def test_traffic_pane_receives_every_frame(open_window):
         if view is None:
             pytest.skip("this build has no traffic pane")
         conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()))
-        await until(lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, 30, "the demo to connect")
+        await until(
+            lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, 30, "the demo to connect"
+        )
         await until(lambda: view.model().rowCount() >= 3, 5, "frames in trafficView")
         assert window.store is not None and len(window.store) >= view.model().rowCount()
         assert conn.server_id in window.store.servers()
@@ -190,7 +197,9 @@ async def test_screenshots_in_both_themes(open_window, mode):
         if mode == "dark":
             await shot(window, "empty-dark")
         conn = window.add_server(demo_spec())
-        await until(lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, 30, "the demo to connect")
+        await until(
+            lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, 30, "the demo to connect"
+        )
         tool_list = find(window, QListView, "toolList")
         tool_list.setCurrentIndex(tool_list.model().index(0, 0))
         await shot(window, f"demo-connected-{mode}")
@@ -223,15 +232,25 @@ def test_a_signal_closes_the_window_and_ends_every_server(tmp_path, sig):
         return out
 
     group = sig.endswith("process group")
-    proc = subprocess.Popen([sys.executable, "-m", "inspector"], cwd=ROOT, env=isolated_env(tmp_path),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=group)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "inspector"],
+        cwd=ROOT,
+        env=isolated_env(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=group,
+    )
     try:
         deadline = time.monotonic() + 30
         kids = []
         while time.monotonic() < deadline and len(kids) < 1:
             time.sleep(0.2)
-            kids = [k for k in children(proc.pid)
-                    if "inspector.demo" in open(f"/proc/{k}/cmdline").read().replace("\0", " ")]
+            kids = [
+                k
+                for k in children(proc.pid)
+                if "inspector.demo" in open(f"/proc/{k}/cmdline").read().replace("\0", " ")
+            ]
         assert kids, "the demo server did not start"
         time.sleep(0.5)
         if group:
@@ -250,7 +269,8 @@ def test_a_signal_closes_the_window_and_ends_every_server(tmp_path, sig):
             proc.wait()
 
 
-async def test_a_traffic_store_that_cannot_open_is_said_and_the_window_still_works(open_window, tmp_path):
+async def test_a_traffic_store_that_cannot_open_is_said_and_the_window_still_works(open_window, tmp_path, expect_log):
+    expect_log("spyglass.ui.traffic", "could not open the traffic store")
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     async with open_window(store_path=str(blocker / "traffic.sqlite")) as window:
@@ -259,5 +279,7 @@ async def test_a_traffic_store_that_cannot_open_is_said_and_the_window_still_wor
         await until(lambda: window.banner.isVisible(), 5, "the banner")
         assert window.banner.label.text().startswith("Traffic is not recorded: ")
         conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()))
-        await until(lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, 30, "the demo server")
+        await until(
+            lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, 30, "the demo server"
+        )
         assert "echo" in [t["name"] for t in conn.session.tools.items]

@@ -17,17 +17,17 @@ import httpx
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QMessageBox, QPlainTextEdit, QPushButton, QTreeWidget
+from uikit import find, shot, until
 
 from inspector.auth import MemoryStore
 from inspector.auth.flow import STEP_ASM, STEP_AUTHORIZATION, STEP_PRM, STEP_REGISTRATION, STEP_TOKEN
 from inspector.config import ServerSpec
 from inspector.session import Status
-from inspector.ui.servers.add_dialog import AddServerDialog, describe_spec
 from inspector.ui.auth.session import client_key
-from uikit import find, shot, until
+from inspector.ui.servers.add_dialog import AddServerDialog, describe_spec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "auth"))
-import fake_as  # noqa: E402  (tests/auth/fake_as.py)
+import fake_as
 
 pytestmark = pytest.mark.timeout(60)
 FLOW = [STEP_PRM, STEP_ASM, STEP_REGISTRATION, STEP_AUTHORIZATION, STEP_TOKEN]

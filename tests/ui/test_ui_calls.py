@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from calling import call, click, connected, dialog, dialog_shot, result_shot, result_widgets, select_tool
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton, QTextBrowser, QWidget
+from uikit import demo_cmd, find, until
 
 from inspector.config import ServerSpec
 from inspector.ui.calls import confirm
-from calling import call, click, connected, dialog, dialog_shot, result_shot, result_widgets, select_tool
-from uikit import demo_cmd, find, until
 
 
 def demo(window, mode="auto"):

@@ -9,16 +9,25 @@ import time
 
 import pytest
 import shiboken6
+from calling import (
+    call,
+    click,
+    connected,
+    dialog,
+    dialog_shot,
+    result_shot,
+    result_widgets,
+    select_tool,
+    shown_in_result,
+)
 from PySide6.QtWidgets import QApplication, QCheckBox, QDialog, QLabel, QListView, QPlainTextEdit, QPushButton, QWidget
+from support import PY, SDK_SERVER, SLOWDOWN
+from test_client_everything import ARGS, elicitation, fill_required
+from uikit import demo_cmd, everything_cmd, find, hostile_cmd, row_of, until
 
 from inspector.config import ServerSpec
-from inspector.ui.calls import confirm
-from calling import (call, click, connected, dialog, dialog_shot, result_shot, result_widgets, select_tool,
-                     shown_in_result)
-from support import PY, SDK_SERVER
-from test_client_everything import ARGS, elicitation, fill_required
 from inspector.ui.base.items import BADGES_ROLE
-from uikit import demo_cmd, everything_cmd, find, hostile_cmd, row_of, until
+from inspector.ui.calls import confirm
 
 
 class DialogAnswerer:
@@ -33,7 +42,13 @@ class DialogAnswerer:
     async def _run(self) -> None:
         while True:
             for w in QApplication.topLevelWidgets():
-                if isinstance(w, QDialog) and shiboken6.isValid(w) and w.isVisible() and w.result() == 0 and not getattr(w, "_answered", False):
+                if (
+                    isinstance(w, QDialog)
+                    and shiboken6.isValid(w)
+                    and w.isVisible()
+                    and w.result() == 0
+                    and not getattr(w, "_answered", False)
+                ):
                     w._answered = True
                     self.seen.append(w.objectName())
                     await asyncio.sleep(0.05)
@@ -54,16 +69,19 @@ class DialogAnswerer:
             if w.form is not None:
                 content = (await elicitation(w_params(w)))["content"]
                 for key, prop in (w.form.schema.get("properties") or {}).items():
-                    fmt = {"email": "ada@example.com", "uri": "https://example.com/ada", "date": "1990-12-10",
-                           "date-time": "1990-12-10T10:00:00Z"}.get(prop.get("format"))
+                    fmt = {
+                        "email": "ada@example.com",
+                        "uri": "https://example.com/ada",
+                        "date": "1990-12-10",
+                        "date-time": "1990-12-10T10:00:00Z",
+                    }.get(prop.get("format"))
                     if fmt:
                         content[key] = fmt
                 w.form.set_value(content)
             click(w, "elicitAccept")
             await asyncio.sleep(0.05)
             if shiboken6.isValid(w) and w.isVisible():  # the form refused: say why, then decline so the test goes on
-                self.seen.append("refused: " + w.findChild(QLabel, "elicitProblem").text()
-                                 + repr(w.form.errors()))
+                self.seen.append("refused: " + w.findChild(QLabel, "elicitProblem").text() + repr(w.form.errors()))
                 click(w, "elicitDecline")
         else:
             w.reject()
@@ -245,7 +263,8 @@ async def test_hostile_20_mb_text_previews_at_once_without_stalling(open_window)
         assert view.edit.document().characterCount() >= 20 * 1024 * 1024
         worst, wall, phase = max(gaps)
         # A freeze a user would notice; the 100 ms goal itself is measured by bench/big_text.py.
-        assert worst < 0.25, f"the event loop stalled {worst * 1000:.0f} ms ({wall * 1000:.0f} ms wall) during {phase}"
+        assert worst < 0.25 * SLOWDOWN, \
+            f"the event loop stalled {worst * 1000:.0f} ms ({wall * 1000:.0f} ms wall) during {phase}"
         await result_shot(window, "calls-big-reply-all-light")
 
 
@@ -266,8 +285,8 @@ async def test_server_everything_task_tool_runs_as_a_task_asks_for_input_and_can
         answerer = DialogAnswerer(window)
         try:
             rec = await call(window, "simulate-research-query", {"topic": "python", "ambiguous": True}, wait=False)
-            await until(lambda: rec.task_status == "working", 20, "the task to start working")
-            assert "task working" in find(window, QLabel, "callStatus").text()
+            await until(lambda: "task working" in find(window, QLabel, "callStatus").text(), 20,
+                        "the task to show it works")
             await until(lambda: not rec.running, 60, "the task to end")
         finally:
             await answerer.stop()
@@ -283,18 +302,28 @@ async def test_server_everything_task_tool_runs_as_a_task_asks_for_input_and_can
         assert [w.text() for w in shown_in_result(window, QLabel, "taskTitle")] == [f"Ran as task {rec.task_id}"]
         assert "Research Report: python" in text_of_result(window)
         await result_shot(window, f"calls-task-{theme}")
-        # Cancel while it works: tasks/cancel goes out and the call ends as cancelled
+        # Cancel while it works: tasks/cancel goes out and the call ends as cancelled. Wait for what the
+        # user sees (the status line, then the failure), never for the record's own flags: under a slow
+        # machine (coverage) the result view is drawn a little after the record ends.
         rec = await call(window, "simulate-research-query", {"topic": "otters"}, wait=False)
-        await until(lambda: rec.task_status == "working", 20, "the second task to start working")
+        status = find(window, QLabel, "callStatus")
+        await until(lambda: "task working" in status.text(), 20, "the second task to show it works")
         find(window, QPushButton, "cancelButton").click()
-        await until(lambda: not rec.running, 10, "the cancel")
+
+        def failure_shown() -> list:
+            return [w for w in shown_in_result(window, QLabel, "failureMessage")
+                    if w.text().endswith("tasks/cancel was sent")]
+        await until(failure_shown, 15, "the cancellation to be shown")
         assert rec.outcome == "cancelled" and "tasks/cancel was sent" in rec.error_text
-        [failure] = shown_in_result(window, QLabel, "failureMessage")
-        assert failure.text().endswith("tasks/cancel was sent")
         store = window.store
-        await until(lambda: any(store.method(n) == "tasks/cancel" and store.direction(n) == "out"
-                                and rec.task_id in store.text(n) for n in range(len(store))), 10,
-                    "tasks/cancel on the wire")
+        await until(
+            lambda: any(
+                store.method(n) == "tasks/cancel" and store.direction(n) == "out" and rec.task_id in store.text(n)
+                for n in range(len(store))
+            ),
+            10,
+            "tasks/cancel on the wire",
+        )
 
 
 async def test_an_optional_task_runs_as_one_when_ticked_and_survives_an_eager_tasks_result(open_window):
@@ -374,11 +403,23 @@ async def test_tasks_tab_says_why_a_server_has_no_task_list(open_window):
         modern = window.add_server(ServerSpec(name="demo", command=demo_cmd()), mode="modern")
         await connected(modern)
         window.select_connection(modern)
-        await until(lambda: "this connection uses 2026-07-28, which has none" in
-                    find(window.tasks_pane, QLabel, "tasksMessage").text(), 5, "the modern note")
+        await until(
+            lambda: (
+                "this connection uses 2026-07-28, which has none"
+                in find(window.tasks_pane, QLabel, "tasksMessage").text()
+            ),
+            5,
+            "the modern note",
+        )
         legacy = window.add_server(ServerSpec(name="demo legacy", command=demo_cmd()), mode="legacy")
         await connected(legacy)
         window.select_connection(legacy)
-        await until(lambda: "does not list its tasks (no tasks.list capability)" in
-                    find(window.tasks_pane, QLabel, "tasksMessage").text(), 5, "the no-capability note")
+        await until(
+            lambda: (
+                "does not list its tasks (no tasks.list capability)"
+                in find(window.tasks_pane, QLabel, "tasksMessage").text()
+            ),
+            5,
+            "the no-capability note",
+        )
         assert not find(window.tasks_pane, QPushButton, "tasksRefresh").isEnabled()

@@ -6,13 +6,13 @@ import asyncio
 
 import pytest
 from PySide6.QtWidgets import QLabel
+from uikit import until
 
 from inspector import errors as E
-from inspector.ui.library.arg_form import ArgumentForm
 from inspector.session import Completion, LogEntry, check_completion, path_to_root, root_to_path
-from inspector.ui.servers.log_controls import entry_passes
+from inspector.ui.library.arg_form import ArgumentForm
 from inspector.ui.library.resources import granted_text
-from uikit import until
+from inspector.ui.servers.log_controls import entry_passes
 
 
 def test_completion_results_are_checked():

@@ -15,13 +15,13 @@ import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QPainter
 from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QLineEdit, QPushButton
+from uikit import ARTIFACTS, ROOT, demo_cmd, find, row_of, until
 
 from inspector.catalog import Catalog
 from inspector.config import ServerSpec
 from inspector.keystore import MemorySecrets
 from inspector.session import Status
 from inspector.ui import demo_spec
-from uikit import ARTIFACTS, ROOT, demo_cmd, find, row_of, until
 
 DATA = ROOT / "tests" / "data" / "configs"
 
@@ -376,16 +376,25 @@ async def test_preferences_persist_across_a_restart(open_window, settings, qapp)
             assert qapp.font().pointSize() == 16 and window.preferences.timeout == 15
             conn = window.add_server(ServerSpec(name="s", command=["x"]), connect=False)
             assert conn.session.options.transport.max_message == 8 * 1024 * 1024  # passed in, per server
-            assert conn.session.options.mode == "legacy" and conn.session.options.timeout == 15  # defaults for new servers
+            options = conn.session.options
+            assert options.mode == "legacy" and options.timeout == 15  # the defaults for new servers
             assert settings.value("confirmPolicy") == "not-read-only"  # what the call panel reads
             remote = window.add_server(ServerSpec(name="r", url="https://mcp.example.com/mcp"), connect=False)
             assert remote.auth.settings().client_metadata_url == "https://example.com/spyglass.json"
             await grab(window, "preferences-large-text-dark")
         async with open_window() as again:  # a restart: a new window on the same settings
             prefs = Preferences.load(settings)
-            assert prefs == Preferences(theme="dark", font_size=16, timeout=15.0, confirm_policy="not-read-only",
-                                        protocol_mode="legacy", max_message_mib=8, keep_sessions_mib=256,
-                                        client_metadata_url="https://example.com/spyglass.json", roots_policy="ask")
+            assert prefs == Preferences(
+                theme="dark",
+                font_size=16,
+                timeout=15.0,
+                confirm_policy="not-read-only",
+                protocol_mode="legacy",
+                max_message_mib=8,
+                keep_sessions_mib=256,
+                client_metadata_url="https://example.com/spyglass.json",
+                roots_policy="ask",
+            )
             assert again.preferences == prefs
             dialog = PreferencesDialog(settings, again)
             assert dialog.values() == prefs
@@ -400,9 +409,16 @@ async def test_preferences_persist_across_a_restart(open_window, settings, qapp)
 def test_preferences_ignore_garbage(settings):
     from inspector.ui.window.preferences import Preferences
 
-    for key, value in (("theme", "pink"), ("fontSize", "huge"), ("requestTimeout", "-3"),
-                       ("confirmPolicy", "sometimes"), ("protocolMode", "1999"), ("traffic/maxMessageMiB", "0"),
-                       ("auth/clientMetadataUrl", "https://example.com/"), ("rootsPolicy", "sometimes")):
+    for key, value in (
+        ("theme", "pink"),
+        ("fontSize", "huge"),
+        ("requestTimeout", "-3"),
+        ("confirmPolicy", "sometimes"),
+        ("protocolMode", "1999"),
+        ("traffic/maxMessageMiB", "0"),
+        ("auth/clientMetadataUrl", "https://example.com/"),
+        ("rootsPolicy", "sometimes"),
+    ):
         settings.setValue(key, value)
     assert Preferences.load(settings) == Preferences(max_message_mib=1)
 
@@ -423,13 +439,20 @@ async def test_command_palette_actions(open_window, new_catalog):
     async with open_window(catalog=new_catalog()) as window:
         other = window.add_server(ServerSpec(name="second", command=["python3", "-V"]), connect=False)
         conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()))
-        await until(lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, 30, "the demo to connect")
+        await until(
+            lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, 30, "the demo to connect"
+        )
         window.act_palette.trigger()
         palette = window.command_palette
         assert palette.isVisible() and palette.objectName() == "commandPalette"
         labels = palette.labels()
-        for wanted in ("Server: Disconnect", "Traffic: Clear traffic", "Switch to server: second (not connected)",
-                       "Tool: Echo (echo)", "Export catalog (Claude Desktop format)"):
+        for wanted in (
+            "Server: Disconnect",
+            "Traffic: Clear traffic",
+            "Switch to server: second (not connected)",
+            "Tool: Echo (echo)",
+            "Export catalog (Claude Desktop format)",
+        ):
             assert any(label.startswith(wanted) for label in labels), (wanted, "\n".join(labels))
         palette.input.setText("div")
         await grab(palette, "command-palette", over=window)
@@ -465,7 +488,9 @@ async def test_focus_shortcuts_and_the_shortcuts_view(open_window):
 
     async with open_window() as window:
         conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()))
-        await until(lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, 30, "the demo to connect")
+        await until(
+            lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, 30, "the demo to connect"
+        )
         window.activateWindow()
         window.log_dock.raise_()
         window.act_filter_traffic.trigger()
@@ -473,18 +498,25 @@ async def test_focus_shortcuts_and_the_shortcuts_view(open_window):
             assert window.focusWidget() is find(window, QLineEdit, "trafficFilter")
         window.act_find_tool.trigger()
         assert window.focusWidget() is find(window, QLineEdit, "toolSearch")
-        keys = {a.objectName(): a.shortcut().toString() for a in
-                (window.act_filter_traffic, window.act_find_tool, window.act_palette, window.act_refresh)}
-        assert keys == {"actionFilterTraffic": "Ctrl+F", "actionFindTool": "Ctrl+L", "actionCommandPalette": "Ctrl+K",
-                        "actionRefreshTools": "F5"}
+        keys = {
+            a.objectName(): a.shortcut().toString()
+            for a in (window.act_filter_traffic, window.act_find_tool, window.act_palette, window.act_refresh)
+        }
+        assert keys == {
+            "actionFilterTraffic": "Ctrl+F",
+            "actionFindTool": "Ctrl+L",
+            "actionCommandPalette": "Ctrl+K",
+            "actionRefreshTools": "F5",
+        }
         window.act_shortcuts.trigger()
         dialog = await until(lambda: dialog_of(window, "shortcutsDialog"), 5, "the shortcuts view")
         assert isinstance(dialog, ShortcutsDialog)
         listed = {k for k, _ in dialog.rows()}
         for k in ("Ctrl+F", "Ctrl+L", "Ctrl+K", "F5", "Ctrl+Return", "Ctrl+O", "Ctrl+R", "Ctrl+J"):
             assert k in listed, (k, listed)
-        every = {a.shortcut().toString() for a in window.findChildren(type(window.act_palette))
-                 if not a.shortcut().isEmpty()}
+        every = {
+            a.shortcut().toString() for a in window.findChildren(type(window.act_palette)) if not a.shortcut().isEmpty()
+        }
         assert every <= listed  # every shortcut of the window is in the view
         await grab(dialog, "keyboard-shortcuts")
         dialog.reject()
@@ -509,7 +541,9 @@ async def test_last_selected_server_and_tool_are_restored(open_window, new_catal
     async with open_window(catalog=new_catalog()) as window:
         window.add_server(ServerSpec(name="idle one", command=["python3", "-V"]), connect=False)
         conn = window.add_server(ServerSpec(name="demo here", command=demo_cmd()))
-        await until(lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, 30, "the demo to connect")
+        await until(
+            lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, 30, "the demo to connect"
+        )
         window.tool_panel.view.setCurrentIndex(row_of(window.tool_panel.view, "divide"))
         window.save_settings()
     assert settings.value("window/lastServer") == "demo here" and settings.value("window/lastTool") == "divide"

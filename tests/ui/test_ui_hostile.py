@@ -5,15 +5,17 @@ excepthook never fires."""
 from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel
+from uikit import find, hostile_cmd, shot, until
 
 from inspector.config import ServerSpec
-from uikit import find, hostile_cmd, shot, until
 
 
 async def test_malformed_frames_are_shown_with_their_problem(open_window):
     async with open_window() as window:
         conn = window.add_server(ServerSpec(name="noisy", command=hostile_cmd("noise", "unknown-id")), mode="legacy")
-        await until(lambda: conn.session.client is not None and conn.session.tools.loaded, 20, "the noisy server to connect")
+        await until(
+            lambda: conn.session.client is not None and conn.session.tools.loaded, 20, "the noisy server to connect"
+        )
         result = await conn.session.client.call_tool("echo", {"message": "still works"})
         assert result["content"][0]["text"] == "still works"
         store, pane = window.store, window.traffic_pane

@@ -10,12 +10,12 @@ import sys
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QListView, QPlainTextEdit, QPushButton, QWidget
-
-from inspector.config import ServerSpec
-from inspector.ui.base.items import CHANGE_ROLE, FLAGS_ROLE
 from support import SDK_SERVER
 from test_ui_resources import BAD, ready, text_of
 from uikit import demo_cmd, everything_cmd, find, row_of, rows, shot, until
+
+from inspector.config import ServerSpec
+from inspector.ui.base.items import CHANGE_ROLE, FLAGS_ROLE
 
 
 def arg(window, name: str) -> QLineEdit:
@@ -172,7 +172,8 @@ async def test_log_level_control_and_filters(open_window, mode):
         level.activated.emit(level.currentIndex())
         await until(lambda: conn.session.health.log_level == "warning", 10, "the log level")
         if mode == "legacy":
-            assert any(f.direction == "out" and b'"logging/setLevel"' in f.data and b'"warning"' in f.data for f in sent)
+            assert any(f.direction == "out" and b'"logging/setLevel"' in f.data and b'"warning"' in f.data
+                       for f in sent)
         else:
             assert conn.session.client.session.log_level == "warning"
         await conn.session.client.call_tool("log_demo", {})
@@ -199,8 +200,11 @@ async def test_everything_logging_level(open_window):
         assert await window.log_controls.set_level("error") is None
         assert conn.session.health.log_level == "error"
         await conn.session.client.call_tool("toggle-simulated-logging", {})
-        await until(lambda: any(e.logger != "spyglass" and e.level not in ("stderr", "spyglass") for e in conn.session.log),
-                    20, "simulated log messages")
+        await until(
+            lambda: any(e.logger != "spyglass" and e.level not in ("stderr", "spyglass") for e in conn.session.log),
+            20,
+            "simulated log messages",
+        )
         ranks = ("error", "critical", "alert", "emergency")
         shown = [e.level for e in conn.session.log if e.level not in ("stderr", "spyglass")]
         assert shown and all(level in ranks for level in shown), shown

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QListView, QPushButton, QWidget
+from support import SDK_SERVER
+from uikit import demo_cmd, everything_cmd, find, row_of, rows, shot, until
 
 from inspector.config import ServerSpec
 from inspector.session import Status
 from inspector.ui.base.items import BADGES_ROLE, CHANGE_ROLE, FLAGS_ROLE
-from support import SDK_SERVER
-from uikit import demo_cmd, everything_cmd, find, row_of, rows, shot, until
 
 BAD = [sys.executable, str(Path(__file__).with_name("bad_catalog_server.py"))]
 
@@ -274,9 +274,8 @@ async def test_roots_answered_and_changes_announced(open_window, tmp_path):
 async def test_roots_can_need_your_answer_first(open_window, tmp_path):
     import asyncio
 
-    from PySide6.QtWidgets import QPlainTextEdit
-
     from calling import click, dialog, dialog_shot
+    from PySide6.QtWidgets import QPlainTextEdit
 
     async with open_window() as window:
         conn = window.add_server(ServerSpec(name="everything", command=everything_cmd()))
@@ -328,7 +327,7 @@ async def test_server_info_shows_cache_and_refresh_bypasses_it(open_window):
         assert "prompts/list · cacheable for 60 s, public" in cache.text()
         await until(lambda: "Reachable" in find(window, QLabel, "pingResult").text(), 10, "reachability")
         assert "Extensions:" in find(window, QLabel, "serverExtensions").text()
-        count = lambda: sum(1 for f in sent if f.direction == "out" and b'"prompts/list"' in f.data)  # noqa: E731
+        count = lambda: sum(1 for f in sent if f.direction == "out" and b'"prompts/list"' in f.data)
         before = count()
         await conn.session.load("prompts")  # within ttlMs: reused, nothing sent
         assert count() == before and conn.session.listings["prompts"].from_cache

@@ -11,14 +11,14 @@ from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton, QWidget
 
 from inspector import errors as E
-from inspector.ui.calls import confirm
 from inspector.protocol.jsonrpc import code_name
 from inspector.session import CallRecord
-from inspector.ui.render.result_view import ResultView, structured_widget, text_matches
 from inspector.ui.base.highlight import lexer_for
+from inspector.ui.calls import confirm
+from inspector.ui.calls.questions import ElicitationDialog, SamplingDialog, describe_sampling
+from inspector.ui.render.result_view import ResultView, structured_widget, text_matches
 from inspector.ui.render.results import ContentView, render_resource_contents
 from inspector.ui.render.text import SafeMarkdown
-from inspector.ui.calls.questions import ElicitationDialog, SamplingDialog, describe_sampling
 
 
 def png(w: int, h: int) -> bytes:
@@ -125,9 +125,16 @@ def test_tool_error_and_rpc_error_read_differently(qapp):
                      result={"isError": True, "content": [{"type": "text", "text": "boom"}]})
     view.show_record(rec)
     err = view.findChild(QWidget, "result:error")
-    assert err.property("errorKind") == "tool" and err.findChild(QLabel, "errorTitle").text() == "The tool ran and failed"
-    rec = CallRecord(2, "s", "t", {}, outcome="rejected",
-                     error=E.RemoteError("tools/call", -32602, "Unknown tool: t", {"hint": "list again"}))
+    assert err.property("errorKind") == "tool"
+    assert err.findChild(QLabel, "errorTitle").text() == "The tool ran and failed"
+    rec = CallRecord(
+        2,
+        "s",
+        "t",
+        {},
+        outcome="rejected",
+        error=E.RemoteError("tools/call", -32602, "Unknown tool: t", {"hint": "list again"}),
+    )
     view.show_record(rec)
     err = view.findChild(QWidget, "result:error")
     assert err.property("errorKind") == "rejected"
@@ -140,8 +147,15 @@ def test_tool_error_and_rpc_error_read_differently(qapp):
 def test_url_elicitation_shows_the_full_host_and_opens_nothing_by_itself(qapp, monkeypatch):
     opened = []
     monkeypatch.setattr("inspector.ui.calls.questions.QDesktopServices.openUrl", lambda url: opened.append(url))
-    d = ElicitationDialog("srv", {"mode": "url", "message": "Sign in",
-                                  "url": "https://login.example.com.evil.test:8443/path?x=1", "elicitationId": "e1"})
+    d = ElicitationDialog(
+        "srv",
+        {
+            "mode": "url",
+            "message": "Sign in",
+            "url": "https://login.example.com.evil.test:8443/path?x=1",
+            "elicitationId": "e1",
+        },
+    )
     assert d.findChild(QLabel, "elicitUrlHost").text() == "login.example.com.evil.test:8443"
     assert "https://login.example.com.evil.test:8443/path?x=1" in d.findChild(QLabel, "elicitUrl").text()
     assert opened == []
@@ -154,8 +168,10 @@ def test_url_elicitation_shows_the_full_host_and_opens_nothing_by_itself(qapp, m
 
 
 def test_form_elicitation_answers_accept_decline_cancel(qapp):
-    params = {"message": "Age?", "requestedSchema": {"type": "object", "properties": {"age": {"type": "integer"}},
-                                                     "required": ["age"]}}
+    params = {
+        "message": "Age?",
+        "requestedSchema": {"type": "object", "properties": {"age": {"type": "integer"}}, "required": ["age"]},
+    }
     d = ElicitationDialog("srv", params)
     d.findChild(QPushButton, "elicitAccept").click()  # required age missing: refused, stays open
     assert d.action == "cancel" and "problem" in d.findChild(QLabel, "elicitProblem").text()
@@ -171,17 +187,25 @@ def test_form_elicitation_answers_accept_decline_cancel(qapp):
 
 
 def test_sampling_dialog_shows_the_request_and_sends_the_reply(qapp):
-    params = {"messages": [{"role": "user", "content": {"type": "text", "text": "Capital of France?"}}],
-              "systemPrompt": "Be brief", "modelPreferences": {"hints": [{"name": "claude"}], "speedPriority": 0.5},
-              "maxTokens": 50, "tools": [{"name": "lookup", "description": "Look things up"}]}
+    params = {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "Capital of France?"}}],
+        "systemPrompt": "Be brief",
+        "modelPreferences": {"hints": [{"name": "claude"}], "speedPriority": 0.5},
+        "maxTokens": 50,
+        "tools": [{"name": "lookup", "description": "Look things up"}],
+    }
     text = describe_sampling(params)
     for part in ("Be brief", "user: Capital of France?", "claude", "maxTokens: 50", "lookup: Look things up"):
         assert part in text
     d = SamplingDialog("srv", params)
     assert d.findChild(QPlainTextEdit, "samplingRequest").toPlainText() == text
     d.findChild(QPlainTextEdit, "samplingReply").setPlainText("Paris")
-    assert d.answer() == {"role": "assistant", "content": {"type": "text", "text": "Paris"},
-                          "model": "spyglass-user", "stopReason": "endTurn"}
+    assert d.answer() == {
+        "role": "assistant",
+        "content": {"type": "text", "text": "Paris"},
+        "model": "spyglass-user",
+        "stopReason": "endTurn",
+    }
 
 
 def test_confirmation_policy(qapp, settings):

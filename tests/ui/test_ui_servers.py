@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QListView, QPlainTextEdit, QPushButton
+from uikit import demo_cmd, everything_cmd, find, hostile_cmd, row_of, rows, shot, until
 
 from inspector import errors as E
 from inspector.config import ServerSpec
 from inspector.session import Status
-from inspector.ui.servers.sidebar import STATUS_TEXT_ROLE
 from inspector.ui.base.items import BADGES_ROLE, CHANGE_ROLE, FLAGS_ROLE
-from uikit import demo_cmd, everything_cmd, find, hostile_cmd, row_of, rows, shot, until
+from inspector.ui.servers.sidebar import STATUS_TEXT_ROLE
 
 
 def spec(name, command):
@@ -54,7 +54,9 @@ async def test_demo_server_tools_and_badges(open_window):
         # sidebar status: version and era
         server_list = find(window, QListView, "serverList")
         status = server_list.model().index(0, 0).data(STATUS_TEXT_ROLE)
-        assert status.startswith("connected · ") and conn.session.protocol_version in status and conn.session.era in status
+        assert (
+            status.startswith("connected · ") and conn.session.protocol_version in status and conn.session.era in status
+        )
         # selecting a tool shows its schema, highlighted, read-only
         tool_list.setCurrentIndex(row_of(tool_list, "delete_item"))
         schema = find(window, QPlainTextEdit, "toolSchema")
@@ -190,8 +192,11 @@ async def test_log_pane_shows_stderr_and_log_notifications(open_window):
         await conn.session.client.call_tool("log_demo", {})
         log_pane = find(window, QPlainTextEdit, "serverLog")
         assert log_pane.maximumBlockCount() > 0
-        await until(lambda: "EMERGENCY" in log_pane.toPlainText().upper() and "stderr" in log_pane.toPlainText(),
-                    10, "log lines in serverLog")
+        await until(
+            lambda: "EMERGENCY" in log_pane.toPlainText().upper() and "stderr" in log_pane.toPlainText(),
+            10,
+            "log lines in serverLog",
+        )
         text = log_pane.toPlainText()
         assert "WARNING" in text and "stderr" in text
         window.log_dock.raise_()
@@ -232,7 +237,10 @@ async def test_add_server_dialog_adds_and_connects(open_window):
 
 async def test_closing_the_window_disconnects_every_server(open_window):
     async with open_window() as window:
-        conns = [window.add_server(spec("demo", demo_cmd())), window.add_server(spec("sleepy", hostile_cmd("no-reply")))]
+        conns = [
+            window.add_server(spec("demo", demo_cmd())),
+            window.add_server(spec("sleepy", hostile_cmd("no-reply"))),
+        ]
         for conn in conns:
             await connected(conn)
         pids = [c.session.pid for c in conns]
@@ -251,8 +259,9 @@ async def test_closing_the_window_disconnects_every_server(open_window):
 
 async def test_untrusted_text_stays_plain(open_window):
     async with open_window() as window:
-        window.tool_panel.set_tools([{"name": "<b>bold</b>", "description": "<img src='http://x/y.png'>",
-                                      "inputSchema": {"type": "object"}}])
+        window.tool_panel.set_tools(
+            [{"name": "<b>bold</b>", "description": "<img src='http://x/y.png'>", "inputSchema": {"type": "object"}}]
+        )
         idx = window.tool_panel.proxy.index(0, 0)
         assert idx.data(Qt.DisplayRole) == "<b>bold</b>"
         tip = idx.data(Qt.ToolTipRole)

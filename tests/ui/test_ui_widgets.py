@@ -10,11 +10,11 @@ from PySide6.QtGui import QColor, QImage, QPixmap
 from PySide6.QtWidgets import QLineEdit
 
 from inspector.config import ServerSpec
-from inspector.ui.base.text import MASK, visible
-from inspector.ui.servers.add_dialog import AddServerDialog, describe_spec
 from inspector.session.tools import HINTS_NOTE, badges, display_name
 from inspector.ui.base.items import BADGES_ROLE, FLAGS_ROLE
+from inspector.ui.base.text import MASK, visible
 from inspector.ui.calls.tool_list import ToolListPanel, ToolModel
+from inspector.ui.servers.add_dialog import AddServerDialog, describe_spec
 
 
 def png_data_uri() -> str:
@@ -71,7 +71,9 @@ def test_model_flags_duplicates_and_bad_schemas_without_hiding(qapp):
 
 def test_bidi_controls_are_made_visible(qapp):
     model = ToolModel()
-    model.set_tools([{"name": "evil\u202etxt.exe", "title": "Safe \u2066tool\u2069", "inputSchema": {"type": "object"}}])
+    model.set_tools(
+        [{"name": "evil\u202etxt.exe", "title": "Safe \u2066tool\u2069", "inputSchema": {"type": "object"}}]
+    )
     idx = model.index(0, 0)
     assert idx.data(Qt.DisplayRole) == "Safe ⟨U+2066⟩tool⟨U+2069⟩"
     assert idx.data(Qt.UserRole) == "evil\u202etxt.exe"  # the real name, for calling it
@@ -81,10 +83,20 @@ def test_bidi_controls_are_made_visible(qapp):
 
 def test_icons_data_uri_rendered_remote_not_fetched(qapp):
     model = ToolModel()
-    model.set_tools([{"name": "local", "icons": [{"src": png_data_uri(), "mimeType": "image/png"}],
-                      "inputSchema": {"type": "object"}},
-                     {"name": "remote", "icons": [{"src": "https://example.invalid/icon.png"}],
-                      "inputSchema": {"type": "object"}}])
+    model.set_tools(
+        [
+            {
+                "name": "local",
+                "icons": [{"src": png_data_uri(), "mimeType": "image/png"}],
+                "inputSchema": {"type": "object"},
+            },
+            {
+                "name": "remote",
+                "icons": [{"src": "https://example.invalid/icon.png"}],
+                "inputSchema": {"type": "object"},
+            },
+        ]
+    )
     rows = items(model)
     local = rows["local"].data(Qt.DecorationRole)
     assert isinstance(local, QPixmap) and not local.isNull()
@@ -94,9 +106,13 @@ def test_icons_data_uri_rendered_remote_not_fetched(qapp):
 
 def test_search_box_filters(qapp):
     panel = ToolListPanel()
-    panel.set_tools([{"name": "alpha", "description": "first letter", "inputSchema": {"type": "object"}},
-                     {"name": "beta", "title": "Second", "inputSchema": {"type": "object"}},
-                     {"name": "gamma", "annotations": {"title": "Third one"}, "inputSchema": {"type": "object"}}])
+    panel.set_tools(
+        [
+            {"name": "alpha", "description": "first letter", "inputSchema": {"type": "object"}},
+            {"name": "beta", "title": "Second", "inputSchema": {"type": "object"}},
+            {"name": "gamma", "annotations": {"title": "Third one"}, "inputSchema": {"type": "object"}},
+        ]
+    )
     assert panel.view.objectName() == "toolList"
     panel.search.setText("LETTER")
     assert panel.proxy.rowCount() == 1 and panel.proxy.index(0, 0).data(Qt.UserRole) == "alpha"
@@ -110,9 +126,12 @@ def test_search_box_filters(qapp):
 
 
 def test_add_server_dialog_masks_secrets(qapp):
-    spec = ServerSpec(name="svc", command=["node", "server.js", "--flag", "a b"],
-                      env={"GITHUB_TOKEN": "ghp_secret", "API_KEY": "k", "DB_PASSWORD": "pw", "REGION": "eu"},
-                      cwd="/tmp")
+    spec = ServerSpec(
+        name="svc",
+        command=["node", "server.js", "--flag", "a b"],
+        env={"GITHUB_TOKEN": "ghp_secret", "API_KEY": "k", "DB_PASSWORD": "pw", "REGION": "eu"},
+        cwd="/tmp",
+    )
     dialog = AddServerDialog(spec=spec)
     shown = {dialog.env.table.item(r, 0).text(): dialog.env.displayed(r) for r in range(dialog.env.table.rowCount())}
     assert shown == {"GITHUB_TOKEN": MASK, "API_KEY": MASK, "DB_PASSWORD": MASK, "REGION": "eu"}
@@ -121,7 +140,10 @@ def test_add_server_dialog_masks_secrets(qapp):
     # the editor of a secret value is a password field
     delegate = dialog.env.table.itemDelegateForColumn(1)
     from PySide6.QtWidgets import QStyleOptionViewItem
-    editor = delegate.createEditor(dialog.env.table.viewport(), QStyleOptionViewItem(), dialog.env.table.model().index(0, 1))
+
+    editor = delegate.createEditor(
+        dialog.env.table.viewport(), QStyleOptionViewItem(), dialog.env.table.model().index(0, 1)
+    )
     assert isinstance(editor, QLineEdit) and editor.echoMode() == QLineEdit.Password
     # settings never get the secret values
     saved = describe_spec(out)
@@ -130,11 +152,16 @@ def test_add_server_dialog_masks_secrets(qapp):
 
 
 def test_add_server_dialog_url_headers_and_token(qapp):
-    dialog = AddServerDialog(spec=ServerSpec(name="remote", url="https://example.invalid/mcp",
-                                             headers={"Authorization": "Basic abc", "X-Trace": "1"}))
+    dialog = AddServerDialog(
+        spec=ServerSpec(
+            name="remote", url="https://example.invalid/mcp", headers={"Authorization": "Basic abc", "X-Trace": "1"}
+        )
+    )
     assert dialog.tabs.currentIndex() == 1
-    shown = {dialog.headers.table.item(r, 0).text(): dialog.headers.displayed(r)
-             for r in range(dialog.headers.table.rowCount())}
+    shown = {
+        dialog.headers.table.item(r, 0).text(): dialog.headers.displayed(r)
+        for r in range(dialog.headers.table.rowCount())
+    }
     assert shown == {"Authorization": MASK, "X-Trace": "1"}
     assert dialog.token.echoMode() == QLineEdit.Password
     dialog.token.setText("tok")

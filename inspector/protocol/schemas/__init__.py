@@ -9,10 +9,11 @@ message as (type name, file name, parsed JSON). Standard library only.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from collections.abc import Iterator
+from functools import cache
 from importlib import resources
 from importlib.resources.abc import Traversable
-from typing import Any, Iterator
+from typing import Any
 
 REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
 EXAMPLES_REVISION = "2026-07-28"
@@ -22,7 +23,7 @@ def folder() -> Traversable:
     return resources.files(__name__)
 
 
-@lru_cache(maxsize=None)
+@cache
 def schema(revision: str) -> dict[str, Any]:
     if revision not in REVISIONS:
         raise KeyError(f"no schema for protocol revision {revision!r} (known: {', '.join(REVISIONS)})")

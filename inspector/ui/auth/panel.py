@@ -11,14 +11,28 @@ sheet with the pasted-URL fallback; `WindowAuth` is the window's glue.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import parse_qsl
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QBrush, QFont, QFontDatabase, QGuiApplication
-from PySide6.QtWidgets import (QCheckBox, QDialog, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
-                               QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ...auth import KeyringStore
 from ...auth.records import FAILED, OK, PENDING, RUNNING, SKIPPED, Exchange, Step
@@ -417,10 +431,8 @@ class BrowserDialog(QDialog):
         opener = self.session.open_url or open_in_browser
         try:
             result = opener(self.url)
-            if hasattr(result, "close"):  # a coroutine from a test hook: run it
-                import asyncio
-
-                asyncio.ensure_future(result)
+            if asyncio.iscoroutine(result):  # an opener that is a coroutine (a test's fake browser): run it
+                self._opening = asyncio.ensure_future(result)
         except Exception as exc:
             log.warning("could not open the browser: %s", type(exc).__name__)
 
@@ -464,7 +476,7 @@ class WindowAuth:
         if self.store is None:
             self.store = KeyringStore(on_warning=self._warning)
             try:
-                self.store.persistent  # looks for a keyring now: its warning shows when the server is added
+                _ = self.store.persistent  # looks for a keyring now: its warning shows when the server is added
             except Exception:
                 log.exception("keyring check")
         return self.store

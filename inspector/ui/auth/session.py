@@ -16,7 +16,8 @@ import asyncio
 import json
 import logging
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import QObject, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
@@ -42,7 +43,7 @@ def client_key(server_url: str) -> str:
 
 
 class _Observer(FlowObserver):
-    def __init__(self, session: "AuthSession") -> None:
+    def __init__(self, session: AuthSession) -> None:
         self.session = session
 
     async def before_step(self, step: Step) -> None:
@@ -55,7 +56,7 @@ class _Observer(FlowObserver):
 class _Authorizer(LoopbackAuthorizer):
     """The loopback authorizer; when its wait ends any way (even cancelled), the sign-in dialog closes."""
 
-    def __init__(self, session: "AuthSession", **kwargs: Any) -> None:
+    def __init__(self, session: AuthSession, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.session = session
 

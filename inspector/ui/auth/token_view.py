@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import datetime
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import QEvent, QTimer
-from PySide6.QtWidgets import (QGroupBox, QHBoxLayout, QLabel, QLineEdit, QMessageBox, QPushButton, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QLineEdit, QMessageBox, QPushButton, QVBoxLayout, QWidget
 
+from ..base.json_view import JsonView
 from ..base.layout import label_grid
 from ..base.text import visible
-from ..base.json_view import JsonView
 
 REVEAL_SECONDS = 60
 FIELDS = (("status", "Token"), ("issuer", "Issuer"), ("type", "Type"), ("scopes", "Scopes"),

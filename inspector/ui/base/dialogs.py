@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-
 from typing import TypeVar
 
 from PySide6.QtCore import Qt

@@ -8,9 +8,8 @@ Texts over `HIGHLIGHT_MAX` characters are shown without colours.
 
 from __future__ import annotations
 
-from typing import Any
-
 from functools import lru_cache
+from typing import Any
 
 from pygments.lexer import Lexer
 from pygments.lexers import JsonLexer, TextLexer
@@ -107,7 +106,7 @@ class JsonHighlighter(QSyntaxHighlighter):
         self.document().setPlainText(text)  # triggers highlightBlock per line
         return colour and json
 
-    def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt name
+    def highlightBlock(self, text: str) -> None:
         number = self.currentBlock().blockNumber()
         if 0 <= number < len(self._ranges):
             for start, length, fmt in self._ranges[number]:

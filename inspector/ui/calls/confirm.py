@@ -14,8 +14,8 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
-from ..base.text import visible
 from ...session.tools import HINTS_NOTE, display_name, hints
+from ..base.text import visible
 
 SETTING = "confirmPolicy"
 NEVER, DESTRUCTIVE, NOT_READ_ONLY = "never", "destructive", "not-read-only"

@@ -10,8 +10,8 @@ from PySide6.QtGui import QFontMetrics, QPainter
 from PySide6.QtWidgets import QStyle, QStyleOptionViewItem
 
 from ..base import theme
-from ..servers.sidebar import SERVER_ID_ROLE, ServerDelegate
 from ..base.items import ItemDelegate
+from ..servers.sidebar import SERVER_ID_ROLE, ServerDelegate
 
 
 def _chip(painter: QPainter, option: QStyleOptionViewItem, text: str, pad: int, line: int = 1) -> None:

@@ -13,25 +13,38 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, QTimer
-from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QPushButton,
-                               QSplitter, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
-from . import confirm
-from ..base import theme
-from ..base.text import plain_tooltip, visible, visible_block
-from .history import CallHistory
+from ...forms.memory import ArgumentMemory
+from ...protocol.tasks import TASKS_VERSION, task_support
+from ...protocol.tasks import describe as describe_task
 from ...session import CallRecord
-from .book import WindowCalls
-from ..render.result_view import ResultView
+from ...session.tools import HINTS_NOTE, badges, display_name, flags, hints_tooltip
+from ..base import theme
 from ..base.json_view import JsonView
 from ..base.layout import title_label
+from ..base.text import plain_tooltip, visible, visible_block
+from ..render.result_view import ResultView
+from . import confirm
+from .book import WindowCalls
+from .history import CallHistory
 from .questions import run_dialog
-from ...session.tools import HINTS_NOTE, badges, display_name, flags, hints_tooltip
-from ...protocol.tasks import TASKS_VERSION, describe as describe_task, task_support
 
 log = logging.getLogger("spyglass.ui.tool_panel")
 
@@ -318,6 +331,21 @@ class ToolCallPanel(QWidget):
         self.problems.hide()
         self.call_button.setText("Call")
         self.tabs.setCurrentIndex(0)
+        QTimer.singleShot(0, self._fit_split)
+
+    def _fit_split(self) -> None:
+        """The form takes what it needs (at most 60 % of the height), the result the rest: an answer is
+        read without scrolling a small box."""
+        total = sum(self.body.sizes())
+        if self.form is None or total <= 0:
+            return
+        top = self.body.widget(0)
+        form_shown = self.form.height() if self.form.isVisible() else 0
+        others = top.sizeHint().height() - self.tabs.sizeHint().height() + self.tabs.tabBar().sizeHint().height()
+        want = max(others, 0) + self.form.natural_height() + 12
+        want = max(min(want, int(total * 0.6)), min(180, total // 2))
+        if abs(want - self.body.sizes()[0]) > 8 or form_shown == 0:
+            self.body.setSizes([want, total - want])
 
     def _save_draft(self) -> None:
         if self.form is not None and self.tool is not None and self._server_id is not None:
@@ -500,7 +528,8 @@ class ToolCallPanel(QWidget):
             others = [r for r in self.calls.running(self._server_id) if self.tool and r.tool != self.tool.get("name")] \
                 if self._server_id else []
             if others:
-                self._say(f"{len(others)} other call{'s' if len(others) != 1 else ''} running on this server", "connecting")
+                self._say(f"{len(others)} other call{'s' if len(others) != 1 else ''} running on this server",
+                          "connecting")
             return
         self.progress.show()
         if rec.total and rec.progress is not None and rec.total > 0:
@@ -512,12 +541,24 @@ class ToolCallPanel(QWidget):
             self.progress.setFormat(f"{rec.progress:g}" if rec.progress is not None else "")
         text = f"Running · {rec.elapsed:.1f} s"
         if rec.task_status is not None:
-            text += f" · task {visible(describe_task({'status': rec.task_status, 'statusMessage': rec.task_message}), 200)}"
+            text += (
+                f" · task {visible(describe_task({'status': rec.task_status, 'statusMessage': rec.task_message}), 200)}"
+            )
         if rec.message:
             text += f" · {visible(rec.message, 200)}"
         if rec.rounds and not rec.rounds[-1].answered and rec.rounds[-1].error is None:
             text += " · the server is waiting for your answer"
         self._say(text, "connecting")
+
+
+def argument_memory(settings: QSettings | None) -> ArgumentMemory:
+    """The arguments remembered per server and tool, in a file beside the settings (in memory only when it
+    cannot be used)."""
+    try:
+        return ArgumentMemory(argument_memory_path(settings))
+    except Exception:
+        log.warning("argument memory unavailable; arguments are remembered for this run only", exc_info=True)
+        return ArgumentMemory(None)
 
 
 def argument_memory_path(settings: QSettings | None) -> Path | None:

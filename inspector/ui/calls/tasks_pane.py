@@ -13,19 +13,18 @@ import logging
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (QHBoxLayout, QPushButton, QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from ... import errors as E
 from ...protocol import tasks as T
+from ...session import Status
 from ..base import theme
+from ..base.json_view import JsonView
 from ..base.layout import heading_label, plain_label, scrolling_column
 from ..base.tasks import spawn
 from ..base.text import visible
-from ...session import Status
-from ..servers.connection import Connection
 from ..render.results import ContentView
-from ..base.json_view import JsonView
+from ..servers.connection import Connection
 
 log = logging.getLogger("spyglass.ui.tasks")
 
@@ -169,13 +168,13 @@ class TasksPane(QWidget):
                 self.refresh()
         self._update_buttons()
 
-    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt name
+    def showEvent(self, event: Any) -> None:
         super().showEvent(event)
         if self.available()[0]:
             self.refresh()
         self._timer.start()
 
-    def hideEvent(self, event: Any) -> None:  # noqa: N802 - Qt name
+    def hideEvent(self, event: Any) -> None:
         super().hideEvent(event)
         self._timer.stop()
 
@@ -280,7 +279,8 @@ class TasksPane(QWidget):
         ok = self.available()[0]
         task = self.selected()
         running = task is not None and task.get("status") not in T.TERMINAL
-        self.cancel_button.setEnabled(ok and running and bool(self.conn and self.conn.session.client.server_can("cancel")))
+        client = self.conn.session.client if self.conn is not None else None
+        self.cancel_button.setEnabled(ok and running and bool(client and client.server_can("cancel")))
         self.result_button.setEnabled(ok and task is not None and self._waiting is None)
         self.result_button.setText("Wait for result" if running else "Get result")
 
@@ -308,8 +308,11 @@ class TasksPane(QWidget):
             return
         tid = str(task.get("taskId"))
         self._waiting = tid
-        self.result_note.setText(f"Waiting for the result of task {visible(tid, 80)} (tasks/result)…"
-                                 if task.get("status") not in T.TERMINAL else "Fetching the result…")
+        self.result_note.setText(
+            f"Waiting for the result of task {visible(tid, 80)} (tasks/result)…"
+            if task.get("status") not in T.TERMINAL
+            else "Fetching the result…"
+        )
         self._update_buttons()
         spawn(self._fetch(self.conn, tid), self._jobs, self._failed, "tasks/result")
 
@@ -341,7 +344,9 @@ class TasksPane(QWidget):
             self.result_note.setText("The tool ran and failed:" if failed else "Result (tasks/result):")
             self.result_note.setStyleSheet(f"color: {theme.colour('error' if failed else 'muted').name()};")
             blocks = result.get("content")
-            self.result_view.set_blocks(blocks if isinstance(blocks, list) else [], reader=conn.session.client.read_resource)
+            self.result_view.set_blocks(
+                blocks if isinstance(blocks, list) else [], reader=conn.session.client.read_resource
+            )
             self.result_view.show()
         self._update_buttons()
         self.refresh()

@@ -11,18 +11,29 @@ stay listed, struck through, until the next list.
 from __future__ import annotations
 
 import collections
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLabel, QLineEdit, QListView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QLineEdit, QListView, QVBoxLayout, QWidget
 
 from ...protocol.tasks import task_support
 from ...session import ServerSession, Status
 from ...session.tools import badges, display_name, flags, hints_tooltip
 from ..base import theme
-from ..base.items import (BADGES_ROLE, CHANGE_ROLE, DESCRIPTION_ROLE, FLAGS_ROLE, ICON_SIZE, NAME_ROLE, SEARCH_ROLE,
-                          TOOL_ROLE, ItemDelegate, item_icon)
+from ..base.items import (
+    BADGES_ROLE,
+    CHANGE_ROLE,
+    DESCRIPTION_ROLE,
+    FLAGS_ROLE,
+    ICON_SIZE,
+    NAME_ROLE,
+    SEARCH_ROLE,
+    TOOL_ROLE,
+    ItemDelegate,
+    item_icon,
+)
 from ..base.text import plain_tooltip, visible
 
 

@@ -9,15 +9,16 @@ what is wrong, and a change mark (`new`, `removed`, `updated`).
 from __future__ import annotations
 
 import collections
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QAbstractItemView, QListView, QWidget
 
 from ...templates import TemplateError, check
-from ..base.text import plain_tooltip, visible
 from ..base.items import BADGES_ROLE, CHANGE_ROLE, DESCRIPTION_ROLE, FLAGS_ROLE, NAME_ROLE, ItemDelegate, item_icon
+from ..base.text import plain_tooltip, visible
 
 ITEM_ROLE = Qt.UserRole + 20
 

@@ -13,19 +13,18 @@ import logging
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSplitter,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
+from ... import errors as E
+from ...session import Status
+from ..base import theme
 from ..base.layout import ListHeader, heading_label, plain_label, scrolling_column, title_label
 from ..base.tasks import spawn
-from ... import errors as E
-from ..base import theme
 from ..base.text import visible, visible_block
+from ..render.results import ContentView
+from ..servers.connection import Connection
 from .arg_form import ArgumentForm, completer_for
 from .items import CatalogModel, catalog_view, describe_prompt, prompt_problems, title_of
-from ...session import Status
-from ..servers.connection import Connection
-from ..render.results import ContentView
 
 log = logging.getLogger("spyglass.ui.prompts")
 

@@ -18,21 +18,27 @@ import time
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt
-from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QPushButton, QSplitter, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QSplitter, QVBoxLayout, QWidget
 
-from ..base.layout import ListHeader, heading_label, plain_label, scrolling_column, title_label
-from ..base.tasks import spawn
 from ... import errors as E
+from ...session import Status
 from ...templates import TemplateError, check, expand
 from ..base import theme
+from ..base.layout import ListHeader, heading_label, plain_label, scrolling_column, title_label
+from ..base.tasks import spawn
 from ..base.text import visible, visible_block
-from .arg_form import ArgumentForm, completer_for
-from .items import (CatalogModel, annotation_lines, catalog_view, describe_resource,
-                            describe_template, human_size, title_of)
-from ...session import Status
-from ..servers.connection import Connection
 from ..render.results import render_resource_contents
+from ..servers.connection import Connection
+from .arg_form import ArgumentForm, completer_for
+from .items import (
+    CatalogModel,
+    annotation_lines,
+    catalog_view,
+    describe_resource,
+    describe_template,
+    human_size,
+    title_of,
+)
 
 log = logging.getLogger("spyglass.ui.resources")
 
@@ -459,9 +465,12 @@ class ResourcesPane(QWidget):
             elif f.subscribed:
                 lines.append("Waiting for the server to acknowledge subscriptions/listen…")
         elif f.subscribed:
-            lines.append("Subscribed (resources/subscribe): " + ", ".join(visible(u, 120) for u in sorted(f.subscribed)))
+            lines.append("Subscribed (resources/subscribe): "
+                         + ", ".join(visible(u, 120) for u in sorted(f.subscribed)))
         self.subscriptions.setText("\n".join(lines))
-        self.subscriptions.setStyleSheet(f"color: {theme.colour('warning' if f.refused or f.listen_error else 'muted').name()};")
+        self.subscriptions.setStyleSheet(
+            f"color: {theme.colour('warning' if f.refused or f.listen_error else 'muted').name()};"
+        )
         self.subscriptions.setVisible(bool(lines))
 
     def _toggle_subscription(self) -> None:
@@ -480,8 +489,10 @@ class ResourcesPane(QWidget):
             await conn.session.library.subscribe(uri, on)
         except E.SpyglassError as exc:
             if conn is self.conn:
-                self._say(f"{'Subscribing to' if on else 'Unsubscribing from'} {visible(uri, 200)} failed: "
-                          f"{exc.message}", "error")
+                self._say(
+                    f"{'Subscribing to' if on else 'Unsubscribing from'} {visible(uri, 200)} failed: {exc.message}",
+                    "error",
+                )
         finally:
             if conn is self.conn:
                 self._show_lists()

@@ -80,11 +80,20 @@ class ImageView(QWidget):
     def _save_row(self, lay: QVBoxLayout, saved_only: bool = False) -> None:
         row = QHBoxLayout()
         if not saved_only:
-            self.caption = text_label(f"{self.info.format} · {self.info.width}×{self.info.height} · "
-                                  f"{human_size(len(self.raw or b''))}", self, name="imageInfo", role="muted", wrap=False)
+            self.caption = text_label(
+                f"{self.info.format} · {self.info.width}×{self.info.height} · {human_size(len(self.raw or b''))}",
+                self,
+                name="imageInfo",
+                role="muted",
+                wrap=False,
+            )
             row.addWidget(self.caption)
-            for text, z, name in (("Fit", 0.0, "zoomFit"), ("100%", 1.0, "zoom100"), ("−", -1, "zoomOut"),
-                                  ("+", -2, "zoomIn")):
+            for text, z, name in (
+                ("Fit", 0.0, "zoomFit"),
+                ("100%", 1.0, "zoom100"),
+                ("−", -1, "zoomOut"),
+                ("+", -2, "zoomIn"),
+            ):
                 b = small_button(text, name=name)
                 b.clicked.connect(lambda _=False, z=z: self.set_zoom(z))
                 row.addWidget(b)
@@ -178,8 +187,15 @@ class AudioView(QWidget):
             self.play.clicked.connect(self._toggle_play)
             row.addWidget(self.play)
         elif info is not None:
-            row.addWidget(text_label("(no playback: QtMultimedia is not available here)", self, role="muted",
-                                 name="noPlayback", wrap=False))
+            row.addWidget(
+                text_label(
+                    "(no playback: QtMultimedia is not available here)",
+                    self,
+                    role="muted",
+                    name="noPlayback",
+                    wrap=False,
+                )
+            )
         if self.raw:
             save = small_button("Save…", "Save the clip as sent", name="saveMediaButton")
             save.clicked.connect(lambda: save_bytes(self, self.raw or b"", "audio." + extension_for(self.mime, "bin")))

@@ -12,20 +12,30 @@ import json
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QFrame, QGridLayout, QHBoxLayout, QLabel, QScrollArea, QToolButton, QTreeWidget,
-                               QTreeWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QToolButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ... import errors as E
 from ...forms.validation import Checker
-from ..base import theme
-from ..base.text import pretty_json, visible, visible_block
 from ...protocol.jsonrpc import code_name
+from ...protocol.tasks import describe as describe_task
 from ...session import CANCELLED, FAILED, OK, REJECTED, RUNNING, TIMEOUT, TOOL_ERROR, CallRecord
+from ..base import theme
 from ..base.highlight import json_lexer
 from ..base.layout import text_label
+from ..base.text import pretty_json, visible, visible_block
 from .results import ContentView, Reader
 from .text import TextView, mono_font, try_json
-from ...protocol.tasks import describe as describe_task
 
 TREE_NODE_LIMIT = 5000
 TASK_TRAIL_SHOWN = 40  # the last task states listed under "Ran as task"

@@ -12,8 +12,7 @@ from typing import Any
 
 from PySide6.QtCore import QTimer, QUrl, Signal
 from PySide6.QtGui import QFont, QFontDatabase, QTextCursor, QTextDocument
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QPlainTextEdit, QSizePolicy, QTextBrowser, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QPlainTextEdit, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
 
 from ..base import theme
 from ..base.highlight import JsonHighlighter
@@ -83,6 +82,11 @@ def try_json(text: str) -> tuple[bool, Any]:
         return False, None
 
 
+def _bytes(text: str) -> int:
+    """A text's size in UTF-8 (its length in characters when it is too big to encode just to measure)."""
+    return len(text.encode("utf-8", "replace")) if len(text) < 4_000_000 else len(text)
+
+
 class TextView(QWidget):
     """Read-only text that opens fast whatever its size: a preview at once, then "Show all" appends the
     rest a chunk per event-loop turn (never one long stall). Optional pygments colours (small texts)."""
@@ -133,7 +137,7 @@ class TextView(QWidget):
         self.more.setVisible(big)
         if big:
             self.more_label.setText(f"Showing the first {self._shown:,} of {len(text):,} characters "
-                                    f"({human_size(len(text.encode('utf-8', 'replace')) if len(text) < 4_000_000 else len(text))}).")
+                                    f"({human_size(_bytes(text))}).")
 
     def _fit_height(self, max_height: int) -> None:
         fm = self.edit.fontMetrics()
@@ -184,7 +188,7 @@ class TextView(QWidget):
         cursor.movePosition(QTextCursor.End)
         total = len(self.full)
         end = min(total, self._shown + self._chunk)
-        cursor.insertText(visible_block(self.full[self._shown:end], limit=self._chunk + 1))
+        cursor.insertText(visible_block(self.full[self._shown : end], limit=self._chunk + 1))
         self._shown = end
         if self._shown < total:
             if start - self._noted > 0.25:
@@ -212,9 +216,10 @@ class SafeMarkdown(QTextBrowser):
         self.anchorClicked.connect(lambda url: self.linkShown.emit(url.toString()))
 
     def set_markdown(self, text: str) -> None:
-        features = QTextDocument.MarkdownFeature(QTextDocument.MarkdownDialectGitHub.value
-                                                 | QTextDocument.MarkdownNoHTML.value)
+        features = QTextDocument.MarkdownFeature(
+            QTextDocument.MarkdownDialectGitHub.value | QTextDocument.MarkdownNoHTML.value
+        )
         self.document().setMarkdown(text[:MARKDOWN_MAX], features)
 
-    def loadResource(self, kind: int, name: QUrl) -> Any:  # noqa: N802 - Qt name
+    def loadResource(self, kind: int, name: QUrl) -> Any:
         return None  # no image, remote or local, is ever loaded

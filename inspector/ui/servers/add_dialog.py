@@ -12,15 +12,29 @@ import shlex
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt
-from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout,
-                               QHeaderView, QLabel, QLineEdit, QPushButton, QStyledItemDelegate,
-                               QStyleOptionViewItem, QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ...config import ServerSpec
 from ...protocol.versions import SUPPORTED_VERSIONS
 from ..base.text import MASK, is_secret_name
-
 
 # "" = automatic (Streamable HTTP, else the 2024-11-05 HTTP+SSE transport)
 TRANSPORTS = (("Automatic (Streamable HTTP, else HTTP+SSE)", ""), ("Streamable HTTP", "http"),

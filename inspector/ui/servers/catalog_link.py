@@ -13,7 +13,8 @@ import json
 import logging
 import os
 import tempfile
-from typing import Callable, Iterable, Protocol
+from collections.abc import Callable, Iterable
+from typing import Protocol
 
 from PySide6.QtCore import QSettings
 

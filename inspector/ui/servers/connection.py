@@ -40,12 +40,22 @@ class Connection(QObject):
         self.catalog_id: str | None = None  # the catalog entry this server is saved as (None: not saved)
         self.auth: Any = None  # the AuthSession of a URL server that signs in with OAuth
         self.auto_reread = False  # the Resources tab re-reads a subscribed resource when it is updated
-        session.changed.connect(self._changed)
-        session.resource_updated.connect(self.resourceUpdated.emit)
-        session.log.changed.connect(self.logAppended.emit)
-        session.calls.started.connect(self._call_started)
-        session.calls.updated.connect(self._call_updated)
-        session.calls.finished.connect(self._call_finished)
+        self._hooks = ((session.changed, self._changed), (session.resource_updated, self._resource_updated),
+                       (session.log.changed, self._log_changed), (session.calls.started, self._call_started),
+                       (session.calls.updated, self._call_updated), (session.calls.finished, self._call_finished))
+        for hook, slot in self._hooks:
+            hook.connect(slot)
+
+    def release(self) -> None:
+        """Stop relaying the session's callbacks (before this object is deleted: the session may outlive it)."""
+        for hook, slot in self._hooks:
+            hook.disconnect(slot)
+
+    def _resource_updated(self, uri: str) -> None:
+        self.resourceUpdated.emit(uri)
+
+    def _log_changed(self) -> None:
+        self.logAppended.emit()
 
     def _changed(self, what: str) -> None:
         name = self._SIGNALS.get(what)

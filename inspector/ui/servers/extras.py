@@ -17,13 +17,21 @@ import time
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPushButton,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ... import errors as E
+from ...session import LIBRARY, path_to_root, root_to_path
 from ..base import theme
 from ..base.text import visible
-from ...session import LIBRARY, path_to_root, root_to_path
 from .connection import Connection
 
 
@@ -102,8 +110,12 @@ class ServerExtras(QWidget):
             colour = "error"
         elif f.last_rtt is not None:
             ms = f.last_rtt * 1000
-            text = (f"Reachable: server/discover answered in {ms:.1f} ms at {when} "
-                    f"(checked every {session.options.heartbeat_s or 0:g} s)" if modern else f"Round trip {ms:.1f} ms (ping at {when})")
+            text = (
+                f"Reachable: server/discover answered in {ms:.1f} ms at {when} "
+                f"(checked every {session.options.heartbeat_s or 0:g} s)"
+                if modern
+                else f"Round trip {ms:.1f} ms (ping at {when})"
+            )
             colour = "connected" if modern else "muted"
         else:
             text = "Reachability is checked with server/discover…" if modern else "Not pinged yet."
@@ -113,19 +125,27 @@ class ServerExtras(QWidget):
         caps = hello.capabilities if isinstance(hello.capabilities, dict) else {}
         result = hello.result if isinstance(hello.result, dict) else {}
         ext = caps.get("extensions", result.get("extensions"))
-        self.extensions.setText("Extensions: " + (visible(json.dumps(ext, ensure_ascii=False), 600)
-                                                  if ext else "none declared"))
+        self.extensions.setText(
+            "Extensions: " + (visible(json.dumps(ext, ensure_ascii=False), 600) if ext else "none declared")
+        )
         lines = []
         if modern and ("ttlMs" in result or "cacheScope" in result):
-            lines.append(f"server/discover: ttlMs {visible(result.get('ttlMs'), 20)}, "
-                         f"cacheScope {visible(result.get('cacheScope'), 20)}")
-        for kind, method in (("resources", "resources/list"), ("templates", "resources/templates/list"),
-                             ("prompts", "prompts/list")):
+            lines.append(
+                f"server/discover: ttlMs {visible(result.get('ttlMs'), 20)}, "
+                f"cacheScope {visible(result.get('cacheScope'), 20)}"
+            )
+        for kind, method in (
+            ("resources", "resources/list"),
+            ("templates", "resources/templates/list"),
+            ("prompts", "prompts/list"),
+        ):
             t = session.listings[kind].cache_note(method)
             if t:
                 lines.append(visible(t, 300))
         for uri, (ttl, scope) in list(session.library.read_cache.items())[-5:]:
-            lines.append(f"resources/read {visible(uri, 120)}: ttlMs {visible(ttl, 20)}, cacheScope {visible(scope, 20)}")
+            lines.append(
+                f"resources/read {visible(uri, 120)}: ttlMs {visible(ttl, 20)}, cacheScope {visible(scope, 20)}"
+            )
         self.cache.setText("Cacheable results:\n" + "\n".join(lines) if lines else "No cacheable results yet.")
 
     def ping(self) -> asyncio.Task[Any] | None:
@@ -138,6 +158,7 @@ class ServerExtras(QWidget):
                 await conn.session.health.ping()
             except E.SpyglassError:
                 pass  # shown by _update through healthChanged
+
         return self._spawn(run())
 
     def refresh(self) -> asyncio.Task[Any] | None:
@@ -146,8 +167,10 @@ class ServerExtras(QWidget):
             return None
 
         async def run() -> None:
-            await asyncio.gather(conn.session.listings.load_all(LIBRARY, refresh=True),
-                                 conn.session.refresh_tools(mark=True))
+            await asyncio.gather(
+                conn.session.listings.load_all(LIBRARY, refresh=True), conn.session.refresh_tools(mark=True)
+            )
+
         return self._spawn(run())
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any] | None:
@@ -169,8 +192,11 @@ class RootsEditor(QWidget):
         self.setObjectName("rootsEditor")
         self.conn: Connection | None = None
         self.on_changed: Any = None  # callable(conn): the window saves the roots in its settings
-        intro = QLabel("Folders this server may work in. They are answered to roots/list in either protocol era; "
-                       "a change is announced with notifications/roots/list_changed (2024-11-05 … 2025-11-25).", self)
+        intro = QLabel(
+            "Folders this server may work in. They are answered to roots/list in either protocol era; "
+            "a change is announced with notifications/roots/list_changed (2024-11-05 … 2025-11-25).",
+            self,
+        )
         intro.setWordWrap(True)
         intro.setTextFormat(Qt.PlainText)
         self.view = QListWidget(self)
@@ -247,6 +273,7 @@ class RootsEditor(QWidget):
                 note = self.note.text()
                 self.show_connection(conn)
                 self.note.setText(note)
+
         try:
             task = asyncio.ensure_future(run())
         except RuntimeError:

@@ -7,9 +7,9 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
 
+from ..base.json_view import JsonView
 from ..base.layout import label_grid
 from ..base.text import plain_tooltip, visible, visible_block
-from ..base.json_view import JsonView
 from .connection import Connection
 from .extras import ServerExtras
 

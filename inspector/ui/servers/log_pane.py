@@ -14,8 +14,8 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QFont, QFontDatabase, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
-from ..base.text import visible_block
 from ...session import LogEntry
+from ..base.text import visible_block
 from .connection import Connection
 
 MAX_LINES = 5000
@@ -86,6 +86,6 @@ class LogPane(QPlainTextEdit):
         if at_end:
             bar.setValue(bar.maximum())
 
-    def showEvent(self, event) -> None:  # noqa: N802 - Qt naming
+    def showEvent(self, event) -> None:
         super().showEvent(event)
         self.flush()

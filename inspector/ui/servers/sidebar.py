@@ -8,17 +8,32 @@ for the selected server, the full reason, the last stderr lines and a Retry butt
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QFont, QFontMetrics, QPainter
-from PySide6.QtWidgets import (QAbstractItemView, QFrame, QGridLayout, QHBoxLayout, QLabel, QListView,
-                               QPlainTextEdit, QPushButton, QSizePolicy, QStyle, QStyledItemDelegate,
-                               QStyleOptionViewItem, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QPlainTextEdit,
+    QPushButton,
+    QSizePolicy,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
+from ...session import Status
 from ..base import theme
 from ..base.text import plain_tooltip, visible, visible_block
-from ...session import Status
 from .connection import Connection
 
 STATUS_ROLE = Qt.UserRole + 1
@@ -169,7 +184,8 @@ class StatusCard(QFrame):
         if conn is None or conn.session.status not in (Status.ERROR, Status.EXITED):
             self.hide()
             return
-        self.title.setText(visible(conn.session.status_text() if conn.session.status is Status.EXITED else "Could not connect", 200))
+        exited = conn.session.status is Status.EXITED
+        self.title.setText(visible(conn.session.status_text() if exited else "Could not connect", 200))
         self.title.setStyleSheet(f"color: {theme.status_colour(conn.session.status.value).name()};")
         self.reason.setText(visible_block(conn.session.reason or "", 2000))
         tail = [visible_block(line, 2000) for line in conn.session.stderr_tail if line.strip()]

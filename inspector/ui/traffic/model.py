@@ -82,7 +82,7 @@ def format_id(rid: Any) -> str:
 
 
 def format_wall(wall: float) -> str:
-    return dt.datetime.fromtimestamp(wall, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
+    return dt.datetime.fromtimestamp(wall, dt.UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
 
 
 class TrafficModel(QAbstractTableModel):
@@ -213,16 +213,16 @@ class TrafficModel(QAbstractTableModel):
                     self.dataChanged.emit(self.index(row, 0), self.index(row, last), [_BACKGROUND])
 
     # ------------------------------------------------------------------ Qt model API
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() else self._shown
 
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(COLUMNS)
 
     def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
         return _FLAGS if index.isValid() else Qt.ItemFlag.NoItemFlags
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = _DISPLAY) -> Any:  # noqa: N802
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = _DISPLAY) -> Any:
         if orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS):
             if role == _DISPLAY:
                 return COLUMNS[section]

@@ -16,15 +16,44 @@ from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QFontDatabase, QGuiApplication, QKeySequence, QShortcut
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel,
-                               QLineEdit, QMenu, QPlainTextEdit, QPushButton, QSplitter, QTableView, QToolButton,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ...traffic import TrafficFilter, TrafficStore
 from ...traffic.summary import human_size
 from ..base.highlight import JsonHighlighter, palette_is_dark
-from .model import (ARROWS, COL_DELTA, COL_DIR, COL_ID, COL_KIND, COL_LATENCY, COL_METHOD, COL_N,
-                            COL_SERVER, COL_SIZE, COL_TIME, TrafficModel, format_id, format_latency, format_wall)
+from .model import (
+    ARROWS,
+    COL_DELTA,
+    COL_DIR,
+    COL_ID,
+    COL_KIND,
+    COL_LATENCY,
+    COL_METHOD,
+    COL_N,
+    COL_SERVER,
+    COL_SIZE,
+    COL_TIME,
+    TrafficModel,
+    format_id,
+    format_latency,
+    format_wall,
+)
 
 FLUSH_MS = 100
 FILTER_DEBOUNCE_MS = 200
@@ -148,7 +177,7 @@ class TrafficDetail(QWidget):
         self.raw_text = ""
         self.highlighted = False
 
-    def toPlainText(self) -> str:  # noqa: N802 - Qt-style, for automation that reads the detail
+    def toPlainText(self) -> str:
         """The pretty-printed message shown (the raw text is `raw_text`)."""
         return self.pretty_text
 
@@ -251,6 +280,10 @@ class TrafficPane(QWidget):
                                          checkable=True)
         self.autoscroll_button = _tool_button("trafficAutoScroll", "Auto-scroll", "Follow the newest row",
                                               checkable=True, checked=True)
+        self.heartbeat_button = _tool_button("trafficHeartbeats", "Heartbeats",
+                                             "Show the periodic server/discover checks of 2026-07-28 servers "
+                                             "(always recorded; hidden so they do not bury the real traffic)",
+                                             checkable=True)
         self.clear_button = _tool_button("trafficClear", "Clear", "Hide the rows so far (the session keeps them)")
         self.export_button = _tool_button("trafficExport", "Export", "Save frames as JSON Lines")
         self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
@@ -269,7 +302,8 @@ class TrafficPane(QWidget):
         bar.setSpacing(4)
         bar.addWidget(self.filter_edit, 1)
         for w in (self.direction_combo, self.kind_combo, self.server_combo, self.pause_button,
-                  self.autoscroll_button, self.clear_button, self.export_button, self.count_label):
+                  self.autoscroll_button, self.heartbeat_button, self.clear_button, self.export_button,
+                  self.count_label):
             bar.addWidget(w)
 
         # --- table
@@ -323,6 +357,7 @@ class TrafficPane(QWidget):
         for combo in (self.direction_combo, self.kind_combo, self.server_combo):
             combo.currentIndexChanged.connect(lambda _i: self.apply_filter())
         self.pause_button.toggled.connect(self.model.set_paused)
+        self.heartbeat_button.toggled.connect(lambda _on: self.apply_filter())
         self.clear_button.clicked.connect(self.clear_view)
         self.export_shown_action.triggered.connect(lambda: self._export_dialog(shown_only=True))
         self.export_all_action.triggered.connect(lambda: self._export_dialog(shown_only=False))
@@ -362,7 +397,7 @@ class TrafficPane(QWidget):
     def current_filter(self) -> TrafficFilter:
         return TrafficFilter.make(text=self.filter_edit.text(), directions=self.direction_combo.currentData(),
                                   kinds=self.kind_combo.currentData(), servers=self.server_combo.currentData(),
-                                  start=self.model.filter.start)
+                                  start=self.model.filter.start, background=self.heartbeat_button.isChecked())
 
     def apply_filter(self) -> None:
         """Apply the filter bar now (typing applies it after a short pause)."""
@@ -483,6 +518,9 @@ class TrafficPane(QWidget):
         shown = self.model.rowCount()
         total = len(self.store)
         text = f"{shown:,} of {total:,}" if shown != total else f"{total:,} frames"
+        hidden = len(self.store.columns.background)
+        if hidden and not self.heartbeat_button.isChecked():
+            text += f" · {hidden:,} heartbeat frames hidden"
         if self.model.paused:
             text += " · paused"
         if self._status:
@@ -507,7 +545,7 @@ class TrafficPane(QWidget):
                 self._set_status(f"export failed: {exc.strerror or exc}")
 
     # ------------------------------------------------------------------ layout
-    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt name
+    def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
         # Wide and short (a bottom dock): detail beside the table; otherwise below it.
         wide = self.width() > 2 * self.height()
@@ -519,12 +557,12 @@ class TrafficPane(QWidget):
             table = int(total * (0.66 if wide else 0.55))
             self.split.setSizes([table, max(1, total - table)])
 
-    def changeEvent(self, event: Any) -> None:  # noqa: N802 - Qt name
+    def changeEvent(self, event: Any) -> None:
         super().changeEvent(event)
         if event.type() == event.Type.PaletteChange and self.detail.n is not None:
             self.detail.show_record(self.store, self.detail.n)  # re-highlight for the new palette
 
-    def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt name
+    def closeEvent(self, event: Any) -> None:
         if self._flush_timer is not None:
             self._flush_timer.stop()
         self.store.flush()

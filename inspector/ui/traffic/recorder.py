@@ -8,7 +8,7 @@ and a banner: the window works on, without recording.
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QLineEdit, QWidget

@@ -9,8 +9,16 @@ from pathlib import Path
 from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import Qt, qVersion
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QLabel, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (
+    QApplication,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ... import __version__
 from ...catalog import Catalog

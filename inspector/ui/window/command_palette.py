@@ -7,8 +7,9 @@ Matching is by words in any order (every typed word must start a word of the lab
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QAction, QStandardItem, QStandardItemModel
@@ -48,7 +49,7 @@ class _Filter(QSortFilterProxyModel):
             self.query = query
             self.invalidateFilter()
 
-    def filterAcceptsRow(self, row: int, parent: Any) -> bool:  # noqa: N802 - Qt API
+    def filterAcceptsRow(self, row: int, parent: Any) -> bool:
         idx = self.sourceModel().index(row, 0, parent)
         return matches(self.query, idx.data(Qt.DisplayRole) or "")
 
@@ -93,6 +94,14 @@ class CommandPalette(QDialog):
                            "QListView#commandPaletteList::item { padding: 4px 6px; }")
         self._filter("")
 
+    @classmethod
+    def open_over(cls, parent: QWidget, commands: list[Command]) -> CommandPalette:
+        """A palette over `parent`, shown now; it deletes itself when closed."""
+        palette = cls(commands, parent)
+        palette.setAttribute(Qt.WA_DeleteOnClose)
+        palette.popup()
+        return palette
+
     def popup(self) -> None:
         parent = self.parentWidget()
         width = 560
@@ -124,7 +133,7 @@ class CommandPalette(QDialog):
     def labels(self) -> list[str]:
         return [self.proxy.index(r, 0).data() for r in range(self.proxy.rowCount())]
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt API
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if obj is self.input and event.type() == QEvent.KeyPress:
             key = event.key()
             if key in (Qt.Key_Down, Qt.Key_Up, Qt.Key_PageDown, Qt.Key_PageUp):

@@ -6,8 +6,9 @@ and `spyglass --import FILE`), *Export catalog / selected server* in the Claude 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
@@ -134,7 +135,7 @@ class DropImporter(QObject):
         super().__init__(parent)
         self.files = files
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt API
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         kind = event.type()
         if kind in (QEvent.DragEnter, QEvent.DragMove):
             if dropped_file(event) is not None:

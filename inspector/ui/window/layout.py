@@ -1,10 +1,15 @@
-"""How the window is laid out when nothing says otherwise: its first size, and its docks."""
+"""How the window is laid out: its first size, its docks, and the geometry and dock layout kept
+between runs (Qt's settings, `window/geometry` and `window/state`)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QScreen
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
+from collections.abc import Iterable
+
+from PySide6.QtCore import QByteArray, QSettings, Qt
+from PySide6.QtGui import QGuiApplication, QScreen
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QSplitter, QWidget
+
+STATE_VERSION = 1  # of the dock layout kept in the settings
 
 DEFAULT_SIZE = (1240, 890)  # where no screen can be asked
 
@@ -26,3 +31,50 @@ def dock(window: QMainWindow, title: str, name: str, widget: QWidget) -> QDockWi
     d.setFeatures(QDockWidget.DockWidgetClosable | QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable)
     window.addDockWidget(Qt.BottomDockWidgetArea, d)
     return d
+
+
+class WindowLayout:
+    def __init__(self, window: QMainWindow, settings: QSettings) -> None:
+        self.window = window
+        self.settings = settings
+        self.default = QByteArray()
+        self.restored = False
+        self._bottom: tuple[QDockWidget, int] | None = None
+
+    def first_start(self, splitter: QSplitter, bottom_dock: QDockWidget) -> None:
+        """Most of the screen; the sidebar a fifth of the width, the bottom dock a quarter of the height
+        (so a tool's result has the room). This is also what *Reset layout* goes back to."""
+        w = self.window
+        width, height = first_size(w.screen() or QGuiApplication.primaryScreen())
+        w.resize(width, height)
+        side = max(250, width // 5)
+        splitter.setSizes([side, width - side])
+        self._bottom = (bottom_dock, max(180, height // 4))
+        w.resizeDocks([bottom_dock], [self._bottom[1]], Qt.Vertical)
+        self.default = w.saveState(STATE_VERSION)
+
+    def shown(self) -> None:
+        """Once the window is on screen (docks are laid out only then): the first start's dock height,
+        unless a saved layout was restored."""
+        if self._bottom is not None and not self.restored:
+            dock, height = self._bottom
+            self.window.resizeDocks([dock], [height], Qt.Vertical)
+            self.default = self.window.saveState(STATE_VERSION)
+        self._bottom = None
+
+    def restore(self) -> None:
+        geometry = self.settings.value("window/geometry")
+        if isinstance(geometry, QByteArray) and not geometry.isEmpty():
+            self.window.restoreGeometry(geometry)
+        state = self.settings.value("window/state")
+        if isinstance(state, QByteArray) and not state.isEmpty():
+            self.restored = self.window.restoreState(state, STATE_VERSION)
+
+    def save(self) -> None:
+        self.settings.setValue("window/geometry", self.window.saveGeometry())
+        self.settings.setValue("window/state", self.window.saveState(STATE_VERSION))
+
+    def reset(self, docks: Iterable[QDockWidget]) -> None:
+        self.window.restoreState(self.default, STATE_VERSION)
+        for dock in docks:
+            dock.show()

@@ -14,12 +14,21 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from typing import Any, Awaitable
+from collections.abc import Awaitable
+from typing import Any
 
-from PySide6.QtCore import QByteArray, QItemSelectionModel, QModelIndex, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import (QApplication, QLabel, QMainWindow, QSplitter, QStackedWidget,
-                               QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication,
+    QLabel,
+    QMainWindow,
+    QSplitter,
+    QStackedWidget,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ... import messages
 from ...config import ServerSpec
@@ -35,7 +44,7 @@ from ..base.text import visible
 from ..calls import confirm
 from ..calls.book import WindowCalls
 from ..calls.indicators import RunningServerDelegate, RunningToolDelegate
-from ..calls.panel import ToolCallPanel, argument_memory_path
+from ..calls.panel import ToolCallPanel, argument_memory
 from ..calls.questions import ROOTS_ASK, DialogAnswers
 from ..calls.tasks_pane import TasksPane
 from ..calls.tool_list import ToolListPanel
@@ -59,7 +68,6 @@ from .shortcuts import ShortcutsDialog
 
 log = logging.getLogger("spyglass.ui")
 
-SETTINGS_VERSION = 1
 LAST_SERVER = "window/lastServer"
 LAST_TOOL = "window/lastTool"
 
@@ -95,11 +103,7 @@ class MainWindow(QMainWindow):
                                  unsaved=lambda: [c.spec for c in self.servers.connections],
                                  imported=self._imported, persist=lambda: self.persist,
                                  status=lambda text: self.statusBar().showMessage(text, 8000))
-        try:
-            memory = ArgumentMemory(argument_memory_path(self.settings))
-        except Exception:
-            log.warning("argument memory unavailable; arguments are remembered for this run only", exc_info=True)
-            memory = ArgumentMemory(None)
+        memory = argument_memory(self.settings)
         self._build_actions()
         self._build_central(memory)
         self._build_docks()
@@ -110,8 +114,9 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self._drops = DropImporter(self.files, self)
         self.installEventFilter(self._drops)
-        self._size_for_screen()
-        self._restore_window()
+        self.layout_state = layout.WindowLayout(self, self.settings)
+        self.layout_state.first_start(self.splitter, self.traffic_dock)  # a saved geometry then wins
+        self.layout_state.restore()
         self._update_actions()
         self._update_summary()
         messages.attach(self._told)
@@ -258,16 +263,6 @@ class MainWindow(QMainWindow):
             ("&Help", "helpMenu", [self.act_shortcuts, self.act_about]),
         ])
 
-    def _size_for_screen(self) -> None:
-        """A first start fills most of the screen (a saved geometry wins, see _restore_window); the traffic
-        dock takes a quarter of the height, so a tool's result has the room."""
-        width, height = layout.first_size(self.screen() or QGuiApplication.primaryScreen())
-        self.resize(width, height)
-        side = max(250, width // 5)
-        self.splitter.setSizes([side, width - side])
-        self.resizeDocks([self.traffic_dock], [max(180, height // 4)], Qt.Vertical)
-        self._default_state = self.saveState(SETTINGS_VERSION)
-
     # ------------------------------------------------------------------ servers
     @property
     def store(self) -> Any:
@@ -349,8 +344,12 @@ class MainWindow(QMainWindow):
         conn = self.selected_connection()
         if conn is None:
             return None
-        return self.add_server(copy.deepcopy(conn.spec), mode=conn.session.options.mode, timeout=conn.session.options.timeout,
-                               connect=conn.session.status in (Status.CONNECTED, Status.CONNECTING))
+        return self.add_server(
+            copy.deepcopy(conn.spec),
+            mode=conn.session.options.mode,
+            timeout=conn.session.options.timeout,
+            connect=conn.session.status in (Status.CONNECTED, Status.CONNECTING),
+        )
 
     def save_selected(self) -> bool:
         """*Save to catalog*: keep the selected server (named on the command line) for the next start."""
@@ -381,6 +380,7 @@ class MainWindow(QMainWindow):
     async def _dispose(self, conn: Connection) -> None:
         await conn.session.disconnect()
         self.calls.detach(conn)
+        conn.release()
         conn.deleteLater()
 
     def refresh_selected_tools(self) -> None:
@@ -399,8 +399,9 @@ class MainWindow(QMainWindow):
 
     def _spawn(self, coro: Awaitable[Any], what: str) -> asyncio.Future[Any] | None:
         """Run `coro` in the background; its failure becomes a banner (none runs without a loop)."""
-        task = spawn(coro, self._tasks, lambda exc: self.show_banner(f"{what} failed: {type(exc).__name__}: {exc}"),
-                     what)
+        task = spawn(
+            coro, self._tasks, lambda exc: self.show_banner(f"{what} failed: {type(exc).__name__}: {exc}"), what
+        )
         if task is None:
             self.show_banner(f"{what}: no event loop runs")
         return task
@@ -419,28 +420,26 @@ class MainWindow(QMainWindow):
 
     def _imported(self, result: Any, source: str) -> None:
         """Put what an import added or replaced into the sidebar (not connected)."""
-        first = None
-        for entry in result.added:
-            conn = self.add_server(entry.spec, mode=entry.mode, timeout=entry.timeout, connect=False, select=False,
-                                   catalog_id=entry.id)
-            first = first or conn
+        added = [self._add_saved(entry) for entry in result.added]
         for entry in result.replaced:
             conn = next((c for c in self.servers.connections if c.catalog_id == entry.id), None)
             if conn is None:
-                conn = self.add_server(entry.spec, mode=entry.mode, timeout=entry.timeout, connect=False,
-                                       select=False, catalog_id=entry.id)
-                first = first or conn
+                added.append(self._add_saved(entry))
                 continue
             conn.session.spec = entry.spec
             conn.session.options.mode = entry.mode
             self.servers.refresh(conn)
-        if first is not None:
-            self.select_connection(first)
+        if added:
+            self.select_connection(added[0])
+
+    def _add_saved(self, entry: Any) -> Connection:
+        """A server of the catalog in the sidebar, not connected."""
+        return self.add_server(entry.spec, mode=entry.mode, timeout=entry.timeout, connect=False, select=False,
+                               catalog_id=entry.id)
 
     def restore_servers(self, *, skip: set[str] = frozenset()) -> list[Connection]:
         """Put the catalog's servers back in the sidebar, not connected."""
-        return [self.add_server(e.spec, mode=e.mode, timeout=e.timeout, connect=False, select=False,
-                                catalog_id=e.id) for e in self.catalog_link.saved(skip)]
+        return [self._add_saved(e) for e in self.catalog_link.saved(skip)]
 
     def restore_selection(self, *, connect: bool = True) -> Connection | None:
         """Select last session's server (connecting it when it is a saved one) and, once listed, its tool."""
@@ -496,8 +495,11 @@ class MainWindow(QMainWindow):
     def _show_tools(self, conn: Connection | None) -> None:
         self.tool_panel.show_session(conn.session if conn is not None else None)
         listing = conn.session.tools if conn is not None else None
-        self.tool_detail.placeholder.setText("Select a tool to see what it does and what it takes."
-                                             if listing is not None and (listing.items or listing.vanished) else "")
+        self.tool_detail.placeholder.setText(
+            "Select a tool to see what it does and what it takes."
+            if listing is not None and (listing.items or listing.vanished)
+            else ""
+        )
 
     def _conn_status_changed(self, conn: Connection) -> None:
         if conn is self.selected_connection():
@@ -563,17 +565,14 @@ class MainWindow(QMainWindow):
             self._apply_transport_options(conn)
 
     def open_command_palette(self) -> CommandPalette:
-        palette = CommandPalette(palette_commands(
+        self.command_palette = CommandPalette.open_over(self, palette_commands(
             server_actions=[self.act_connect, self.act_disconnect, self.act_restart, self.act_refresh],
             actions=[self.act_import, self.act_export_all, self.act_export_one, self.act_copy_command, self.act_add,
                      self.act_demo, self.act_preferences, self.act_shortcuts],
             traffic=[(self.act_clear_traffic, self.traffic.pane is not None), (self.act_filter_traffic, True)],
             servers=self.servers.connections, selected=self.selected_connection(),
-            select=self.select_connection, jump_to_tool=self.jump_to_tool), self)
-        palette.setAttribute(Qt.WA_DeleteOnClose)
-        palette.popup()
-        self.command_palette = palette
-        return palette
+            select=self.select_connection, jump_to_tool=self.jump_to_tool))
+        return self.command_palette
 
     def jump_to_tool(self, name: str) -> None:
         self.tabs.setCurrentIndex(0)
@@ -613,9 +612,7 @@ class MainWindow(QMainWindow):
         self.tool_panel.view.viewport().update()
 
     def reset_layout(self) -> None:
-        self.restoreState(self._default_state, SETTINGS_VERSION)
-        for dock in (self.traffic_dock, self.log_dock):
-            dock.show()
+        self.layout_state.reset((self.traffic_dock, self.log_dock))
 
     def save_screenshot(self, path: str) -> tuple[bool, str]:
         # No processEvents() here: called from a coroutine on the qasync loop, a nested event loop would
@@ -629,17 +626,8 @@ class MainWindow(QMainWindow):
         return True, path
 
     # ------------------------------------------------------------------ settings
-    def _restore_window(self) -> None:
-        geometry = self.settings.value("window/geometry")
-        if isinstance(geometry, QByteArray) and not geometry.isEmpty():
-            self.restoreGeometry(geometry)
-        state = self.settings.value("window/state")
-        if isinstance(state, QByteArray) and not state.isEmpty():
-            self.restoreState(state, SETTINGS_VERSION)
-
     def save_settings(self) -> None:
-        self.settings.setValue("window/geometry", self.saveGeometry())
-        self.settings.setValue("window/state", self.saveState(SETTINGS_VERSION))
+        self.layout_state.save()
         self.catalog_link.sync((c, c.session.options.mode) for c in self.servers.connections)
         conn = self.selected_connection()
         self.settings.setValue(LAST_SERVER, conn.spec.name if conn is not None else "")
@@ -668,7 +656,7 @@ class MainWindow(QMainWindow):
         self.log_pane.show_connection(None)
         self.traffic.close()
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt name
+    def closeEvent(self, event: QCloseEvent) -> None:
         if self._closed_done or self._shutdown_done and not self._closing:
             self._closed_done = True
             event.accept()

@@ -6,14 +6,15 @@ and carries an object name (`action…`) for automation and the shortcuts list.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence, Union
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMenu, QMenuBar, QWidget
 
 SEPARATOR = None
-Entry = Union[QAction, QMenu, None]
+Entry = QAction | QMenu | None
 
 
 def action(window: QWidget, text: str, slot: Callable[[], Any], shortcut: Any = None, name: str = "",

@@ -10,7 +10,7 @@ Keys (QSettings("Spyglass", "Spyglass"), read by other parts of the window too):
 | `confirmPolicy` | never, destructive, not-read-only: when a tool call asks first | destructive |
 | `protocolMode` | auto, legacy, modern: for servers added without one | auto |
 | `traffic/maxMessageMiB` | largest message read from a stdio server | 64 |
-| `traffic/keepSessionsMiB` | disk used by saved traffic sessions; older ones are deleted at start; 0 = no limit | 1024 |
+| `traffic/keepSessionsMiB` | disk for saved traffic sessions (older ones deleted at start); 0 = no limit | 1024 |
 | `rootsPolicy` | settings (answer roots/list from the server's Roots tab), ask (ask each time) | settings |
 | `auth/clientMetadataUrl` | Spyglass's Client ID Metadata Document URL (https, with a path), for OAuth | empty |
 """
@@ -24,8 +24,20 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import (QApplication, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox, QFormLayout,
-                               QGroupBox, QLabel, QLineEdit, QSpinBox, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QLabel,
+    QLineEdit,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ..base import theme
 from ..calls.questions import ROOTS_ASK, ROOTS_FROM_SETTINGS
@@ -61,13 +73,20 @@ class Preferences:
     client_metadata_url: str = ""
     roots_policy: str = ROOTS_FROM_SETTINGS
 
-    KEYS = {"theme": "theme", "font_size": "fontSize", "timeout": "requestTimeout",
-            "confirm_policy": "confirmPolicy", "protocol_mode": "protocolMode",
-            "max_message_mib": "traffic/maxMessageMiB", "keep_sessions_mib": "traffic/keepSessionsMiB",
-            "client_metadata_url": "auth/clientMetadataUrl", "roots_policy": "rootsPolicy"}
+    KEYS = {
+        "theme": "theme",
+        "font_size": "fontSize",
+        "timeout": "requestTimeout",
+        "confirm_policy": "confirmPolicy",
+        "protocol_mode": "protocolMode",
+        "max_message_mib": "traffic/maxMessageMiB",
+        "keep_sessions_mib": "traffic/keepSessionsMiB",
+        "client_metadata_url": "auth/clientMetadataUrl",
+        "roots_policy": "rootsPolicy",
+    }
 
     @classmethod
-    def load(cls, settings: QSettings) -> "Preferences":
+    def load(cls, settings: QSettings) -> Preferences:
         """What is saved, each value checked; anything unreadable takes its default."""
         out = cls()
         for f in fields(cls):
@@ -184,8 +203,7 @@ class PreferencesDialog(QDialog):
             box.setCurrentIndex(max(0, box.findData(current)))
             return box
 
-        self.theme = combo("prefTheme", {"system": "Follow the system", "light": "Light", "dark": "Dark"},
-                           prefs.theme)
+        self.theme = combo("prefTheme", {"system": "Follow the system", "light": "Light", "dark": "Dark"}, prefs.theme)
         self.font_size = QSpinBox(self)
         self.font_size.setObjectName("prefFontSize")
         self.font_size.setRange(0, 40)
@@ -204,8 +222,9 @@ class PreferencesDialog(QDialog):
         self.confirm.setToolTip("Tool annotations are hints from the server, not guarantees")
         self.protocol = combo("prefProtocolMode", PROTOCOL_MODES, prefs.protocol_mode)
         self.roots_policy = combo("prefRootsPolicy", ROOTS_POLICIES, prefs.roots_policy)
-        self.roots_policy.setToolTip("What a server's roots/list gets: the folders of its Roots tab, at once or "
-                                     "after you agree")
+        self.roots_policy.setToolTip(
+            "What a server's roots/list gets: the folders of its Roots tab, at once or after you agree"
+        )
         self.max_message = QSpinBox(self)
         self.max_message.setObjectName("prefMaxMessage")
         self.max_message.setRange(1, 1024)
@@ -223,9 +242,11 @@ class PreferencesDialog(QDialog):
         self.client_metadata = QLineEdit(prefs.client_metadata_url, self)
         self.client_metadata.setObjectName("prefClientMetadataUrl")
         self.client_metadata.setPlaceholderText("https://example.com/spyglass-client.json (optional)")
-        self.client_metadata.setToolTip("Where you publish a Client ID Metadata Document for Spyglass. Authorization "
-                                        "servers that accept such documents take this URL as Spyglass's client ID; "
-                                        "others get dynamic registration or ask for a client ID.")
+        self.client_metadata.setToolTip(
+            "Where you publish a Client ID Metadata Document for Spyglass. Authorization "
+            "servers that accept such documents take this URL as Spyglass's client ID; "
+            "others get dynamic registration or ask for a client ID."
+        )
         self.client_metadata_note = QLabel("", self)
         self.client_metadata_note.setObjectName("prefClientMetadataProblem")
         self.client_metadata_note.setWordWrap(True)
@@ -254,8 +275,9 @@ class PreferencesDialog(QDialog):
         f4 = QFormLayout(sign_in)
         f4.addRow("Client metadata URL:", self.client_metadata)
         f4.addRow("", self.client_metadata_note)
-        buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel | QDialogButtonBox.RestoreDefaults,
-                                   self)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.Ok | QDialogButtonBox.Cancel | QDialogButtonBox.RestoreDefaults, self
+        )
         buttons.setObjectName("prefButtons")
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
@@ -285,12 +307,17 @@ class PreferencesDialog(QDialog):
         return problem
 
     def values(self) -> Preferences:
-        return Preferences(theme=self.theme.currentData(), font_size=self.font_size.value(),
-                           timeout=float(self.timeout.value()), confirm_policy=self.confirm.currentData(),
-                           protocol_mode=self.protocol.currentData(), max_message_mib=self.max_message.value(),
-                           keep_sessions_mib=self.keep_sessions.value(),
-                           client_metadata_url=self.client_metadata.text().strip(),
-                           roots_policy=self.roots_policy.currentData())
+        return Preferences(
+            theme=self.theme.currentData(),
+            font_size=self.font_size.value(),
+            timeout=float(self.timeout.value()),
+            confirm_policy=self.confirm.currentData(),
+            protocol_mode=self.protocol.currentData(),
+            max_message_mib=self.max_message.value(),
+            keep_sessions_mib=self.keep_sessions.value(),
+            client_metadata_url=self.client_metadata.text().strip(),
+            roots_policy=self.roots_policy.currentData(),
+        )
 
     def accept(self) -> None:
         if self._check_client_metadata():

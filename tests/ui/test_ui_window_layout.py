@@ -1,0 +1,93 @@
+"""What a new user meets first: the title, the room a result gets, the traffic the heartbeat would bury,
+and a server named on the command line that is not saved behind their back."""
+
+from __future__ import annotations
+
+import pytest
+from calling import connected, select_tool
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QLabel, QListView, QSplitter, QToolButton
+from uikit import demo_cmd, find, shot, until
+
+from inspector.catalog import Catalog
+from inspector.config import ServerSpec
+from inspector.keystore import MemorySecrets
+from inspector.session import Status
+from inspector.ui.servers.sidebar import STATUS_TEXT_ROLE
+from inspector.ui.window import layout
+
+
+@pytest.fixture
+def new_catalog(tmp_path):
+    """A fresh Catalog object on the same file and (fake) keyring, as a restarted app reads it."""
+    secrets = MemorySecrets()
+    return lambda: Catalog(tmp_path / "config" / "servers.json", secrets=secrets).load()
+
+
+async def test_the_title_names_the_server_once(open_window):
+    async with open_window() as window:
+        assert window.windowTitle() == ""  # the platform shows the application's name alone
+        conn = window.add_server(ServerSpec(name="weather", command=demo_cmd()))
+        assert window.windowTitle() == "weather"
+        shown = QGuiApplication.applicationDisplayName()
+        assert f"{window.windowTitle()} — {shown}".count("Spyglass") <= 1
+        await connected(conn)
+
+
+async def test_a_first_start_fills_the_screen_and_the_result_gets_the_room(open_window):
+    async with open_window() as window:
+        width, height = layout.first_size(window.screen())
+        assert window.width() == width and window.height() >= height  # (no smaller than the window's minimum)
+        conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()))
+        await connected(conn)
+        window.resize(1240, 890)  # the size a user reported: two lines of a result
+        select_tool(window, "echo")
+        split = find(window, QSplitter, "toolCallSplitter")
+        await until(lambda: split.sizes()[1] >= 0.4 * sum(split.sizes()), 5, "the result to get the room")
+        await shot(window, "layout-result-room")
+
+
+async def test_the_heartbeat_is_recorded_but_hidden_until_asked_for(open_window):
+    async with open_window() as window:
+        conn = window.add_server(ServerSpec(name="modern demo", command=demo_cmd()), mode="modern")
+        await connected(conn)
+        await until(lambda: conn.session.health.last_rtt is not None, 10, "the first heartbeat")
+        store, pane = window.store, window.traffic_pane
+        await until(lambda: len(store.columns.background) >= 2, 5, "the heartbeat's frames to be recorded")
+
+        def discover_rows() -> int:
+            rows = range(pane.model.rowCount())
+            return sum(1 for r in rows if store.method(pane.model.record_at(r)) == "server/discover")
+        await until(lambda: "heartbeat frames hidden" in find(window, QLabel, "trafficCount").text(), 5,
+                    "the count to say what is hidden")
+        shown = discover_rows()  # the handshake's own server/discover only
+        assert shown == 2
+        find(window, QToolButton, "trafficHeartbeats").click()
+        await until(lambda: discover_rows() >= shown + 2, 5, "the heartbeat to show")
+        assert all(store.meta(n).get("background") == "heartbeat" for n in store.columns.background)
+
+
+async def test_a_server_named_on_the_command_line_is_saved_only_when_asked(open_window, new_catalog):
+    catalog = new_catalog()
+    async with open_window(catalog=catalog) as window:
+        conn = window.add_server(ServerSpec(name="adhoc", command=demo_cmd()), save=False)
+        view = find(window, QListView, "serverList")
+        assert catalog.servers == [] and conn.catalog_id is None
+        assert view.model().index(0, 0).data(STATUS_TEXT_ROLE).endswith("not saved")
+        assert window.act_save_server.isEnabled()
+        await connected(conn)
+        window.act_save_server.trigger()
+        assert [e.name for e in catalog.servers] == ["adhoc"] and conn.catalog_id == catalog.servers[0].id
+        assert not view.model().index(0, 0).data(STATUS_TEXT_ROLE).endswith("not saved")
+        assert not window.act_save_server.isEnabled()
+        assert conn.session.status is Status.CONNECTED  # saving does not disturb the connection
+    assert [e.name for e in new_catalog().servers] == ["adhoc"]  # it is in the file
+
+
+async def test_the_demo_server_is_never_offered_for_saving(open_window, new_catalog):
+    from inspector.ui import demo_spec
+
+    async with open_window(catalog=new_catalog()) as window:
+        window.add_server(demo_spec(), connect=False)
+        assert not window.act_save_server.isEnabled()
+        assert not window.servers.index(0).data(STATUS_TEXT_ROLE).endswith("not saved")
