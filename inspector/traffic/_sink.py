@@ -156,6 +156,13 @@ def rows(batch: tuple[Any, ...], tables: Tables) -> Iterator[tuple[Any, ...]]:
                data, meta)
 
 
+def rollback(conn: sqlite3.Connection) -> None:
+    """Undo the open transaction, unless SQLite did already: it does on a full disk (SQLITE_FULL), and a
+    second ROLLBACK would raise "no transaction is active" in place of the error that says what happened."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+
+
 def write_meta(conn: sqlite3.Connection, items: list[tuple[str, str]]) -> None:
     conn.execute("BEGIN")
     conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [("format", FORMAT_VERSION), *items])
@@ -170,7 +177,7 @@ def write_batch(conn: sqlite3.Connection, batch: tuple[Any, ...], tables: Tables
         conn.executemany(INSERT, rows(batch, tables))
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback(conn)
         raise
     done: int = batch[1] + batch[2]
     return done
@@ -184,7 +191,7 @@ def write_chunk(conn: sqlite3.Connection, payload: bytes, batch: tuple[Any, ...]
         conn.execute("INSERT INTO chunks (first, count, batch) VALUES (?, ?, ?)", (batch[1], batch[2], payload))
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback(conn)
         raise
     done: int = batch[1] + batch[2]
     return done
@@ -201,7 +208,7 @@ def expand_one(conn: sqlite3.Connection, tables: Tables) -> bool:
         conn.execute("DELETE FROM chunks WHERE id = ?", (row[0],))
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback(conn)
         raise
     return True
 
@@ -310,7 +317,9 @@ def main(argv: list[str]) -> int:
             stdout.write(HEADER.pack(done))
             stdout.flush()
         except (BrokenPipeError, OSError):
-            pass  # the app is gone: keep committing what it sent
+            # The app is gone: keep committing what it sent, and send the acks nowhere from now on, or
+            # the interpreter's last flush of stdout fails too (exit code 120 and a message on stderr).
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
     while expand_one(conn, tables):
         pass
     conn.close()

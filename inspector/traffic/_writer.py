@@ -173,7 +173,10 @@ class ThreadWriter(Writer):
     def __init__(self, path: Path, meta: dict[str, str]) -> None:
         super().__init__(path)
         self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        conn = _sink.connect(path)
+        try:
+            conn = _sink.connect(path)
+        except sqlite3.Error as exc:  # a folder, a file that is not a database: say which one
+            raise OSError(f"cannot open the traffic session {path}: {exc}") from None
         _sink.write_meta(conn, sorted(meta.items()))
         self._thread = threading.Thread(target=self._run, args=(conn,), name="spyglass-traffic-writer", daemon=True)
         self._thread.start()
