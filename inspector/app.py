@@ -5,7 +5,8 @@ Launch forms:
   spyglass -- COMMAND [ARGS...]          a server over stdio
   spyglass URL                           a server over HTTP (when this build has the HTTP transport)
   spyglass --config FILE --server NAME   a server from an mcpServers file
-  -e KEY=VALUE, --cwd DIR, --protocol auto|legacy|modern|VERSION, --timeout S as in --cli;
+  -e KEY=VALUE, --cwd DIR, --transport, --header, --protocol auto|legacy|modern|VERSION, --timeout S
+  as in --cli;
   --theme light|dark|system; --screenshot FILE saves a PNG once the first connection settled, and exits;
   --import FILE previews a server list (Claude Desktop, Cursor, VS Code, ...) for the catalog.
 """
@@ -22,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import errors as E
+from . import messages
 from .config import ServerSpec
 
 log = logging.getLogger("spyglass.app")
@@ -35,14 +37,12 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .cli.common import add_target_arguments  # no Qt there
+
     p = _Parser(prog="spyglass", description="Inspect MCP servers: their tools, and every message on the wire.",
                 epilog="Server: -- COMMAND [ARGS...] (stdio), URL, or --config FILE --server NAME; with none, "
                        "the built-in demo server. `spyglass --cli ...` runs one request headless.")
-    p.add_argument("-e", dest="env", action="append", default=[], metavar="KEY=VALUE",
-                   help="environment variable for the server (repeatable)")
-    p.add_argument("--cwd", help="working directory for the server")
-    p.add_argument("--config", help="an mcpServers JSON file (Claude Desktop, Cursor, the official inspector)")
-    p.add_argument("--server", help="the server's name in --config")
+    add_target_arguments(p)  # -e, --cwd, --transport, --header, --config, --server: as in --cli
     p.add_argument("--protocol", default=None, metavar="auto|legacy|modern|VERSION",
                    help="protocol era, or an exact revision to ask for (default: the preference, auto)")
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    from .cli.common import pairs, parse_with_command  # the same rules as --cli (no Qt there)
+    from .cli.common import parse_with_command, server_spec  # the same rules as --cli (no Qt there)
     from .protocol.session import Mode
 
     args = parse_with_command(build_parser(), argv)
@@ -69,38 +69,35 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         Mode.parse(args.protocol or "auto")
     except ValueError as exc:
         raise E.UsageError(str(exc)) from None
-    args.env_pairs = dict(pairs(args.env, "-e"))
     if args.server and not args.config:
         raise E.UsageError("--server needs --config FILE")
     if args.config and args.command:
         raise E.UsageError("give either --config or a server command, not both")
+    if args.command:
+        server_spec(args)  # a malformed -e, --header or --transport is a usage error, before any window
+    elif not args.config and (args.env or args.header or args.transport or args.cwd):
+        raise E.UsageError("-e, --cwd, --header and --transport need a server: -- COMMAND [ARGS...], a URL "
+                           "or --config FILE")
     return args
 
 
 def initial_spec(args: argparse.Namespace) -> ServerSpec | None:
     """The server named on the command line, or None for the default (demo) launch."""
-    from .config import pick_server
+    from .cli.common import server_spec
 
-    if args.config:
-        spec = pick_server(args.config, args.server)
-    elif args.command:
-        target = list(args.command)
-        if len(target) == 1 and target[0].startswith(("http://", "https://")):
-            spec = ServerSpec(name=target[0], url=target[0])  # automatic: Streamable HTTP, else HTTP+SSE
-        else:
-            from .ui.servers.add_dialog import guess_name
-
-            spec = ServerSpec(name=guess_name(target), command=target, transport="stdio")
-    else:
+    if not args.config and not args.command:
         return None
-    spec.env.update(args.env_pairs)
-    if args.cwd:
-        spec.cwd = args.cwd
+    spec = server_spec(args)  # the same rules as --cli: a command, a URL, or an entry of --config
+    if not args.config and spec.url is None:
+        from .ui.servers.add_dialog import guess_name
+
+        spec.name = guess_name(list(args.command))  # the window names it as the Add dialog would
     return spec
 
 
 class ErrorReporter:
-    """sys.excepthook and the loop's exception handler: log, then a banner in the window."""
+    """sys.excepthook and the loop's exception handler: log, then tell the user (inspector.messages: the
+    window's banner). `window` is closed on Ctrl+C."""
 
     def __init__(self) -> None:
         self.window: Any = None
@@ -139,12 +136,10 @@ class ErrorReporter:
             log.error("%s", text, exc_info=exc_info)
         except Exception:
             pass
-        window = self.window
-        if window is not None:
-            try:
-                window.show_banner(text, details)
-            except Exception:  # the banner itself must never raise out of a hook
-                pass
+        try:  # the window's banner; before the window listens, the message waits for it
+            messages.error(text, details)
+        except Exception:  # telling the user must never raise out of a hook
+            pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import messages
 from .config import ConfigError, ServerSpec, parse_json
 from .keystore import Secrets, SecretStore
 from .secrets import MASK, is_secret_name, mask_value
@@ -246,24 +247,31 @@ class Catalog:
 
     def load(self) -> Catalog:
         """Read the file (a missing file is an empty catalog). Never raises for a broken file:
-        it is moved aside to `servers.json.broken-<time>` and `warnings` says where."""
+        it is moved aside to `servers.json.broken-<time>` and `warnings` says where; the user is told
+        each warning through inspector.messages (the window's banner, once it listens)."""
         self.warnings = []
         self._entries, self._unreadable, self._saved_keys = [], [], set()
         self.read_only = False
+        self._read()
+        for warning in self.warnings:
+            messages.warning(warning)
+        return self
+
+    def _read(self) -> None:
         if not self.path.exists():
-            return self
+            return
         try:
             text = self.path.read_bytes().decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             self._move_aside(f"{self.path} is not UTF-8 text (byte {exc.start})")
-            return self
+            return
         except OSError as exc:
             # unreadable is not broken: leave the file alone and never overwrite it
             self.read_only = True
             why = exc.strerror or str(exc)
             self.warnings.append(f"cannot read the server catalog {self.path} ({why}); it is left as it is "
                                  f"and changes will not be saved")
-            return self
+            return
         try:
             data = parse_json(text, str(self.path))
             if not isinstance(data, dict) or not isinstance(data.get("servers", []), list):
@@ -273,7 +281,7 @@ class Catalog:
                 raise CatalogError(f"{self.path}: the catalog version is not a number")
         except ConfigError as exc:
             self._move_aside(exc.message)
-            return self
+            return
         if version > VERSION:
             self.read_only = True
             self.warnings.append(f"{self.path} was written by a newer Spyglass (catalog version {version}); "
@@ -286,7 +294,6 @@ class Catalog:
                 what = raw.get("name") if isinstance(raw, dict) else None
                 self.warnings.append(f"{self.path}: server {what or position + 1!r} cannot be used and is "
                                      f"kept unchanged in the file: {exc}")
-        return self
 
     def _move_aside(self, why: str) -> None:
         stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H-%M-%SZ")

@@ -95,3 +95,22 @@ def expect_log(fail_on_unexpected_warnings):
         fail_on_unexpected_warnings.expected.append((logger, level, text))
 
     return expect
+
+
+def _forget_messages() -> None:
+    from inspector import messages
+
+    def heard(_message: object) -> None:
+        pass
+
+    messages.attach(heard)  # a listener that hears what waits, and forgets it
+    messages.detach(heard)
+
+
+@pytest.fixture(autouse=True)
+def empty_message_bridge():
+    """What one test told the user (inspector.messages buffers until a window listens) must not turn up
+    in the next test's window."""
+    _forget_messages()
+    yield
+    _forget_messages()

@@ -11,16 +11,6 @@ def drain(message):
     pass
 
 
-@pytest.fixture(autouse=True)
-def empty_bridge():
-    """Each test starts and ends with nothing waiting (a listener that hears and forgets)."""
-    messages.attach(drain)
-    messages.detach(drain)
-    yield
-    messages.attach(drain)
-    messages.detach(drain)
-
-
 def test_what_is_said_before_anyone_listens_waits_and_arrives_in_order():
     messages.warning("no keyring: secrets are kept for this session only")
     messages.info("imported 3 servers")

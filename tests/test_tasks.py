@@ -180,10 +180,12 @@ def test_cli_ctrl_c_during_a_task_sends_tasks_cancel_and_exits_130(tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # wait until the task is running: Spyglass asked tasks/get
+        # wait until the task runs: Spyglass asked for its result (at once; tasks/get polls come later and the
+        # research takes only 4 s, too short a window on a loaded machine)
+        while time.monotonic() < deadline:
             lines = trace.read_text().splitlines() if trace.exists() else []
-            if any(line.endswith("}") and json.loads(line)["dir"] == "out" and '"tasks/get"' in json.loads(line)["text"]
-                   for line in lines):
+            records = [json.loads(line) for line in lines if line.endswith("}")]
+            if any(r["dir"] == "out" and '"tasks/result"' in r["text"] for r in records):
                 break
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
@@ -196,7 +198,7 @@ def test_cli_ctrl_c_during_a_task_sends_tasks_cancel_and_exits_130(tmp_path):
     sent = [json.loads(json.loads(line)["text"]) for line in trace.read_text().splitlines()
             if json.loads(line)["dir"] == "out"]
     cancels = [m for m in sent if m.get("method") == "tasks/cancel"]
-    created = next(m for m in sent if m.get("method") == "tasks/get")["params"]["taskId"]
+    created = next(m for m in sent if m.get("method") == "tasks/result")["params"]["taskId"]
     assert cancels and cancels[0]["params"] == {"taskId": created}
 
 

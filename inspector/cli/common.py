@@ -53,8 +53,9 @@ def parse_with_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> 
     return args
 
 
-def add_server_arguments(p: argparse.ArgumentParser) -> None:
-    """How to name a server and reach it: the same flags for every headless command."""
+def add_target_arguments(p: argparse.ArgumentParser) -> None:
+    """Which server, and how it is started or reached: the same flags for the window and every headless
+    command (what the window's *Copy as spyglass command* writes, both accept)."""
     p.add_argument("-e", dest="env", action="append", default=[], metavar="KEY=VALUE",
                    help="environment variable for the server (repeatable)")
     p.add_argument("--cwd", help="working directory for the server")
@@ -63,14 +64,19 @@ def add_server_arguments(p: argparse.ArgumentParser) -> None:
                         "in /sse, else Streamable HTTP with a fallback to HTTP+SSE)")
     p.add_argument("--header", action="append", default=[], metavar='"NAME: VALUE"',
                    help="an HTTP header sent with every request (repeatable)")
+    p.add_argument("--config", help="an mcpServers JSON file (Claude Desktop, Cursor, the official inspector)")
+    p.add_argument("--server", help="the server's name in --config")
+
+
+def add_server_arguments(p: argparse.ArgumentParser) -> None:
+    """How to name a server and reach it, for every headless command."""
+    add_target_arguments(p)
     p.add_argument("--auth-token", metavar="TOKEN", help="sent as Authorization: Bearer TOKEN")
     add_auth_arguments(p)
     p.add_argument("--connect-timeout", type=float, default=DEFAULT_CONNECT_TIMEOUT, metavar="SECONDS",
                    help="HTTP connect timeout (default 10)")
     p.add_argument("--insecure", action="store_true",
                    help="do not verify TLS certificates (self-signed development servers only)")
-    p.add_argument("--config", help="an mcpServers JSON file (Claude Desktop, Cursor, the official inspector)")
-    p.add_argument("--server", help="the server's name in --config")
     p.add_argument("--protocol", default="auto", metavar="auto|legacy|modern|VERSION",
                    help="protocol era, or an exact revision to ask for (default: auto)")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",

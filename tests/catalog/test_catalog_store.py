@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from catalog_support import catalog_path_fixture, memory_keyring_fixture, no_keyring_fixture  # noqa: F401 - fixtures
 
+from inspector import messages
 from inspector.catalog import VERSION, Catalog, CatalogError, default_catalog_path
 from inspector.config import ServerSpec
 from inspector.keystore import MemorySecrets, SecretStore
@@ -253,6 +254,8 @@ def test_a_broken_catalog_is_moved_aside_not_lost(catalog_path, expect_log):
     backups = list(catalog_path.parent.glob("servers.json.broken-*"))
     assert len(backups) == 1 and backups[0].read_text().startswith('{"format"')
     assert "line 3" in catalog.warnings[0] and str(backups[0]) in catalog.warnings[0]
+    told = messages.pending()  # no window listens here: the warning waits for one
+    assert [(m.level, m.text) for m in told] == [("warning", catalog.warnings[0])]
     catalog.add(ServerSpec(name="fresh", command=["x"]))
     catalog.save()
     assert backups[0].exists()
@@ -265,6 +268,7 @@ def test_a_newer_catalog_is_never_overwritten(catalog_path):
     catalog_path.write_text(text)
     catalog = Catalog(catalog_path).load()
     assert catalog.read_only and "newer Spyglass" in catalog.warnings[0]
+    assert [m.text for m in messages.pending()] == catalog.warnings
     assert [e.name for e in catalog.servers] == ["future"]
     with pytest.raises(CatalogError, match="read-only"):
         catalog.save()

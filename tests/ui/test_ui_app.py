@@ -55,6 +55,33 @@ def test_parse_launch_forms(tmp_path):
             spyglass_app.parse_args(bad)
 
 
+def test_copy_as_spyglass_command_opens_the_same_server(tmp_path):
+    """What *Copy as spyglass command* writes, the window's own command line accepts and reads back."""
+    import shlex
+
+    from inspector.config import ServerSpec
+    from inspector.exporters import spyglass_command
+
+    servers = [
+        ServerSpec(name="events", url="http://127.0.0.1:9/sse", transport="sse",
+                   headers={"X-Team": "blue", "Authorization": "Bearer tok"}),
+        ServerSpec(name="notes", url="https://notes.example/mcp", headers={"X-Trace": "on"}),
+        ServerSpec(name="db", command=["uvx", "db-server", "--path", "a b"], env={"DB_URL": "sqlite:///x"},
+                   cwd=str(tmp_path)),
+    ]
+    for server in servers:
+        words = shlex.split(spyglass_command(server, reveal_secrets=True))
+        assert words[0] == "spyglass"
+        spec = spyglass_app.initial_spec(spyglass_app.parse_args(words[1:]))
+        assert (spec.url, spec.command, spec.transport, spec.headers, spec.env, spec.cwd) == \
+            (server.url, server.command, server.transport, server.headers, server.env, server.cwd), words
+    for bad, says in ((["--header", "no colon", "http://127.0.0.1:1/mcp"], "NAME: VALUE"),
+                      (["--transport", "sse", "--", "srv"], "needs a URL"),
+                      (["--header", "A: b"], "need a server")):
+        with pytest.raises(E.UsageError, match=says):
+            spyglass_app.parse_args(bad)
+
+
 def test_usage_error_exits_1_without_a_window(tmp_path):
     r = run_spyglass(tmp_path, "--protocol", "nope", timeout=30)
     assert r.returncode == 1 and "unknown protocol mode" in r.stderr

@@ -37,7 +37,11 @@ async def test_the_title_names_the_server_once(open_window):
 async def test_a_first_start_fills_the_screen_and_the_result_gets_the_room(open_window):
     async with open_window() as window:
         width, height = layout.first_size(window.screen())
-        assert window.width() == width and window.height() >= height  # (no smaller than the window's minimum)
+        assert window.width() == width and window.height() == height
+        dock = window.traffic_dock  # a quarter of the height (or the least it needs), once the window is shown
+        await until(lambda: dock.height() <= max(height // 4, dock.minimumSizeHint().height()) + 8, 5,
+                    f"the traffic dock to take a quarter of the height, not {dock.height()} of {height}")
+        assert window.minimumSizeHint().height() <= 600  # a 768-pixel laptop screen holds the window
         conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()))
         await connected(conn)
         window.resize(1240, 890)  # the size a user reported: two lines of a result
@@ -91,3 +95,25 @@ async def test_the_demo_server_is_never_offered_for_saving(open_window, new_cata
         window.add_server(demo_spec(), connect=False)
         assert not window.act_save_server.isEnabled()
         assert not window.servers.index(0).data(STATUS_TEXT_ROLE).endswith("not saved")
+
+
+async def test_what_went_wrong_before_the_window_opened_is_told_once_it_does(open_window, tmp_path, expect_log):
+    from inspector.app import ErrorReporter
+
+    expect_log("spyglass.catalog", "was moved to")
+    expect_log("spyglass.app", "Internal error")
+    path = tmp_path / "config" / "servers.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"servers": [')
+    catalog = Catalog(path, secrets=MemorySecrets()).load()  # as app.main reads it, before any window
+    try:
+        raise KeyError("early")
+    except KeyError as exc:
+        ErrorReporter().excepthook(KeyError, exc, exc.__traceback__)
+    async with open_window(catalog=catalog) as window:
+        text = find(window, QLabel, "errorBannerText").text()
+        assert window.banner.isVisible() and "KeyError: 'early'" in text, text
+        assert window.banner.level == "error"  # the fault outranks the news about the catalog
+        assert list(tmp_path.glob("config/servers.json.broken-*"))
+    async with open_window(catalog=Catalog(path, secrets=MemorySecrets())) as again:
+        assert not again.banner.isVisible()  # told once: the next window starts quiet

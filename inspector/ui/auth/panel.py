@@ -38,6 +38,7 @@ from ...auth import KeyringStore
 from ...auth.records import FAILED, OK, PENDING, RUNNING, SKIPPED, Exchange, Step
 from ...session import uses_oauth
 from ..base import theme
+from ..base.layout import scrolled_page
 from ..base.text import plain_tooltip, pretty_json, visible, visible_block
 from .session import AuthSession, open_in_browser
 from .token_view import TokenView
@@ -196,7 +197,7 @@ class AuthPanel(QWidget):
         split.setChildrenCollapsible(False)
         split.setSizes([330, 170])
         self.splitter = split
-        lay = QVBoxLayout(self)
+        lay = scrolled_page(self)
         lay.addWidget(self.summary)
         lay.addLayout(controls)
         lay.addWidget(split, 1)

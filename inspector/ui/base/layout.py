@@ -36,6 +36,20 @@ def scrolling_column(parent: QWidget, name: str, *widgets: QWidget) -> QScrollAr
     return scroll
 
 
+def scrolled_page(page: QWidget) -> QVBoxLayout:
+    """The layout to fill `page` with, inside a frameless scroll area that fills it: a tab whose content
+    needs more height than a short screen gives scrolls, instead of making the whole window taller."""
+    outer = QVBoxLayout(page)
+    outer.setContentsMargins(0, 0, 0, 0)
+    scroll = QScrollArea(page)
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QScrollArea.NoFrame)
+    inner = QWidget(scroll)
+    scroll.setWidget(inner)
+    outer.addWidget(scroll)
+    return QVBoxLayout(inner)
+
+
 def label_grid(parent: QWidget, fields: tuple[tuple[str, str], ...], prefix: str, *,
                wrap: bool = False) -> tuple[QFormLayout, dict[str, QLabel]]:
     """A form of read-only, selectable plain-text values: one row per (key, caption) of `fields`, each

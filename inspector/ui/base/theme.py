@@ -32,6 +32,7 @@ def apply_theme(app: QApplication, mode: str = "system") -> bool:
     _current["dark"] = dark
     app.setStyle("Fusion")
     app.setPalette(dark_palette() if dark else light_palette())
+    app.setStyleSheet(checked_rule(dark))
     if first:
         _current["hooked"] = app
         try:
@@ -39,6 +40,16 @@ def apply_theme(app: QApplication, mode: str = "system") -> bool:
         except AttributeError:  # pragma: no cover
             pass
     return dark
+
+
+def checked_rule(dark: bool) -> str:
+    """Fusion draws a checked tool button (Form | JSON, Pause, Raw JSON) one shade darker than the others,
+    which the dark palette makes invisible: an accent tint says which one is on, in both themes. The
+    padding keeps the button the size Fusion gives it unchecked, so nothing moves when it is toggled."""
+    fill, edge = ("#23406f", "#2f6fdd") if dark else ("#dbe6fb", "#2f6fdd")
+    return (f"QToolButton:checked {{ background-color: {fill}; border: 1px solid {edge}; border-radius: 3px;"
+            f" padding: 1px 2px; }}"
+            f"QToolButton:checked:hover {{ border-color: {'#58a6ff' if dark else '#0a58ca'}; }}")
 
 
 def _follow(app: QApplication) -> None:

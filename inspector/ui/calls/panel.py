@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -185,6 +186,8 @@ class ToolCallPanel(QWidget):
         self.body.setStretchFactor(0, 0)
         self.body.setStretchFactor(1, 1)  # the result gets the room; the divider moves
         self.body.setSizes([300, 600])
+        self._divider_moved = False  # by the user, for this tool: then a resize keeps their choice
+        self.body.splitterMoved.connect(self._user_moved_divider)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(8, 0, 0, 0)
         lay.addWidget(self.placeholder, 1)
@@ -331,7 +334,16 @@ class ToolCallPanel(QWidget):
         self.problems.hide()
         self.call_button.setText("Call")
         self.tabs.setCurrentIndex(0)
+        self._divider_moved = False
         QTimer.singleShot(0, self._fit_split)
+
+    def _user_moved_divider(self, _pos: int, _index: int) -> None:
+        self._divider_moved = True
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if not self._divider_moved and event.size().height() != event.oldSize().height():
+            QTimer.singleShot(0, self._fit_split)  # the window or its dock grew or shrank: fit again
 
     def _fit_split(self) -> None:
         """The form takes what it needs (at most 60 % of the height), the result the rest: an answer is

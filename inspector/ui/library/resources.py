@@ -24,7 +24,7 @@ from ... import errors as E
 from ...session import Status
 from ...templates import TemplateError, check, expand
 from ..base import theme
-from ..base.layout import ListHeader, heading_label, plain_label, scrolling_column, title_label
+from ..base.layout import ListHeader, heading_label, plain_label, scrolled_page, scrolling_column, title_label
 from ..base.tasks import spawn
 from ..base.text import visible, visible_block
 from ..render.results import render_resource_contents
@@ -168,7 +168,7 @@ class ResourcesPane(QWidget):
         split.addWidget(left)
         split.addWidget(right)
         split.setSizes([400, 560])
-        lay = QVBoxLayout(self)
+        lay = scrolled_page(self)
         lay.setContentsMargins(0, 4, 0, 0)
         lay.addWidget(split)
         self.form.changed.connect(self._update_expanded)

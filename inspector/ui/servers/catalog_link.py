@@ -69,9 +69,6 @@ class CatalogLink:
         self._warned_secrets = False
 
     # -- reading ---------------------------------------------------------------------------------
-    def startup_warnings(self) -> list[str]:
-        return list(self.catalog.warnings)
-
     def entry_of(self, conn: Linked) -> CatalogEntry | None:
         cid = conn.catalog_id
         if cid is None:

@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
 
 from ..base.json_view import JsonView
-from ..base.layout import label_grid
+from ..base.layout import label_grid, scrolled_page
 from ..base.text import plain_tooltip, visible, visible_block
 from .connection import Connection
 from .extras import ServerExtras
@@ -43,7 +43,7 @@ class ServerInfoView(QWidget):
             lay.addWidget(widget)
             split.addWidget(box)
         self.extras = ServerExtras(self)
-        lay = QVBoxLayout(self)
+        lay = scrolled_page(self)
         lay.addLayout(form)
         lay.addWidget(self.extras)
         lay.addWidget(split, 1)

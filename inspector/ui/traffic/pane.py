@@ -145,6 +145,9 @@ class TrafficDetail(QWidget):
         self.copy_pretty.clicked.connect(lambda: self._copy(self.pretty_text, "pretty"))
         self.copy_raw.clicked.connect(lambda: self._copy(self.raw_text, "raw"))
 
+        # two lines each at least: a short window keeps its traffic dock short (the splitter gives more)
+        for edit in (self.pretty, self.raw):
+            edit.setMinimumHeight(2 * edit.fontMetrics().lineSpacing() + 2 * edit.frameWidth() + 8)
         self.header.setWordWrap(True)
         buttons = QHBoxLayout()
         buttons.setContentsMargins(0, 0, 0, 0)
@@ -275,7 +278,6 @@ class TrafficPane(QWidget):
         self.direction_combo = self._combo("trafficDirection", DIRECTION_CHOICES, "Direction")
         self.kind_combo = self._combo("trafficKind", KIND_CHOICES, "Kind of frame")
         self.server_combo = self._combo("trafficServer", [("All servers", None)], "Server")
-        self.server_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.pause_button = _tool_button("trafficPause", "Pause", "Stop adding rows (the session keeps recording)",
                                          checkable=True)
         self.autoscroll_button = _tool_button("trafficAutoScroll", "Auto-scroll", "Follow the newest row",
@@ -300,10 +302,14 @@ class TrafficPane(QWidget):
         bar = QHBoxLayout()
         bar.setContentsMargins(0, 0, 0, 0)
         bar.setSpacing(4)
+        # the filter keeps room for what is typed; the boxes take their longest choice's width at most
+        self.filter_edit.setMinimumWidth(self.filter_edit.fontMetrics().horizontalAdvance("Filter: method, sum") + 24)
+        for combo, letters in ((self.direction_combo, 9), (self.kind_combo, 12), (self.server_combo, 12)):
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(letters)
         bar.addWidget(self.filter_edit, 1)
         for w in (self.direction_combo, self.kind_combo, self.server_combo, self.pause_button,
-                  self.autoscroll_button, self.heartbeat_button, self.clear_button, self.export_button,
-                  self.count_label):
+                  self.autoscroll_button, self.heartbeat_button, self.clear_button, self.export_button):
             bar.addWidget(w)
 
         # --- table
@@ -346,6 +352,7 @@ class TrafficPane(QWidget):
         layout.setSpacing(4)
         layout.addLayout(bar)
         layout.addWidget(self.split, 1)
+        layout.addWidget(self.count_label)  # a status line under the table, as Wireshark's: the bar keeps its room
 
         # --- wiring
         self._filter_timer = QTimer(self)

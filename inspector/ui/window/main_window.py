@@ -18,7 +18,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
     QLabel,
@@ -119,9 +119,7 @@ class MainWindow(QMainWindow):
         self.layout_state.restore()
         self._update_actions()
         self._update_summary()
-        messages.attach(self._told)
-        for warning in self.catalog_link.startup_warnings():
-            QTimer.singleShot(0, lambda w=warning: self.show_banner(w, level="info"))
+        messages.attach(self._told)  # what was said before the window existed (a broken catalog) arrives now
 
     # ------------------------------------------------------------------ construction
     def _build_actions(self) -> None:
@@ -655,6 +653,10 @@ class MainWindow(QMainWindow):
             await asyncio.gather(*pending, return_exceptions=True)
         self.log_pane.show_connection(None)
         self.traffic.close()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        QTimer.singleShot(0, self.layout_state.shown)  # docks have their place only once the window is shown
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self._closed_done or self._shutdown_done and not self._closing:
