@@ -31,7 +31,6 @@ from httpx_sse import EventSource
 
 from ..errors import ConnectError, HttpStatusError, InvalidResponse, SessionExpired, SpyglassError, TransportClosed
 from ..protocol.headers import HeaderParam, param_headers, standard_headers
-from ..protocol.jsonrpc import MODERN_ERROR_CODES
 from ..protocol.versions import Era
 from ..secrets import mask_mapping
 from .base import Closed, Transport
@@ -198,7 +197,7 @@ class HttpTransport(Transport):
                 async with self._client.stream("POST", self.url, content=data, headers=sent) as resp:
                     self._exchange("POST", sent, resp, stream)
                     if auth and resp.status_code in (401, 403) and attempt < MAX_AUTH_ROUNDS:
-                        await resp.aread()
+                        await read_capped(resp)  # the flow reads the headers; a 401 page has a cap too
                         handler = auth.on_unauthorized if resp.status_code == 401 else auth.on_forbidden
                         self._authorizing += 1
                         try:
@@ -425,11 +424,3 @@ def _answers(raw: bytes, wire_id: Any) -> bool:
         return False
     return isinstance(obj, dict) and obj.get("id") == wire_id and ("result" in obj or "error" in obj)
 
-
-def is_modern_error_body(body: bytes) -> bool:
-    try:
-        obj = json.loads(body)
-    except ValueError:
-        return False
-    err = obj.get("error") if isinstance(obj, dict) else None
-    return isinstance(err, dict) and err.get("code") in MODERN_ERROR_CODES

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import socket
 import ssl
+import weakref
 from collections.abc import Mapping
 from typing import Protocol
 
@@ -71,8 +72,14 @@ class HttpSettings:
                                  headers={"User-Agent": "spyglass"})
 
 
+_read: weakref.WeakKeyDictionary[httpx.Response, bytes] = weakref.WeakKeyDictionary()
+
+
 async def read_capped(resp: httpx.Response) -> bytes:
-    """The body, read up to MAX_BODY (a server's error page must not fill the memory)."""
+    """The body, read up to MAX_BODY (a server's error page must not fill the memory). Asked again for
+    the same response (the authorization flow read it first), the same bytes."""
+    if resp in _read:
+        return _read[resp]
     chunks: list[bytes] = []
     size = 0
     async for chunk in resp.aiter_bytes():
@@ -80,7 +87,8 @@ async def read_capped(resp: httpx.Response) -> bytes:
         size += len(chunk)
         if size > MAX_BODY:
             break
-    return b"".join(chunks)
+    body = _read[resp] = b"".join(chunks)
+    return body
 
 
 def excerpt(body: bytes) -> str:

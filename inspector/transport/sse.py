@@ -88,7 +88,7 @@ class SseTransport(Transport):
         auth = self.settings.auth
         if auth is None or resp.status_code not in (401, 403) or attempt >= MAX_AUTH_ROUNDS:
             return False
-        await resp.aread()
+        await read_capped(resp)  # the flow reads the headers; a 401 page has a cap too
         handler = auth.on_unauthorized if resp.status_code == 401 else auth.on_forbidden
         assert self._client is not None  # a response came: the client is open
         self._authorizing += 1
@@ -149,7 +149,7 @@ class SseTransport(Transport):
             if not endpoint_ready.done():
                 endpoint_ready.set_exception(error)
                 return False
-            reason = error.message
+            reason = error.message  # pragma: no cover - httpx raises it only while connecting, before any endpoint
         except (httpx.TransportError, httpx.StreamError) as exc:
             reason = f"the SSE stream broke: {failure_text(exc)}"
         if not endpoint_ready.done():
@@ -182,15 +182,17 @@ class SseTransport(Transport):
                 headers["Content-Type"] = "application/json"
                 if self.settings.auth:
                     headers.update(await self.settings.auth.request_headers("POST", self.endpoint))
-                resp = await self._client.post(self.endpoint, content=data, headers=headers)
-                self._exchange("POST", headers, resp, stream)
-                if not await self._authorized_again(resp, attempt):
-                    break
+                async with self._client.stream("POST", self.endpoint, content=data, headers=headers) as resp:
+                    self._exchange("POST", headers, resp, stream)
+                    if await self._authorized_again(resp, attempt):
+                        continue
+                    body = await read_capped(resp)  # an endless error page must not fill the memory
+                break
             if resp.status_code == 401:
                 self._fail(wire_id, auth_required(resp, self.url))
             elif resp.status_code >= 400:
                 self._fail(wire_id, HttpStatusError(f"HTTP {resp.status_code} from {self.endpoint}: "
-                                                    f"{excerpt(resp.content)}", status=resp.status_code))
+                                                    f"{excerpt(body)}", status=resp.status_code))
         except asyncio.CancelledError:
             raise
         except SpyglassError as exc:  # the authorization flow failed, naming its step

@@ -109,7 +109,7 @@ class StdioTransport(Transport):
                 now = time.monotonic()
                 for frame in framer.feed(chunk):
                     self._deliver(frame, now)
-        except (ConnectionResetError, BrokenPipeError):
+        except (ConnectionResetError, BrokenPipeError):  # pragma: no cover - POSIX pipes end with EOF instead
             pass
         for frame in framer.eof():
             self._deliver(frame, time.monotonic(), {"eof": True})
@@ -143,7 +143,7 @@ class StdioTransport(Transport):
                 now = time.monotonic()
                 for line in framer.feed(chunk):
                     self._log_line(line, now)
-        except (ConnectionResetError, BrokenPipeError):
+        except (ConnectionResetError, BrokenPipeError):  # pragma: no cover - POSIX pipes end with EOF instead
             pass
         for line in framer.eof():
             self._log_line(line, time.monotonic())
@@ -207,7 +207,7 @@ class StdioTransport(Transport):
             try:
                 if proc.stdin and not proc.stdin.is_closing():
                     proc.stdin.close()
-            except Exception:
+            except Exception:  # pragma: no cover - closing asyncio's pipe transport does not raise
                 pass
             if not await self._wait(proc, self.grace):
                 self._signal(proc, signal.SIGTERM)
@@ -227,7 +227,7 @@ class StdioTransport(Transport):
         if self._proc and self._proc.stdin:
             try:
                 self._proc.stdin.close()
-            except Exception:
+            except Exception:  # pragma: no cover - closing asyncio's pipe transport does not raise
                 pass
 
     @staticmethod
@@ -246,7 +246,7 @@ class StdioTransport(Transport):
             return
         try:
             os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
+        except (ProcessLookupError, PermissionError):  # pragma: no cover - a group gone with its leader, or not ours
             if not group_only and proc.returncode is None:
                 try:
                     proc.send_signal(sig)

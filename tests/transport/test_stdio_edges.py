@@ -1,0 +1,278 @@
+"""The stdio transport at its edges, with small Python servers written to tmp_path: commands that cannot
+start, servers that die by a signal, stop reading, ignore SIGTERM or leave children holding the pipes, and
+consumers that fail."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import signal
+import textwrap
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import PY, SLOWDOWN
+
+from inspector.errors import ConnectError, TransportClosed
+from inspector.protocol.framing import OVERSIZE_KEEP
+from inspector.transport.stdio import StdioTransport
+
+
+def script(tmp_path: Path, source: str) -> list[str]:
+    path = tmp_path / "server.py"
+    path.write_text(textwrap.dedent(source))
+    return [PY, str(path)]
+
+
+class Wire:
+    """A stdio transport's callbacks, recorded."""
+
+    def __init__(self, transport: StdioTransport) -> None:
+        self.frames: list[tuple[bytes, dict[str, Any] | None]] = []
+        self.logs: list[bytes] = []
+        self.closed: list[Any] = []
+        transport.on_frame = lambda raw, mono, meta=None: self.frames.append((raw, meta))
+        transport.on_log = lambda line, mono: self.logs.append(line)
+        transport.on_close = self.closed.append
+
+
+async def until(cond: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout * SLOWDOWN
+    while not cond():
+        assert time.monotonic() < deadline, "timed out waiting"
+        await asyncio.sleep(0.01)
+
+
+def alive(pid: int) -> bool:
+    """Running, that is: neither gone nor a zombie waiting for a parent to reap it."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@contextlib.asynccontextmanager
+async def started(t: StdioTransport) -> AsyncIterator[StdioTransport]:
+    """Opens the transport and closes it however the block ends (no server outlives its test)."""
+    try:
+        await t.open()
+        yield t
+    finally:
+        await t.close()
+
+
+def readers() -> list[asyncio.Task[Any]]:
+    """The transport's tasks (pipe readers, exit watcher) still running."""
+    return [task for task in asyncio.all_tasks() if task.get_name().startswith("stdio-") and not task.done()]
+
+
+# --- commands that cannot start ----------------------------------------------------------------------------
+
+
+def test_an_empty_command_is_refused():
+    with pytest.raises(ConnectError, match="^no server command given$"):
+        StdioTransport([])
+
+
+@pytest.mark.parametrize("case", ["no cwd", "not on PATH", "no such file", "not executable", "not a program"])
+async def test_a_command_that_cannot_start_says_why(tmp_path, case):
+    target = tmp_path / "server"
+    cwd = None
+    if case == "no cwd":
+        command, cwd = [PY, "-c", "pass"], str(tmp_path / "gone")
+        expected = f"working directory does not exist: {cwd}"
+    elif case == "not on PATH":
+        command = ["spyglass-test-no-such-program", "--stdio"]
+        expected = "command not found: spyglass-test-no-such-program (not on PATH)"
+    elif case == "no such file":
+        command = [str(target)]
+        expected = f"command not found: {target}"
+    elif case == "not executable":
+        target.write_text("#!/bin/sh\necho hi\n")
+        target.chmod(0o644)
+        command = [str(target)]
+        expected = f"permission denied running {target}"
+    else:  # executable, but neither a binary nor a script with a #! line
+        target.write_bytes(b"\x00\x01\x02 no interpreter for this\n")
+        target.chmod(0o755)
+        command = [str(target)]
+        expected = f"could not start {target}: Exec format error"
+    t = StdioTransport(command, cwd=cwd)
+    Wire(t)
+    with pytest.raises(ConnectError) as caught:
+        await t.open()
+    assert caught.value.message == expected and caught.value.details["command"] == t.describe()
+    assert t.pid is None and t.returncode is None
+    with pytest.raises(TransportClosed):
+        await t.send(b"{}")
+    await t.close()  # nothing to stop
+
+
+# --- how a server ends ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("signum, name", [(signal.SIGKILL, "SIGKILL"), (40, "40")])  # 40: a real-time signal
+async def test_a_server_killed_by_a_signal_says_which(tmp_path, signum, name):
+    t = StdioTransport(script(tmp_path, f"""
+        import os
+        os.kill(os.getpid(), {int(signum)})
+    """))
+    wire = Wire(t)
+    async with started(t):
+        await until(lambda: wire.closed)
+    assert [(c.reason, c.exit_code, c.expected) for c in wire.closed] == [
+        (f"the server was killed by signal {name}", -int(signum), False)]
+    assert t.returncode == -int(signum)
+
+
+async def test_a_server_that_ignores_eof_is_ended_by_sigterm_or_else_sigkill(tmp_path):
+    """close(): stdin closed, `grace` seconds, SIGTERM, `grace` seconds, SIGKILL."""
+    # grace: 1 s where the server must get to die of SIGTERM (coverage, if measuring it, saves its data first)
+    for ignores_sigterm, code, grace in ((False, -signal.SIGTERM, 1.0), (True, -signal.SIGKILL, 0.3)):
+        t = StdioTransport(script(tmp_path, f"""
+            import signal, sys, time
+            if {ignores_sigterm}:
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            print("ready", file=sys.stderr, flush=True)
+            sys.stdin.read()  # EOF: and yet it stays
+            print("stdin closed, staying", file=sys.stderr, flush=True)
+            time.sleep(60)
+        """), grace=grace)
+        wire = Wire(t)
+        async with started(t):
+            await until(lambda: wire.logs)
+            start = time.monotonic()
+            await t.close()
+            took = time.monotonic() - start
+        assert [(c.reason, c.exit_code, c.expected) for c in wire.closed] == [("stopped by Spyglass", code, True)]
+        assert wire.logs == [b"ready", b"stdin closed, staying"]
+        assert took >= (2 if ignores_sigterm else 1) * grace * 0.95
+
+
+async def test_a_server_that_stops_reading_its_stdin_fails_the_send(tmp_path):
+    t = StdioTransport(script(tmp_path, """
+        import os, time
+        os.read(0, 1000)  # the start of the message, then no more
+        os.close(0)
+        time.sleep(60)
+    """), grace=0.2)
+    wire = Wire(t)
+    sent: list[bytes] = []
+    t.on_sent = lambda data, mono: sent.append(data)
+    big = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"x": "y" * 1_000_000}}).encode()
+    async with started(t):
+        with pytest.raises(TransportClosed) as caught:
+            await t.send(big)  # more than the pipe holds: the write waits for the server, which goes away
+        assert re.fullmatch(r"the server stopped reading its stdin \((BrokenPipeError|ConnectionResetError)\)",
+                            caught.value.message)
+        with pytest.raises(TransportClosed, match="^the server's stdin is closed$"):
+            await t.send(b"{}")
+    assert sent == [big]
+    assert [(c.reason, c.expected) for c in wire.closed] == [("stopped by Spyglass", True)]
+
+
+async def test_children_left_holding_the_pipes_are_ended_when_the_server_exits(tmp_path):
+    t = StdioTransport(script(tmp_path, """
+        import subprocess, sys
+        child = subprocess.Popen(["sleep", "60"])  # inherits stdout and stderr: no EOF while it lives
+        print(child.pid, file=sys.stderr, flush=True)
+        sys.exit(3)
+    """))
+    wire = Wire(t)
+    child = None
+    try:
+        async with started(t):
+            await until(lambda: wire.closed)
+            child = int(wire.logs[0])
+            assert [(c.reason, c.exit_code, c.expected) for c in wire.closed] == [
+                ("the server exited with code 3", 3, False)]
+            await until(lambda: not alive(child), timeout=5)  # ended with the server's group
+            await until(lambda: not readers())  # and the readers saw EOF
+    finally:
+        if child is not None and alive(child):
+            os.kill(child, signal.SIGKILL)
+
+
+async def test_closing_does_not_wait_forever_for_a_child_outside_the_group(tmp_path):
+    t = StdioTransport(script(tmp_path, """
+        import subprocess, sys
+        child = subprocess.Popen(["sleep", "60"], start_new_session=True)  # escapes the process group
+        print(child.pid, file=sys.stderr, flush=True)
+        sys.stdin.read()
+    """), grace=5.0)  # it exits at EOF: the grace is never used up
+    wire = Wire(t)
+    child = None
+    try:
+        async with started(t):
+            await until(lambda: wire.logs)
+            child = int(wire.logs[0])
+            start = time.monotonic()
+            await t.close()  # the child still holds stdout and stderr open
+            took = time.monotonic() - start
+            assert alive(child)
+    finally:
+        if child is not None and alive(child):
+            os.kill(child, signal.SIGKILL)
+            await until(lambda: not alive(child))
+            await asyncio.sleep(0.1)  # its end closes the pipes: let the loop see it before the test's loop closes
+    assert 2.5 < took < 8 * SLOWDOWN  # the readers were given three seconds, then cancelled
+    await until(lambda: not readers(), timeout=1)
+    assert [(c.reason, c.exit_code, c.expected) for c in wire.closed] == [("stopped by Spyglass", 0, True)]
+
+
+# --- what the server writes ---------------------------------------------------------------------------------
+
+
+async def test_stderr_lines_long_unfinished_or_refused_by_their_consumer(tmp_path, expect_log):
+    expect_log("spyglass.stdio", "stderr consumer failed")
+    t = StdioTransport(script(tmp_path, """
+        import sys
+        sys.stderr.write("first\\n" + "E" * 100000 + "\\nlast words, no newline")
+    """))
+    wire = Wire(t)
+    logs: list[bytes] = []
+
+    def picky(line: bytes, mono: float) -> None:
+        logs.append(line)
+        if len(logs) == 1:
+            raise ValueError("cannot take the first")
+
+    t.on_log = picky
+    async with started(t):
+        await until(lambda: wire.closed and len(logs) == 3)
+    assert logs == [b"first", b"E" * OVERSIZE_KEEP + "… [100000 bytes in one line, cut]".encode(),
+                    b"last words, no newline"]
+
+
+async def test_failing_frame_and_close_consumers_do_not_stop_the_transport(tmp_path, expect_log):
+    expect_log("spyglass.stdio", "frame consumer failed")
+    expect_log("spyglass.stdio", "close consumer failed")
+    t = StdioTransport(script(tmp_path, """
+        import sys
+        sys.stdout.write('{"n": 1}\\n{"n": 2}\\n{"n": 3}')  # the last one unterminated at EOF
+    """))
+    assert not t.authorizing and t.authorized_at is None and not t.mirrors_tool_headers and not t.abort(1)
+    frames: list[tuple[bytes, Any]] = []
+    closed: list[Any] = []
+
+    def picky(raw: bytes, mono: float, meta: Any = None) -> None:
+        frames.append((raw, meta))
+        if len(frames) == 1:
+            raise ValueError("cannot take the first")
+
+    def closing(c: Any) -> None:
+        closed.append(c)
+        raise RuntimeError("cannot take the end")
+
+    t.on_frame, t.on_log, t.on_close = picky, lambda line, mono: None, closing
+    async with started(t):
+        await until(lambda: closed)
+    assert frames == [(b'{"n": 1}', None), (b'{"n": 2}', None), (b'{"n": 3}', {"eof": True})]
+    assert [(c.reason, c.exit_code) for c in closed] == [("the server exited with code 0", 0)]
+    assert t.returncode == 0
