@@ -36,6 +36,12 @@ def progress_to_stderr(progress: Any, total: Any, message: str | None) -> None:
         print(f"\rspyglass: progress {share} {message or ''}", end="", file=sys.stderr, flush=True)
 
 
+def progress_done() -> None:
+    """End the progress line, so that what is printed next does not continue it."""
+    if sys.stderr.isatty():
+        print(file=sys.stderr, flush=True)
+
+
 def as_text(method: str, result: Any) -> str:
     """`--format text`: what a person wants to read of each kind of result."""
     lines: list[str] = []

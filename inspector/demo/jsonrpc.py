@@ -66,21 +66,25 @@ class JsonRpcPeer:
 
     # ------------------------------------------------------------------ output
 
-    def send(self, message: JsonObject | list[JsonObject]) -> None:
+    def send(self, message: JsonObject | list[JsonObject]) -> bool:
+        """Write one message; False when it was dropped (it cannot be encoded, or the output is closed)."""
         try:
-            line = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            # UTF-8 cannot carry a lone surrogate ("\ud800" is valid JSON input): that fails here too
+            data = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
         except (TypeError, ValueError):
             log.exception("could not encode an outgoing message")
             if not isinstance(message, dict) or "id" not in message or "method" in message:
-                return
+                return False
             failure = RpcError(INTERNAL_ERROR, "Result was not valid JSON")
-            line = json.dumps(error_response(message["id"], failure))
+            data = json.dumps(error_response(message["id"], failure)).encode("ascii")
         try:
-            self._write(line.encode("utf-8") + b"\n")
+            self._write(data + b"\n")
         except (OSError, ValueError):
             if not self.closing:
                 log.warning("output is closed; dropping messages")
             self.closing = True
+            return False
+        return True
 
     def notify(self, method: str, params: JsonObject | None = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
@@ -93,8 +97,9 @@ class JsonRpcPeer:
         request_id = f"srv-{next(self._out_ids)}"
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
-        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         try:
+            if not self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}):
+                raise RemoteError(f"{method} could not be sent (see the log)")  # no answer would ever come
             return await future
         except asyncio.CancelledError:
             if not self.closing:
@@ -248,8 +253,11 @@ def run_stdio(make_peer: Callable[[Callable[[bytes], None]], JsonRpcPeer]) -> in
 
         def pump() -> None:  # reading in a thread keeps stdin portable (Windows pipes too)
             try:
-                for line in iter(sys.stdin.buffer.readline, b""):
-                    loop.call_soon_threadsafe(lines.put_nowait, line)
+                # A reader of its own: this daemon thread, blocked in a read, holds its reader's lock, and
+                # after Ctrl+C the interpreter closing sys.stdin at exit would wait for that lock and abort.
+                with os.fdopen(os.dup(sys.stdin.fileno()), "rb") as stdin:
+                    for line in iter(stdin.readline, b""):
+                        loop.call_soon_threadsafe(lines.put_nowait, line)
             except (OSError, ValueError) as exc:
                 log.warning("stdin failed: %s", exc)
             finally:

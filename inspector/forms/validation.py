@@ -62,10 +62,11 @@ def validate(schema: Any, instance: Any) -> list[tuple[str, str]]:
         raise SchemaProblem(f"the schema is {type(schema).__name__}, not an object")
     cls = validator_class(schema)
     try:
-        if isinstance(schema, dict):  # a boolean schema has no `$schema`: it is 2020-12, and valid there
-            cls.check_schema(schema)
-        validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
-        errors = list(validator.iter_errors(instance))
+        with _deep():  # legal schemas nest deeper than the default limit allows: only a cycle is endless
+            if isinstance(schema, dict):  # a boolean schema has no `$schema`: it is 2020-12, and valid there
+                cls.check_schema(schema)
+            validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
+            errors = list(validator.iter_errors(instance))
     except jsonschema.SchemaError as exc:
         raise SchemaProblem(f"the schema is invalid: {exc.message}") from None
     except RecursionError:
@@ -102,9 +103,10 @@ def coerce(schema: Any, key: str, text: str) -> Any:
     otherwise JSON when it parses, else the text."""
     types = property_types(schema, key)
     parsed, ok = _loads(text)
-    if types == {"string"} or (types and "string" in types and (not ok or json_type(parsed) not in types)):
+    fits = ok and (json_type(parsed) in types or ("number" in types and json_type(parsed) == "integer"))
+    if types == {"string"} or (types and "string" in types and not fits):
         return text
-    if ok and (not types or json_type(parsed) in types or ("number" in types and json_type(parsed) == "integer")):
+    if ok and (not types or fits):
         return parsed
     return parsed if ok and not types else text
 

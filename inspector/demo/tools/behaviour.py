@@ -155,7 +155,10 @@ async def create_event(args: JsonObject, ctx: ToolContext) -> JsonObject:
     minutes = arg_num(args, "duration_minutes", default=30, minimum=5, maximum=480, integer=True)
     if minutes % 5:
         raise ArgError("'duration_minutes' must be a multiple of 5")
-    people = [_attendee(a) for a in args.get("attendees") or []]
+    attendees = args.get("attendees") or []
+    if not isinstance(attendees, list):
+        raise ArgError("'attendees' must be an array of objects with name and email")
+    people = [_attendee(a) for a in attendees]
     lines = [f"Created event \"{title}\"",
              f"- When: {when:%A %d %B %Y}" + ("" if all_day else f" at {when:%H:%M}, {minutes} min"),
              f"- Priority: {priority or 'none'}"]
