@@ -6,13 +6,12 @@ reported on stderr. Roots given with `--root` are shared as they are.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import errors as E
-from .common import visible
+from .common import json_object, visible
 
 if TYPE_CHECKING:
     from ..session import CallRecord, ServerSession
@@ -24,13 +23,7 @@ class FlagAnswers:
     def __init__(self, args: argparse.Namespace) -> None:
         self.accept: dict[str, Any] | None = None
         if args.elicit_accept is not None:
-            try:
-                accept = json.loads(args.elicit_accept)
-            except ValueError as exc:
-                raise E.UsageError(f"--elicit-accept is not valid JSON: {exc}") from None
-            if not isinstance(accept, dict):
-                raise E.UsageError("--elicit-accept must be a JSON object")
-            self.accept = accept
+            self.accept = json_object(args.elicit_accept, "--elicit-accept")
         self.decline = bool(args.elicit_decline)
         self.reply: str | None = args.sampling_reply
 

@@ -118,6 +118,17 @@ def add_auth_arguments(p: argparse.ArgumentParser) -> None:
                    help="keep tokens in the OS keyring (default) or only for this run")
 
 
+def json_object(text: str, flag: str, error: type[E.SpyglassError] = E.UsageError) -> dict[str, Any]:
+    """A flag whose value is a JSON object (`--tool-args-json`, `--elicit-accept`); else `error` naming it."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise error(f"{flag} is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise error(f"{flag} must be a JSON object")
+    return value
+
+
 def server_spec(args: argparse.Namespace) -> ServerSpec:
     """The server the flags name: a command, a URL, or an entry of --config."""
     if args.config:

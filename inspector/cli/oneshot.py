@@ -23,6 +23,7 @@ from .common import (
     TraceWriter,
     UsageParser,
     add_server_arguments,
+    json_object,
     pairs,
     parse_with_command,
     server_spec,
@@ -244,12 +245,7 @@ async def _tool_arguments(client: Any, args: argparse.Namespace) -> dict[str, An
         schema = tool.get("inputSchema") if tool else None
     arguments: dict[str, Any] = {}
     if args.tool_args_json:
-        try:
-            arguments = json.loads(args.tool_args_json)
-        except ValueError as exc:
-            raise E.InvalidArguments(f"--tool-args-json is not valid JSON: {exc}") from None
-        if not isinstance(arguments, dict):
-            raise E.InvalidArguments("--tool-args-json must be a JSON object")
+        arguments = json_object(args.tool_args_json, "--tool-args-json", E.InvalidArguments)
     for key, value in pairs(args.tool_arg, "--tool-arg"):
         arguments[key] = validation.coerce(schema, key, value)
     if args.no_validate or schema is None:
