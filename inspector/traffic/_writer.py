@@ -130,7 +130,8 @@ class SinkWriter(Writer):
                 stdin.write(item)
                 stdin.flush()
         except (BrokenPipeError, OSError, ValueError) as exc:
-            self._failed(f"the session writer for {self.path} stopped ({type(exc).__name__})")
+            self._failed(f"the session writer for {self.path} stopped ({type(exc).__name__}; "
+                         f"{self.submitted - self.committed} rows not written)")
         finally:
             try:
                 stdin.close()
