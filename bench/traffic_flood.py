@@ -165,7 +165,7 @@ async def flood_through(model: Any, store: Any, n: int, heartbeat: Heartbeat, se
     """One flood of `n` notifications into `store`; `model` (a TrafficModel or None)
     must end up showing every frame."""
     from inspector.client import Client
-    from inspector.transport import StdioTransport
+    from inspector.transport.stdio import StdioTransport
 
     first = len(store)
     inserts = model.inserts if model is not None else 0

@@ -13,9 +13,11 @@ import pty
 import select
 import subprocess
 import sys
+import textwrap
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
-from support import PY, ROOT, demo_cmd, hostile_cmd
+from support import PY, ROOT, SLOWDOWN, demo_cmd, hostile_cmd
 
 DEMO = ["--", *demo_cmd()]
 HOSTILE = ["--", *hostile_cmd()]  # a lenient server that starts fast
@@ -291,3 +293,46 @@ def test_every_secret_flag_takes_a_file_and_names_the_one_it_cannot_read(tmp_pat
                    for flag in flags])
     for flag, proc in zip(flags, procs):
         failed(proc, 1, "usage", f"{flag}: cannot read {missing}: No such file or directory")
+
+
+def test_a_stdio_server_is_started_before_asyncio_is_imported(tmp_path):
+    """The server boots while the rest of Spyglass imports (bench/cli_oneshot.py measures what it saves)."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(textwrap.dedent(f"""
+        import sys
+        from inspector.transport import process
+        real = process.start
+        def start(*a, **k):
+            print("asyncio loaded at start:", "asyncio" in sys.modules, file=sys.stderr)
+            return real(*a, **k)
+        process.start = start
+        from inspector.cli import main
+        sys.exit(main(["--cli", "--method", "ping", "--", {PY!r}, "-m", "inspector", "--demo-server"]))
+    """))
+    proc = subprocess.run([PY, str(probe)], capture_output=True, text=True, timeout=60 * SLOWDOWN,
+                          cwd=str(ROOT))
+    assert proc.returncode == 0, proc.stderr
+    assert "asyncio loaded at start: False" in proc.stderr
+
+
+def test_an_interrupt_before_the_transport_takes_the_server_over_leaves_no_server(monkeypatch, capsys):
+    import asyncio
+
+    from inspector.cli import oneshot
+
+    started: list[Any] = []
+    real = oneshot.start_process
+
+    def start(spec: Any) -> Any:
+        started.append(real(spec))
+        return started[-1]
+
+    def interrupted(coro: Any) -> Any:
+        coro.close()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(oneshot, "start_process", start)
+    monkeypatch.setattr(asyncio, "run", interrupted)
+    code = oneshot.main(["--cli", "--", PY, "-m", "inspector", "--demo-server"])
+    assert code == 130 and "interrupted" in capsys.readouterr().err
+    assert started and started[0].returncode is not None  # ended and reaped

@@ -10,7 +10,7 @@ from support import everything_cmd
 from inspector import errors as E
 from inspector.client import Client
 from inspector.protocol.versions import Era
-from inspector.transport import StdioTransport
+from inspector.transport.stdio import StdioTransport
 
 PNG_MAGIC = "iVBORw0KGgo"
 

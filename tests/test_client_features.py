@@ -10,7 +10,7 @@ from support import demo_cmd, everything_cmd
 
 from inspector.client import Client
 from inspector.protocol.versions import Era
-from inspector.transport import StdioTransport
+from inspector.transport.stdio import StdioTransport
 
 
 def client(cmd, mode="auto", frames=None, notes=None, **kw) -> Client:

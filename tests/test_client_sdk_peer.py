@@ -10,7 +10,7 @@ from support import PY, SDK_SERVER, spec_validator
 from inspector import errors as E
 from inspector.client import Client
 from inspector.protocol.versions import Era
-from inspector.transport import StdioTransport
+from inspector.transport.stdio import StdioTransport
 
 
 async def ask(params, context=None):

@@ -13,7 +13,7 @@ from support import demo_cmd, spec_validator
 from inspector import errors as E
 from inspector.client import Client
 from inspector.protocol.versions import Era
-from inspector.transport import StdioTransport
+from inspector.transport.stdio import StdioTransport
 
 CALLS = {
     "echo": {"message": "hi"},

@@ -14,7 +14,7 @@ from support import ROOT, everything_cmd
 from inspector import errors as E
 from inspector.client import Client
 from inspector.protocol import tasks as T
-from inspector.transport import StdioTransport
+from inspector.transport.stdio import StdioTransport
 
 RESEARCH = "simulate-research-query"
 

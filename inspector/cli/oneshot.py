@@ -7,17 +7,17 @@ human line on stderr, and exits with the code of the failure (inspector.errors; 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import errors as E
 from ..protocol.mode import Mode
 from ..protocol.versions import LOG_LEVELS
-from ..transport.factory import open_transport
+from ..transport.factory import open_transport, start_process
+from ..transport.process import stop
 from .answers import FlagAnswers, root
 from .common import (
     TraceWriter,
@@ -31,6 +31,11 @@ from .common import (
     visible,
 )
 from .output import first_text, print_result, progress_done, progress_to_stderr, task_to_stderr
+
+if TYPE_CHECKING:
+    import subprocess
+
+    from ..config import ServerSpec
 
 METHODS = ("tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read",
            "prompts/list", "prompts/get", "completion/complete", "logging/setLevel", "ping", "server/discover")
@@ -95,15 +100,18 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return args
 
 
-async def run(args: argparse.Namespace, out: TextIO) -> int:
-    spec = server_spec(args)
+async def run(args: argparse.Namespace, out: TextIO, spec: ServerSpec | None = None,
+              started: subprocess.Popen[bytes] | None = None) -> int:
+    """The request `args` name, against `spec` (from the flags when not given), whose process may be
+    `started` already (`transport.factory.start_process`)."""
+    spec = spec or server_spec(args)
     answers = FlagAnswers(args)
     roots = [root(path) for path in args.root] or None  # declared only when given
     trace = TraceWriter(args.trace) if args.trace else None
     options = transport_options(spec, args, trace)
-    opened = open_transport(spec, options)
-    # Start the server first, so that it boots while the rest of Spyglass
-    # imports: its readers first run at the next await, when the client has attached to it.
+    opened = open_transport(spec, options, started=started)
+    # Attach to the server before the session layer is imported: its readers first run at the next
+    # await, when the client has attached to it.
     await opened.transport.open()
     if args.method == "tools/call" and not args.no_validate:
         _preload("jsonschema")
@@ -278,10 +286,17 @@ def _preload(module: str) -> None:
 
 def main(argv: Sequence[str], out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    started = time.monotonic()
+    begun = time.monotonic()
+    started = None
     try:
         args = parse_args(argv)
-        return asyncio.run(run(args, out))
+        spec = server_spec(args)
+        # A stdio server boots while the rest of Spyglass (asyncio first) imports: it takes longer
+        # to start than anything here, so a one-shot call ends sooner.
+        started = start_process(spec)
+        import asyncio
+
+        return asyncio.run(run(args, out, spec, started))
     except E.SpyglassError as exc:
         out.write(json.dumps({"error": exc.as_json()}, ensure_ascii=False) + "\n")
         print(f"spyglass: {visible(exc.message)}", file=sys.stderr)
@@ -291,6 +306,9 @@ def main(argv: Sequence[str], out: TextIO | None = None) -> int:
         return 130
     except Exception as exc:  # pragma: no cover - only a bug of ours: still one line and a defined exit code
         out.write(json.dumps({"error": {"kind": "internal", "message": f"{type(exc).__name__}: {exc}"}}) + "\n")
-        print(f"spyglass: internal error: {type(exc).__name__}: {exc} (after {time.monotonic() - started:.1f} s)",
+        print(f"spyglass: internal error: {type(exc).__name__}: {exc} (after {time.monotonic() - begun:.1f} s)",
               file=sys.stderr)
         return EXIT_INTERNAL
+    finally:
+        if started is not None:
+            stop(started)  # interrupted before the transport took it over: no server is left behind

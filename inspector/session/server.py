@@ -393,7 +393,7 @@ class ServerSession:
             return
         if method == "notifications/message":
             self.log.append(entry_from_message(params))
-        elif method in LIST_CHANGED:
+        elif method in LIST_CHANGED and self.options.load_lists:  # a session that keeps no lists reloads none
             for kind in LIST_CHANGED[method]:
                 self._spawn(self.listings.load(kind, refresh=True, mark=True))
         elif method == "notifications/resources/updated":

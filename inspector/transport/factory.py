@@ -18,6 +18,8 @@ from ..protocol.framing import DEFAULT_MAX_MESSAGE
 from .base import Transport
 
 if TYPE_CHECKING:
+    import subprocess
+
     from .http_common import AuthProvider
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
@@ -57,13 +59,27 @@ def transport_kind(spec: ServerSpec) -> str:
     return "sse" if spec.url.rstrip("/").endswith("/sse") else "http"
 
 
-def open_transport(spec: ServerSpec, options: TransportOptions | None = None) -> Opened:
-    """The transport for `spec` (not started yet). Raises ConnectError when there is nothing to start."""
+def start_process(spec: ServerSpec) -> subprocess.Popen[bytes] | None:
+    """Start a stdio server's process now, without an event loop (None for a URL server), to hand to
+    `open_transport(started=...)`: `spyglass --cli` lets the server boot while the rest of it imports.
+    Raises ConnectError when the command cannot run."""
+    if spec.url is not None:
+        return None
+    from .process import start
+
+    return start(spec.command, env=spec.env, cwd=spec.cwd)
+
+
+def open_transport(spec: ServerSpec, options: TransportOptions | None = None, *,
+                   started: subprocess.Popen[bytes] | None = None) -> Opened:
+    """The transport for `spec` (not started yet, or `started` by `start_process`). Raises ConnectError
+    when there is nothing to start."""
     options = options or TransportOptions()
     if spec.url is None:
         from .stdio import StdioTransport
 
-        return Opened(StdioTransport(spec.command, env=spec.env, cwd=spec.cwd, max_message=options.max_message))
+        return Opened(StdioTransport(spec.command, env=spec.env, cwd=spec.cwd, max_message=options.max_message,
+                                     started=started))
     from .http import HttpTransport
     from .http_common import HttpSettings
     from .sse import SseTransport

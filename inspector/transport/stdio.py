@@ -3,6 +3,10 @@
 The server runs in its own process group (so its children go with it), stdout
 is framed by hand (no 64 KiB line limit), stderr is a separate line stream, and
 `close()` escalates: close stdin → wait → SIGTERM the group → wait → SIGKILL.
+
+The process is started with the standard library (transport/process.py), so a caller may start it
+before it has an event loop and hand it over; its pipes join the loop in `open()`, and a thread waits
+for its exit (the moment it exits, not when its pipes close, which children it left may delay).
 """
 
 from __future__ import annotations
@@ -11,15 +15,17 @@ import asyncio
 import logging
 import os
 import shlex
-import shutil
 import signal
+import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import IO, Any
 
 from ..errors import ConnectError, TransportClosed
 from ..protocol.framing import DEFAULT_MAX_MESSAGE, LineFramer, Oversize
+from . import process
 from .base import Closed, Transport
 
 log = logging.getLogger("spyglass.stdio")
@@ -30,7 +36,8 @@ STDERR_LINE_MAX = 64 * 1024
 
 class StdioTransport(Transport):
     def __init__(self, command: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
-                 max_message: int = DEFAULT_MAX_MESSAGE, grace: float = 2.0, inherit_env: bool = True) -> None:
+                 max_message: int = DEFAULT_MAX_MESSAGE, grace: float = 2.0, inherit_env: bool = True,
+                 started: subprocess.Popen[bytes] | None = None) -> None:
         if not command:
             raise ConnectError("no server command given")
         self.command = list(command)
@@ -39,7 +46,12 @@ class StdioTransport(Transport):
         self.max_message = max_message
         self.grace = grace
         self.inherit_env = inherit_env
-        self._proc: asyncio.subprocess.Process | None = None
+        self._started = started  # already running (`process.start`), handed over by the caller
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._exit: asyncio.Future[int] | None = None
+        self._stdin: asyncio.StreamWriter | None = None
+        self._stdout: asyncio.StreamReader | None = None
+        self._stderr: asyncio.StreamReader | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._closing = False
         self._closed_reported = False
@@ -58,48 +70,40 @@ class StdioTransport(Transport):
 
     async def open(self) -> None:
         if self._proc is not None:
-            return  # already started (the command line starts it early)
-        env = dict(os.environ) if self.inherit_env else {}
-        env.update(self.env)
-        program = self.command[0]
-        if self.cwd is not None and not os.path.isdir(self.cwd):
-            raise ConnectError(f"working directory does not exist: {self.cwd}", command=self.describe())
-        resolved = shutil.which(program, path=env.get("PATH")) if os.sep not in program else program
-        if resolved is None:
-            raise ConnectError(f"command not found: {program} (not on PATH)", command=self.describe())
-        try:
-            self._proc = await asyncio.create_subprocess_exec(
-                resolved, *self.command[1:],
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                env=env, cwd=self.cwd, start_new_session=(sys.platform != "win32"),
-            )
-        except FileNotFoundError:
-            raise ConnectError(f"command not found: {program}", command=self.describe()) from None
-        except PermissionError:
-            raise ConnectError(f"permission denied running {program}", command=self.describe()) from None
-        except OSError as exc:
-            raise ConnectError(f"could not start {program}: {exc.strerror or exc}", command=self.describe()) from None
-        log.debug("started %s as pid %s", self.describe(), self._proc.pid)
+            return
+        proc = self._started or process.start(self.command, env=self.env, cwd=self.cwd,
+                                                inherit_env=self.inherit_env)
+        self._started = None
+        self._proc = proc
+        loop = asyncio.get_running_loop()
+        self._exit = loop.create_future()
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        self._stdout = await _reader(loop, proc.stdout)
+        self._stderr = await _reader(loop, proc.stderr)
+        self._stdin = await _writer(loop, proc.stdin)
+        threading.Thread(target=_wait_for_exit, args=(proc, loop, self._exit), daemon=True,
+                         name=f"stdio-wait-{proc.pid}").start()
+        log.debug("started %s as pid %s", self.describe(), proc.pid)
         self._tasks = [asyncio.create_task(self._read_stdout(), name="stdio-stdout"),
                        asyncio.create_task(self._read_stderr(), name="stdio-stderr")]
         self._tasks.append(asyncio.create_task(self._watch_exit(), name="stdio-exit"))
 
     async def send(self, data: bytes) -> None:
-        proc = self._proc
-        if proc is None or proc.stdin is None or self._closing or proc.stdin.is_closing():
+        stdin = self._stdin
+        if stdin is None or self._closing or stdin.is_closing():
             raise TransportClosed("the server's stdin is closed")
         async with self._write_lock:
             try:
-                proc.stdin.write(data + b"\n")
+                stdin.write(data + b"\n")
                 if self.on_sent is not None:
                     self.on_sent(data, time.monotonic())
-                await proc.stdin.drain()
+                await stdin.drain()
             except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
                 raise TransportClosed(f"the server stopped reading its stdin ({type(exc).__name__})") from None
 
     async def _read_stdout(self) -> None:
-        assert self._proc and self._proc.stdout
-        reader = self._proc.stdout
+        assert self._stdout is not None
+        reader = self._stdout
         framer = LineFramer(self.max_message)
         try:
             while True:
@@ -114,13 +118,9 @@ class StdioTransport(Transport):
         for frame in framer.eof():
             self._deliver(frame, time.monotonic(), {"eof": True})
         # stdout is closed. If the process lives on, no answer can ever arrive.
-        proc = self._proc
-        if not self._closing and proc.returncode is None:
-            try:
-                await asyncio.wait_for(_exited(proc), 1.0)
-            except TimeoutError:
-                self._report_closed(None, "the server closed its standard output but is still running; "
-                                          "no answer can arrive")
+        if not self._closing and not await self._wait(1.0):
+            self._report_closed(None, "the server closed its standard output but is still running; "
+                                      "no answer can arrive")
 
     def _deliver(self, frame: bytes | Oversize, now: float, meta: dict[str, Any] | None = None) -> None:
         try:
@@ -132,8 +132,8 @@ class StdioTransport(Transport):
             log.exception("frame consumer failed")
 
     async def _read_stderr(self) -> None:
-        assert self._proc and self._proc.stderr
-        reader = self._proc.stderr
+        assert self._stderr is not None
+        reader = self._stderr
         framer = LineFramer(STDERR_LINE_MAX)
         try:
             while True:
@@ -157,8 +157,8 @@ class StdioTransport(Transport):
             log.exception("stderr consumer failed")
 
     async def _watch_exit(self) -> None:
-        assert self._proc
-        code = await _exited(self._proc)
+        assert self._proc is not None and self._exit is not None
+        code = await asyncio.shield(self._exit)
         # Let the readers drain what the process wrote before it died. Children
         # it left behind may hold the pipes open (no EOF while they live): end
         # them, then the readers finish.
@@ -172,13 +172,13 @@ class StdioTransport(Transport):
         if not self._closing:
             self._end_group(self._proc)
 
-    def _end_group(self, proc: asyncio.subprocess.Process) -> None:
+    def _end_group(self, proc: subprocess.Popen[bytes]) -> None:
         """The server is gone; end whatever it left running in its process group:
         SIGTERM now, SIGKILL a second later for whatever ignored it."""
         if sys.platform == "win32" or not _group_alive(proc.pid):
             return
-        self._signal(proc, signal.SIGTERM, group_only=True)
-        asyncio.get_running_loop().call_later(1.0, self._signal, proc, signal.SIGKILL, True)
+        _signal(proc, signal.SIGTERM, group_only=True)
+        asyncio.get_running_loop().call_later(1.0, _signal, proc, signal.SIGKILL, True)
 
     def _report_closed(self, code: int | None, reason: str | None = None) -> None:
         if self._closed_reported:
@@ -198,24 +198,23 @@ class StdioTransport(Transport):
             log.exception("close consumer failed")
 
     async def close(self) -> None:
+        if self._started is not None:  # handed over but never opened: stop it all the same
+            await self.open()
         proc = self._proc
         if proc is None or self._closing:
             await self._join()
             return
         self._closing = True
         if proc.returncode is None:
-            try:
-                if proc.stdin and not proc.stdin.is_closing():
-                    proc.stdin.close()
-            except Exception:  # pragma: no cover - closing asyncio's pipe transport does not raise
-                pass
-            if not await self._wait(proc, self.grace):
-                self._signal(proc, signal.SIGTERM)
-                if not await self._wait(proc, self.grace):
-                    self._signal(proc, signal.SIGKILL)
-                    await self._wait(proc, 5.0)
+            if self._stdin is not None:
+                self._stdin.close()
+            if not await self._wait(self.grace):
+                _signal(proc, signal.SIGTERM)
+                if not await self._wait(self.grace):
+                    _signal(proc, signal.SIGKILL)
+                    await self._wait(5.0)
         # The server may have left children in its group: end them too.
-        self._signal(proc, signal.SIGKILL, group_only=True)
+        _signal(proc, signal.SIGKILL, group_only=True)
         await self._join()
 
     async def _join(self) -> None:
@@ -224,43 +223,59 @@ class StdioTransport(Transport):
             done, still = await asyncio.wait(tasks, timeout=3.0)
             for t in still:
                 t.cancel()
-        if self._proc and self._proc.stdin:
-            try:
-                self._proc.stdin.close()
-            except Exception:  # pragma: no cover - closing asyncio's pipe transport does not raise
-                pass
+        if self._stdin is not None:
+            self._stdin.close()
 
-    @staticmethod
-    async def _wait(proc: asyncio.subprocess.Process, seconds: float) -> bool:
+    async def _wait(self, seconds: float) -> bool:
+        """Whether the process exits within `seconds`."""
+        assert self._exit is not None
         try:
-            await asyncio.wait_for(_exited(proc), seconds)
+            await asyncio.wait_for(asyncio.shield(self._exit), seconds)
             return True
         except TimeoutError:
             return False
 
-    @staticmethod
-    def _signal(proc: asyncio.subprocess.Process, sig: int, group_only: bool = False) -> None:
-        if sys.platform == "win32":  # pragma: no cover
-            if not group_only and proc.returncode is None:
-                proc.kill()
-            return
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):  # pragma: no cover - a group gone with its leader, or not ours
-            if not group_only and proc.returncode is None:
-                try:
-                    proc.send_signal(sig)
-                except ProcessLookupError:
-                    pass
+
+async def _reader(loop: asyncio.AbstractEventLoop, pipe: IO[bytes]) -> asyncio.StreamReader:
+    reader = asyncio.StreamReader(limit=READ_CHUNK, loop=loop)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe)
+    return reader
 
 
-async def _exited(proc: asyncio.subprocess.Process) -> int:
-    """The process's exit code, as soon as it exits. (`Process.wait()` on Python
-    3.11 also waits until every pipe is closed, which a child the server left
-    running can delay forever.)"""
-    while proc.returncode is None:
-        await asyncio.sleep(0.02)
-    return proc.returncode
+async def _writer(loop: asyncio.AbstractEventLoop, pipe: IO[bytes]) -> asyncio.StreamWriter:
+    # StreamReaderProtocol brings the flow control that drain() waits on; nothing is read from it.
+    transport, protocol = await loop.connect_write_pipe(
+        lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader(loop=loop), loop=loop), pipe)
+    return asyncio.StreamWriter(transport, protocol, None, loop)
+
+
+def _wait_for_exit(proc: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop, done: asyncio.Future[int]) -> None:
+    """A thread: the exit code, to the loop, as soon as the process exits."""
+    code = proc.wait()
+    try:
+        loop.call_soon_threadsafe(_settle, done, code)
+    except RuntimeError:  # the loop is closed: nobody is waiting any more
+        pass
+
+
+def _settle(done: asyncio.Future[int], code: int) -> None:
+    if not done.done():
+        done.set_result(code)
+
+
+def _signal(proc: subprocess.Popen[bytes], sig: int, group_only: bool = False) -> None:
+    if sys.platform == "win32":  # pragma: no cover
+        if not group_only and proc.returncode is None:
+            proc.kill()
+        return
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):  # a group gone with its leader, or not ours (sudo)
+        if not group_only and proc.returncode is None:
+            try:
+                proc.send_signal(sig)
+            except (ProcessLookupError, PermissionError):
+                pass
 
 
 def _group_alive(pgid: int) -> bool:

@@ -11,7 +11,7 @@ from pathlib import Path
 from inspector import errors as E
 from inspector.client import Client
 from inspector.traffic import Frame, TrafficStore
-from inspector.transport import StdioTransport
+from inspector.transport.stdio import StdioTransport
 
 Captured = tuple[tuple[str, Frame], ...]
 

@@ -276,3 +276,75 @@ async def test_failing_frame_and_close_consumers_do_not_stop_the_transport(tmp_p
     assert frames == [(b'{"n": 1}', None), (b'{"n": 2}', None), (b'{"n": 3}', {"eof": True})]
     assert [(c.reason, c.exit_code) for c in closed] == [("the server exited with code 0", 0)]
     assert t.returncode == 0
+
+
+# --- a process started before the event loop, handed over --------------------------------------------------
+
+
+ECHO = """
+    import sys
+    for line in sys.stdin:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+"""
+
+
+async def test_a_process_started_without_a_loop_is_taken_over_as_it_is(tmp_path):
+    from inspector.config import ServerSpec
+    from inspector.transport.factory import open_transport, start_process
+
+    spec = ServerSpec(name="echo", command=script(tmp_path, ECHO))
+    proc = start_process(spec)
+    assert proc is not None and proc.poll() is None
+    t = open_transport(spec, started=proc).transport
+    assert isinstance(t, StdioTransport)
+    wire = Wire(t)
+    async with started(t):
+        assert t.pid == proc.pid  # the same process: none was started twice
+        await t.send(b'{"jsonrpc":"2.0","id":1,"method":"ping"}')
+        await until(lambda: wire.frames)
+    assert wire.frames[0][0] == b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    assert wire.closed and wire.closed[0].expected and proc.returncode is not None
+
+
+async def test_a_handed_over_process_is_stopped_even_if_never_opened(tmp_path):
+    from inspector.config import ServerSpec
+    from inspector.transport.factory import open_transport, start_process
+
+    spec = ServerSpec(name="echo", command=script(tmp_path, ECHO))
+    proc = start_process(spec)
+    assert proc is not None
+    t = open_transport(spec, started=proc).transport
+    Wire(t)
+    await t.close()
+    assert proc.returncode is not None and not alive(proc.pid)
+
+
+def test_a_url_server_has_no_process_to_start_early():
+    from inspector.config import ServerSpec
+    from inspector.transport.factory import start_process
+
+    assert start_process(ServerSpec(name="u", url="http://127.0.0.1:9/mcp")) is None
+
+
+def test_a_started_process_nobody_took_over_is_ended_with_its_group(tmp_path):
+    from inspector.transport import process
+
+    proc = process.start(script(tmp_path, """
+        import subprocess, sys, time
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        print(child.pid, flush=True)
+        time.sleep(60)
+    """))
+    assert proc.stdout is not None
+    child = int(proc.stdout.readline())
+    process.stop(proc)
+    assert proc.returncode == -signal.SIGKILL
+    deadline = time.monotonic() + 5 * SLOWDOWN
+    while alive(child):  # the orphan is reparented and reaped by init
+        assert time.monotonic() < deadline, "the server's child outlived it"
+        time.sleep(0.02)
+    process.stop(proc)  # once it is gone, stopping it again does nothing
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        assert pipe is not None
+        pipe.close()

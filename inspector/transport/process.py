@@ -1,0 +1,65 @@
+"""Starting a stdio server's process: the standard library only, no event loop.
+
+The stdio transport starts its server here, and so can a caller that wants the server to boot while it
+is still getting ready: `spyglass --cli` starts it before asyncio and the session layer are imported
+(see `transport.factory.start_process`), then hands the running process to the transport.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+
+from ..errors import ConnectError
+
+
+def start(command: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
+          inherit_env: bool = True) -> subprocess.Popen[bytes]:
+    """Run `command` with three pipes, in a process group of its own (so its children go with it).
+    Raises ConnectError with a sentence a person can act on when it cannot run."""
+    if not command:
+        raise ConnectError("no server command given")
+    described = shlex.join(command)
+    full_env = dict(os.environ) if inherit_env else {}
+    full_env.update(env or {})
+    program = command[0]
+    if cwd is not None and not os.path.isdir(cwd):
+        raise ConnectError(f"working directory does not exist: {cwd}", command=described)
+    resolved = shutil.which(program, path=full_env.get("PATH")) if os.sep not in program else program
+    if resolved is None:
+        raise ConnectError(f"command not found: {program} (not on PATH)", command=described)
+    popen: type[subprocess.Popen[bytes]] = subprocess.Popen
+    if sys.platform == "win32":  # pragma: no cover - the proactor loop reads overlapped pipes only
+        from asyncio.windows_utils import Popen as popen  # type: ignore[assignment]
+    try:
+        return popen([resolved, *command[1:]], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE, env=full_env, cwd=cwd, bufsize=0,
+                     start_new_session=(sys.platform != "win32"))
+    except FileNotFoundError:
+        raise ConnectError(f"command not found: {program}", command=described) from None
+    except PermissionError:
+        raise ConnectError(f"permission denied running {program}", command=described) from None
+    except OSError as exc:
+        raise ConnectError(f"could not start {program}: {exc.strerror or exc}", command=described) from None
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """End a started server that nobody stopped (its whole process group), and reap it."""
+    if proc.poll() is not None:
+        return
+    try:
+        if sys.platform == "win32":  # pragma: no cover
+            proc.kill()
+        else:
+            os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(5.0)
+    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignored
+        pass
