@@ -7,6 +7,7 @@ is still getting ready: `spyglass --cli` starts it before asyncio and the sessio
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
@@ -57,8 +58,9 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
             proc.kill()
         else:
             os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    except (ProcessLookupError, PermissionError):  # not the leader of a group of its own (started elsewhere)
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
     try:
         proc.wait(5.0)
     except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignored

@@ -12,6 +12,7 @@ for its exit (the moment it exits, not when its pipes close, which children it l
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import shlex
@@ -77,10 +78,18 @@ class StdioTransport(Transport):
         self._proc = proc
         loop = asyncio.get_running_loop()
         self._exit = loop.create_future()
-        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        self._stdout = await _reader(loop, proc.stdout)
-        self._stderr = await _reader(loop, proc.stderr)
-        self._stdin = await _writer(loop, proc.stdin)
+        try:
+            assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+            if proc.stdin.closed or proc.stdout.closed or proc.stderr.closed:
+                raise ValueError("a pipe is closed")  # before asyncio half-builds a transport around it
+            self._stdout = await _reader(loop, proc.stdout)
+            self._stderr = await _reader(loop, proc.stderr)
+            self._stdin = await _writer(loop, proc.stdin)
+        except (AssertionError, OSError, ValueError) as exc:  # a process handed over without its three pipes
+            process.stop(proc)
+            self._exit.set_result(proc.wait())
+            raise ConnectError(f"cannot read and write the server's pipes ({type(exc).__name__})",
+                               command=self.describe()) from None
         threading.Thread(target=_wait_for_exit, args=(proc, loop, self._exit), daemon=True,
                          name=f"stdio-wait-{proc.pid}").start()
         log.debug("started %s as pid %s", self.describe(), proc.pid)
@@ -270,12 +279,10 @@ def _signal(proc: subprocess.Popen[bytes], sig: int, group_only: bool = False) -
         return
     try:
         os.killpg(proc.pid, sig)
-    except (ProcessLookupError, PermissionError):  # a group gone with its leader, or not ours (sudo)
+    except (ProcessLookupError, PermissionError):  # a group gone with its leader, not ours (sudo), or none
         if not group_only and proc.returncode is None:
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 proc.send_signal(sig)
-            except (ProcessLookupError, PermissionError):
-                pass
 
 
 def _group_alive(pgid: int) -> bool:

@@ -348,3 +348,71 @@ def test_a_started_process_nobody_took_over_is_ended_with_its_group(tmp_path):
     for pipe in (proc.stdin, proc.stdout, proc.stderr):
         assert pipe is not None
         pipe.close()
+
+
+def test_an_empty_command_cannot_be_started():
+    from inspector.transport import process
+
+    with pytest.raises(ConnectError, match="^no server command given$"):
+        process.start([])
+
+
+def _outside_a_group(tmp_path: Path) -> Any:
+    """A server started by someone else, in Spyglass's own process group (no group to signal)."""
+    import subprocess
+
+    return subprocess.Popen(script(tmp_path, ECHO), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+
+
+def test_a_process_without_a_group_of_its_own_is_still_stopped(tmp_path):
+    from inspector.transport import process
+
+    proc = _outside_a_group(tmp_path)
+    process.stop(proc)
+    assert proc.returncode == -signal.SIGKILL
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        assert pipe is not None
+        pipe.close()
+
+
+async def test_a_handed_over_process_whose_pipes_are_gone_is_a_connect_error(tmp_path):
+    proc = _outside_a_group(tmp_path)
+    assert proc.stdin is not None
+    proc.stdin.close()
+    t = StdioTransport(["server"], started=proc)
+    Wire(t)
+    with pytest.raises(ConnectError, match=r"cannot read and write the server's pipes \(ValueError\)"):
+        await t.open()
+    assert proc.returncode is not None
+    await t.close()  # nothing left to do, and no error
+
+
+async def test_a_handed_over_process_that_ignores_stdin_is_signalled_without_a_group(tmp_path):
+    import subprocess
+
+    proc = subprocess.Popen(script(tmp_path, """
+        import signal, sys, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        sys.stdin.close()
+        time.sleep(60)
+    """), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    t = StdioTransport(["server"], started=proc, grace=0.3)
+    Wire(t)
+    async with started(t):
+        pass
+    assert proc.returncode == -signal.SIGKILL  # SIGTERM ignored, SIGKILL sent to the process itself
+
+
+def test_an_exit_after_the_loop_closed_is_dropped_quietly():
+    import subprocess
+
+    from inspector.transport import stdio
+
+    proc = subprocess.Popen([PY, "-c", "pass"])
+    proc.wait()
+    loop = asyncio.new_event_loop()
+    done = loop.create_future()
+    loop.close()
+    stdio._wait_for_exit(proc, loop, done)  # no RuntimeError escapes the waiting thread
+    assert not done.done()
