@@ -1,5 +1,5 @@
-"""`spyglass` and `python -m inspector`: the window, `--cli` for one headless request, or
-`--demo-server` for the built-in demo server over stdio (used by the frozen bundle)."""
+"""`spyglass` and `python -m inspector`: the window, `--cli` for one headless request, `check` to judge a
+server, or `--demo-server` for the built-in demo server over stdio (used by the frozen bundle)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .demo.server import main as demo_main
 
         return demo_main()
+    if argv[:1] == ["check"]:
+        from .cli.check import main as check_main  # never imports Qt
+
+        return check_main(argv)
     if _headless(argv):
         from .cli import main as cli_main  # never imports Qt
 
@@ -35,7 +39,7 @@ def entry() -> None:
 
 
 def _headless(argv: Sequence[str]) -> bool:
-    return "--cli" in argv[: argv.index("--") if "--" in argv else len(argv)]
+    return argv[:1] == ["check"] or "--cli" in argv[: argv.index("--") if "--" in argv else len(argv)]
 
 
 if __name__ == "__main__":

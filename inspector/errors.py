@@ -15,6 +15,7 @@ EXIT_TOOL_ERROR = 5
 EXIT_RPC_ERROR = 6
 EXIT_TIMEOUT = 7
 EXIT_INVALID = 8
+EXIT_FINDINGS = 9  # spyglass check: findings at or above the failure bar
 
 
 class SpyglassError(Exception):

@@ -74,7 +74,7 @@ class Client(ClientCore):
             try:
                 pager.add(result)
             except PaginationError as exc:
-                raise E.InvalidResponse(f"{method}: {exc}", method=method) from None
+                raise E.InvalidResponse(f"{method}: {exc}", method=method, pagination=str(exc)) from None
         merged = dict(pager.last_result or {})
         merged.pop("nextCursor", None)
         merged[key] = pager.items

@@ -32,7 +32,8 @@ EMAIL = r"[^@\s]+@[^@\s]+\.[^@\s]+"
                   "Cancel it to see it stop.",
       input_schema={"type": "object",
                     "properties": {
-                        "steps": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+                        "steps": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10,
+                                  "description": "How many steps to work through"},
                         "step_ms": {"type": "integer", "minimum": 10, "maximum": 2000, "default": 300,
                                     "description": "Milliseconds per step"}}},
       annotations=READ_ONLY)
@@ -90,11 +91,11 @@ async def delete_item(args: JsonObject, ctx: ToolContext) -> JsonObject:
       description="Pretends to search the internet and returns invented results. No network is used.",
       input_schema={"type": "object",
                     "properties": {
-                        "query": {"type": "string", "minLength": 1},
-                        "max_results": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3}},
+                        "query": {"type": "string", "minLength": 1, "description": "What to search for"},
+                        "max_results": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3,
+                                        "description": "How many results to return"}},
                     "required": ["query"]},
-      annotations={"readOnlyHint": True, "destructiveHint": False, "idempotentHint": False,
-                   "openWorldHint": True})
+      annotations={"readOnlyHint": True, "openWorldHint": True})
 async def search_web(args: JsonObject, ctx: ToolContext) -> JsonObject:
     query = arg_str(args, "query", min_len=1).strip()
     count = arg_num(args, "max_results", default=3, minimum=1, maximum=5, integer=True)
@@ -118,14 +119,15 @@ EVENT_SCHEMA = {
     "properties": {
         "title": {"type": "string", "minLength": 1, "maxLength": 80, "description": "What is it?"},
         "when": {"type": "string", "format": "date-time", "description": "Start, e.g. 2030-01-31T09:30:00Z"},
-        "attendees": {"type": "array", "items": {"$ref": "#/$defs/attendee"}},
+        "attendees": {"type": "array", "items": {"$ref": "#/$defs/attendee"}, "description": "Who is invited"},
         "priority": {"type": ["string", "null"], "enum": ["low", "normal", "high", None],
-                     "default": "normal"},
-        "all_day": {"type": "boolean", "default": False},
-        "duration_minutes": {"type": "integer", "minimum": 5, "maximum": 480, "multipleOf": 5, "default": 30},
-        "location": {"type": "object",
+                     "default": "normal", "description": "How important it is"},
+        "all_day": {"type": "boolean", "default": False, "description": "Takes the whole day"},
+        "duration_minutes": {"type": "integer", "minimum": 5, "maximum": 480, "multipleOf": 5, "default": 30,
+                             "description": "Length in minutes, in steps of 5"},
+        "location": {"type": "object", "description": "Where it takes place",
                      "properties": {"room": {"type": "string"}, "floor": {"type": "integer"}}},
-        "reminder": {"oneOf": [
+        "reminder": {"description": "How to be reminded", "oneOf": [
             {"type": "object", "title": "Email",
              "properties": {"email": {"type": "string", "format": "email"}}, "required": ["email"]},
             {"type": "object", "title": "Popup", "properties": {"minutes_before": {"type": "integer"}},
@@ -196,8 +198,7 @@ ELICIT_KEY = "profile"
                   "(server request in older protocols, input_required result in 2026-07-28).",
       input_schema={"type": "object",
                     "properties": {"question": {"type": "string", "description": "Optional custom message"}}},
-      annotations={"readOnlyHint": True, "destructiveHint": False, "idempotentHint": False,
-                   "openWorldHint": False})
+      annotations={"readOnlyHint": True, "openWorldHint": False})
 async def ask_user(args: JsonObject, ctx: ToolContext) -> JsonObject | InputRequired:
     question = arg_str(args, "question", default="Hello! Who are you, and what is your favourite colour?")
     params = {"message": question,

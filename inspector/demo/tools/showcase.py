@@ -60,7 +60,8 @@ async def markdown_report(args: JsonObject, ctx: ToolContext) -> JsonObject:
                     "properties": {
                         "values": {"type": "array", "items": {"type": "number"}, "minItems": 1,
                                    "maxItems": 12, "description": "Bar heights (negative values go down)"},
-                        "colour": {"type": "string", "enum": list(media.PALETTES), "default": "blue"}},
+                        "colour": {"type": "string", "enum": list(media.PALETTES), "default": "blue",
+                                   "description": "Colour of the bars"}},
                     "required": ["values"]},
       annotations=READ_ONLY)
 async def render_chart(args: JsonObject, ctx: ToolContext) -> JsonObject:
@@ -147,7 +148,8 @@ WEATHER_SCHEMA = {
       input_schema={"type": "object",
                     "properties": {
                         "city": {"type": "string", "description": "Any city name"},
-                        "units": {"type": "string", "enum": ["celsius", "fahrenheit"], "default": "celsius"}},
+                        "units": {"type": "string", "enum": ["celsius", "fahrenheit"], "default": "celsius",
+                                  "description": "Temperature scale"}},
                     "required": ["city"]},
       output_schema=WEATHER_SCHEMA, annotations=READ_ONLY)
 async def weather(args: JsonObject, ctx: ToolContext) -> JsonObject:

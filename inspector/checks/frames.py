@@ -1,0 +1,362 @@
+"""Every frame judged: what a server sends, checked against the schema of the revision negotiated with it,
+and against what its own declarations and tool definitions promise.
+
+A `Judge` follows one connection's frames in order (`frame(index, frame)`): the requests Spyglass sent
+tell it which method each response answers; each message from the server is validated against its
+revision's schema (responses by the method of their request, notifications and server requests by
+their method) and the observed-call rules run on `tools/call` answers. Standard library and jsonschema
+only; no IO. A schema that cannot be compiled is itself a finding, never an exception.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from ..protocol import jsonrpc as rpc
+from ..protocol import schemas
+from ..traffic.frame import Frame
+from .definitions import refuse
+from .rules import Finding, finding
+
+INVALID_PARAMS, METHOD_NOT_FOUND = -32602, -32601
+LIST_CHANGED_CAPABILITY = {"notifications/tools/list_changed": "tools",
+                           "notifications/resources/list_changed": "resources",
+                           "notifications/prompts/list_changed": "prompts"}
+DETAIL_MAX = 240
+
+
+@dataclass
+class _Sent:
+    method: str
+    params: dict[str, Any]
+
+
+@dataclass
+class Judge:
+    """The findings of one connection's frames. Set `revision` and `capabilities` once the handshake is
+    done (`ready`), and `tools` whenever the tool list is known (the observed-call rules need it)."""
+
+    revision: str | None = None
+    capabilities: dict[str, Any] | None = None
+    tools: dict[str, dict[str, Any]] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    _sent: dict[Any, _Sent] = field(default_factory=dict)
+    _reported_capabilities: set[str] = field(default_factory=set)
+
+    def ready(self, revision: str, capabilities: dict[str, Any] | None) -> None:
+        self.revision = revision if revision in schemas.REVISIONS else None
+        self.capabilities = capabilities if isinstance(capabilities, dict) else {}
+
+    def frame(self, index: int, frame: Frame) -> list[Finding]:
+        """Judge one frame (frames of the session in order); returns its findings (also kept in `findings`)."""
+        if frame.direction == "out":
+            self._sent_frame(frame)
+            return []
+        if frame.direction != "in":
+            return []
+        message = frame.message if frame.message is not None else rpc.parse(frame.data)
+        found = self._judge(f"frame:{index}", message, frame.data)
+        self.findings.extend(found)
+        return found
+
+    # ------------------------------------------------------------------ what we sent
+    def _sent_frame(self, frame: Frame) -> None:
+        try:
+            data = json.loads(frame.data)
+        except ValueError:
+            return
+        for item in data if isinstance(data, list) else [data]:
+            if isinstance(item, dict) and isinstance(item.get("method"), str) and "id" in item:
+                params = item.get("params")
+                self._sent[_key(item["id"])] = _Sent(item["method"], params if isinstance(params, dict) else {})
+
+    # ------------------------------------------------------------------ what the server sent
+    def _judge(self, target: str, message: Any, raw: bytes) -> list[Finding]:
+        if isinstance(message, (rpc.Response, rpc.ErrorResponse)):
+            sent = self._sent.pop(_key(message.id), None)
+            if sent is None:
+                return []  # an answer to nothing we asked (the traffic pane shows it unpaired)
+            if isinstance(message, rpc.Response):
+                return self._response(target, sent, message.result)
+            return self._error(target, sent, message, raw)
+        if isinstance(message, rpc.Notification):
+            return self._schema(target, message.method, _whole(message), "Notification") + \
+                self._capability(target, message.method)
+        if isinstance(message, rpc.Request):  # rare: judged as sent, not as parsed
+            return self._schema(target, message.method, _decoded(raw, message), "Request")
+        return []
+
+    def _response(self, target: str, sent: _Sent, result: Any) -> list[Finding]:
+        out: list[Finding] = []
+        if self.revision is not None or sent.method == "initialize":
+            out += self._result_schema(target, sent, result)
+        if sent.method == "initialize" and isinstance(result, dict) and self.capabilities is None:
+            self.ready(str(result.get("protocolVersion")), result.get("capabilities"))
+        if sent.method == "tools/call" and isinstance(result, dict):
+            out += self._call_result(target, sent, result)
+        if sent.method == "logging/setLevel" and self.capabilities is not None and "logging" not in self.capabilities:
+            out += self._undeclared(target, "logging/setLevel", "logging/setLevel was answered with a result although "
+                                                       "the server declares no logging capability")
+        return out
+
+    def _error(self, target: str, sent: _Sent, message: rpc.ErrorResponse, raw: bytes) -> list[Finding]:
+        out = self._schema_def(target, "error response", _error_def(self.revision), _decoded(raw, message))
+        if sent.method != "tools/call":
+            return out
+        name = sent.params.get("name")
+        if not isinstance(name, str) or name not in self.tools:
+            return out
+        code = message.error.code
+        if code in (INVALID_PARAMS, METHOD_NOT_FOUND):
+            return out
+        tool = self.tools[name]
+        if _arguments_valid(tool.get("inputSchema"), sent.params.get("arguments", {})):
+            out.append(finding("tool-error-as-protocol-error", f"tool:{name}",
+                               f"a call with valid arguments was answered with JSON-RPC error {code} "
+                               f"({_clip(message.error.message)}): a tool that ran and failed should return a result "
+                               "with isError: true and the reason as text, so that the model can read it"))
+        return out
+
+    def _result_schema(self, target: str, sent: _Sent, result: Any) -> list[Finding]:
+        revision = self.revision or _initialize_revision(result)
+        if revision is None:
+            return []
+        names = _result_defs(revision, sent.method)
+        if not names:
+            return []
+        problems = [p for p in (_problem(revision, n, result) for n in names)]
+        if any(p is None for p in problems):
+            return []
+        first = next(p for p in problems if p is not None)
+        return [finding("schema-violation", target,
+                        f"the {sent.method} result breaks the {revision} schema ({names[0]}): {first}")]
+
+    def _schema(self, target: str, method: str, whole: dict[str, Any], kind: str) -> list[Finding]:
+        if self.revision is None:
+            return []
+        name = _method_defs(self.revision, kind).get(method)
+        if name is None:
+            return []  # a method this revision does not define: nothing to validate it against
+        return self._schema_def(target, method, name, whole)
+
+    def _schema_def(self, target: str, what: str, name: str | None, instance: Any) -> list[Finding]:
+        if self.revision is None or name is None:
+            return []
+        problem = _problem(self.revision, name, instance)
+        if problem is None:
+            return []
+        return [finding("schema-violation", target, f"the {what} breaks the {self.revision} schema ({name}): "
+                                                    f"{problem}")]
+
+    def _capability(self, target: str, method: str) -> list[Finding]:
+        caps = self.capabilities
+        if caps is None:
+            return []
+        if method in LIST_CHANGED_CAPABILITY:
+            kind = LIST_CHANGED_CAPABILITY[method]
+            declared = caps.get(kind)
+            if not (isinstance(declared, dict) and declared.get("listChanged") is True):
+                return self._undeclared(target, f"{kind}.listChanged",
+                                        f"the server sent {method} without declaring {kind}.listChanged: "
+                                        "clients that trust the declaration never reload the list")
+        if method == "notifications/resources/updated":
+            declared = caps.get("resources")
+            if not (isinstance(declared, dict) and declared.get("subscribe") is True):
+                return self._undeclared(target, "resources.subscribe",
+                                        "the server sent notifications/resources/updated without declaring "
+                                        "resources.subscribe")
+        if method == "notifications/message" and "logging" not in caps:
+            return self._undeclared(target, "logging", "the server sent notifications/message (a log line) "
+                                                       "without declaring the logging capability")
+        return []
+
+    def _undeclared(self, target: str, what: str, message: str) -> list[Finding]:
+        if what in self._reported_capabilities:
+            return []  # once each: a flood of list_changed is one mistake
+        self._reported_capabilities.add(what)
+        return [finding("capability-undeclared", target, f"{message}; declare it in the initialize result")]
+
+    # ------------------------------------------------------------------ observed tool calls
+    def _call_result(self, target: str, sent: _Sent, result: dict[str, Any]) -> list[Finding]:
+        name = sent.params.get("name")
+        if not isinstance(name, str):
+            return []
+        if "task" in result and "content" not in result:
+            return []  # a task was created: its result comes later, from tasks/result
+        if name not in self.tools:
+            if not self.tools:
+                return []  # the list is not known: cannot tell an unknown tool
+            return [finding("unknown-tool-not-protocol-error", "server",
+                            f"calling {name!r}, which the server does not list, was answered with a result"
+                            f"{' (isError: true)' if result.get('isError') is True else ''} ({target}): an unknown "
+                            f"tool is a protocol error, JSON-RPC error {INVALID_PARAMS}", )]
+        if result.get("isError") is True:
+            return []
+        schema = self.tools[name].get("outputSchema")
+        if not isinstance(schema, dict):
+            return []
+        structured = result.get("structuredContent")
+        if structured is None:
+            return [finding("structured-content-missing", f"tool:{name}",
+                            f"the tool declares an outputSchema but its result ({target}) has no "
+                            "structuredContent: return the data as structuredContent, valid against the schema")]
+        out: list[Finding] = []
+        problem = _output_problem(schema, structured)
+        if problem:
+            out.append(finding("structured-content-mismatch", f"tool:{name}",
+                               f"structuredContent ({target}) does not match the outputSchema: {problem}"))
+        if not _text_carries(result.get("content"), structured):
+            out.append(finding("structured-text-missing", f"tool:{name}",
+                               f"no text block of the result ({target}) carries the structured data: add its JSON "
+                               "as a text block for clients that do not read structuredContent"))
+        return out
+
+
+def _key(rid: Any) -> str:
+    return json.dumps(rid)
+
+
+def _whole(message: rpc.Request | rpc.Notification) -> dict[str, Any]:
+    out: dict[str, Any] = {"jsonrpc": "2.0", "method": message.method}
+    if isinstance(message, rpc.Request):
+        out["id"] = message.id
+    if message.params is not None:
+        out["params"] = message.params
+    return out
+
+
+def _decoded(raw: bytes, message: rpc.Request | rpc.ErrorResponse) -> Any:
+    """The message as it came (parsing fills in what a client can do without, e.g. an error's message)."""
+    try:
+        return json.loads(raw)
+    except ValueError:  # pragma: no cover - a frame that parsed as a message is JSON
+        return {"id": message.id}
+
+
+def _initialize_revision(result: Any) -> str | None:
+    version = result.get("protocolVersion") if isinstance(result, dict) else None
+    return version if version in schemas.REVISIONS else None
+
+
+def _defs(revision: str) -> dict[str, Any]:
+    doc = schemas.schema(revision)
+    defs: dict[str, Any] = doc.get("$defs") or doc.get("definitions") or {}
+    return defs
+
+
+@cache
+def _method_defs(revision: str, kind: str) -> dict[str, str]:
+    """method -> definition name, for the revision's requests or notifications."""
+    out = {}
+    for name, sub in _defs(revision).items():
+        method = (sub.get("properties") or {}).get("method") if isinstance(sub, dict) else None
+        if name.endswith(kind) and isinstance(method, dict) and isinstance(method.get("const"), str):
+            out[method["const"]] = name
+    return out
+
+
+@cache
+def _result_defs(revision: str, method: str) -> tuple[str, ...]:
+    """The definitions a result of `method` may match: its own, then the ones any request may get instead
+    (a task created in its place, input required before it can run)."""
+    defs = _defs(revision)
+    request = _method_defs(revision, "Request").get(method)
+    if request is None:
+        return ()
+    own = request[: -len("Request")] + "Result"
+    first = own if own in defs else "EmptyResult" if "EmptyResult" in defs else "Result"
+    extra = [n for n in ("CreateTaskResult", "InputRequiredResult") if n in defs and n != first]
+    return (first, *extra)
+
+
+def _error_def(revision: str | None) -> str | None:
+    if revision is None:
+        return None
+    defs = _defs(revision)
+    return next((n for n in ("JSONRPCErrorResponse", "JSONRPCError") if n in defs), None)
+
+
+class _Compiled:
+    """One definition of a revision, compiled once (jsonschema-rs: a message is judged in about a
+    microsecond, so a flood of notifications stays cheap), or why it could not be."""
+
+    def __init__(self, revision: str, name: str) -> None:
+        import jsonschema_rs
+
+        self.problem: str | None = None
+        try:
+            self.validator: Any = jsonschema_rs.validator_for(schemas.definition(revision, name), retriever=refuse)
+        except Exception as exc:  # a schema the validator cannot compile: reported, never raised
+            self.validator, self.problem = None, f"{type(exc).__name__}: {exc}"
+
+    def first_problem(self, instance: Any) -> str | None:
+        if self.validator is None:
+            return f"the schema cannot be compiled ({_clip(self.problem or '')})"
+        try:
+            if self.validator.is_valid(instance):
+                return None
+            errors = list(itertools.islice(self.validator.iter_errors(instance), 20))
+        except Exception as exc:  # values the validator cannot take (integers beyond 64 bits and the like)
+            return f"cannot be validated ({type(exc).__name__}: {_clip(str(exc), 120)})"
+        if not errors:  # pragma: no cover - is_valid and iter_errors disagree
+            return None
+        best = max(errors, key=lambda e: (len(e.instance_path), "any of" not in e.message))
+        where = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in best.instance_path)
+        return _clip(f"at {where or '(top level)'}: {best.message}")
+
+
+@cache
+def _validator(revision: str, name: str) -> _Compiled:
+    return _Compiled(revision, name)
+
+
+def _problem(revision: str, name: str, instance: Any) -> str | None:
+    """The first problem of `instance` against `name` of `revision`, in words; None when valid."""
+    return _validator(revision, name).first_problem(instance)
+
+
+def _best(problems: list[Any]) -> tuple[str, str]:
+    """The deepest problem says most about what to change ("is not valid under any of" says least)."""
+    return max(((p[0], p[1]) for p in problems), key=lambda p: (p[0].count("/"), "any of the given" not in p[1]))
+
+
+def _arguments_valid(schema: Any, arguments: Any) -> bool:
+    from ..forms.validation import Checker
+
+    if not isinstance(schema, dict):
+        return False
+    return not Checker(schema).problems(arguments, limit=1)
+
+
+def _output_problem(schema: dict[str, Any], structured: Any) -> str | None:
+    from ..forms.validation import Checker
+
+    checker = Checker(schema)
+    if checker.problem:
+        return f"the outputSchema cannot be used ({checker.problem})"
+    problems = checker.problems(structured, limit=20)
+    if not problems:
+        return None
+    where, message = _best(problems)
+    return _clip(f"at {where or '(top level)'}: {message}")
+
+
+def _text_carries(content: Any, structured: Any) -> bool:
+    if not isinstance(content, list):
+        return False
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            try:
+                if json.loads(block["text"]) == structured:
+                    return True
+            except ValueError:
+                continue
+    return False
+
+
+def _clip(text: str, limit: int = DETAIL_MAX) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,82 @@
+"""The rules a server is judged by: each with a stable id, a severity and the part of the specification
+(or guidance) it comes from; and the finding one of them makes about one thing a server sent.
+
+Targets name what a finding is about: "server", "tool:NAME", "resource:URI", "prompt:NAME",
+"list:tools" (a whole listing) or "frame:N" (the N-th frame of the session, counted from 0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+ERROR, WARNING, INFO = "error", "warning", "info"
+SEVERITIES = (ERROR, WARNING, INFO)  # worst first
+
+SPEC = "https://modelcontextprotocol.io/specification"
+TOOLS = f"{SPEC}/2025-11-25/server/tools"
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    severity: str
+    title: str  # what the rule checks, in a few words
+    spec: str
+
+
+_ALL = [
+    Rule("schema-violation", ERROR, "a server message breaks its revision's schema",
+         f"{SPEC}/2025-11-25/schema"),
+    Rule("tool-name-invalid", ERROR, "tool names are 1-128 characters of A-Z a-z 0-9 _ - .",
+         f"{TOOLS}#tool-names"),
+    Rule("tool-name-duplicate", ERROR, "tool names are unique", f"{TOOLS}#tool-names"),
+    Rule("description-missing", WARNING, "every tool says what it does", f"{TOOLS}#tool"),
+    Rule("description-vague", WARNING, "a description tells a model what the tool does and when to use it",
+         "https://modelcontextprotocol.io/docs/develop/build-server#tool-descriptions"),
+    Rule("param-description-missing", WARNING, "every parameter is described", f"{TOOLS}#tool"),
+    Rule("input-schema-invalid", ERROR, "inputSchema is a valid JSON Schema of type object", f"{TOOLS}#tool"),
+    Rule("annotations-contradict", WARNING, "tool annotations agree with each other",
+         f"{SPEC}/2025-11-25/schema#toolannotations"),
+    Rule("list-order-unstable", WARNING, "a list comes back in the same order every time",
+         f"{TOOLS}#listing-tools"),
+    Rule("pagination-cursor-loop", WARNING, "pagination ends", f"{SPEC}/2025-11-25/server/utilities/pagination"),
+    Rule("capability-undeclared", WARNING, "a server uses only what it declared",
+         f"{SPEC}/2025-11-25/basic/lifecycle#capability-negotiation"),
+    Rule("structured-content-missing", ERROR, "a tool with an outputSchema returns structuredContent",
+         f"{TOOLS}#output-schema"),
+    Rule("structured-content-mismatch", ERROR, "structuredContent matches the tool's outputSchema",
+         f"{TOOLS}#output-schema"),
+    Rule("structured-text-missing", INFO, "structured content is also given as text for older clients",
+         f"{TOOLS}#structured-content"),
+    Rule("unknown-tool-not-protocol-error", WARNING, "calling a tool that does not exist is error -32602",
+         f"{TOOLS}#error-handling"),
+    Rule("tool-error-as-protocol-error", WARNING, "a tool that ran and failed answers isError: true",
+         f"{TOOLS}#error-handling"),
+    Rule("tool-list-cost", INFO, "the tool list stays small enough for a model to read on every turn",
+         f"{TOOLS}#listing-tools"),
+]
+RULES: dict[str, Rule] = {rule.id: rule for rule in _ALL}
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    severity: str
+    target: str
+    message: str
+    spec: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"rule": self.rule, "severity": self.severity, "target": self.target, "message": self.message,
+                "spec": self.spec}
+
+
+def finding(rule: str, target: str, message: str, severity: str | None = None) -> Finding:
+    """A finding of `rule` (at its own severity unless one is given) about `target`."""
+    spec = RULES[rule]
+    return Finding(rule, severity or spec.severity, target, message, spec.spec)
+
+
+def worst_first(findings: list[Finding]) -> list[Finding]:
+    return sorted(findings, key=lambda f: (SEVERITIES.index(f.severity), f.rule, f.target))

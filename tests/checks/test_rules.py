@@ -1,0 +1,407 @@
+"""The rules one at a time, without a server: tool definitions, frames fed to the judge in order, arguments
+made up from schemas (the 65 real tool schemas of tests/forms/corpus among them), and the report."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inspector.checks import definitions as D
+from inspector.checks import frames as F
+from inspector.checks.report import Settings, junit, text
+from inspector.checks.rules import RULES, finding
+from inspector.checks.run import Report, collapse
+from inspector.checks.sample import sample
+from inspector.forms.validation import Checker
+from inspector.traffic.frame import Frame
+
+CORPUS = Path(__file__).resolve().parent.parent / "forms" / "corpus"
+
+
+def tool(name: str = "get_weather", description: str | None = "Returns the weather for a city, today or tomorrow.",
+         **extra: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": name, "inputSchema": {"type": "object"}}
+    if description is not None:
+        out["description"] = description
+    out.update(extra)
+    return out
+
+
+def rules_of(tools: list[Any]) -> list[tuple[str, str]]:
+    return [(f.rule, f.target) for f in D.review_tools(tools)]
+
+
+# --- tool definitions ----------------------------------------------------------------------------------------
+
+
+def test_a_well_made_tool_has_no_findings():
+    assert D.review_tools([tool(inputSchema={"type": "object", "properties": {
+        "city": {"type": "string", "description": "The city"}}, "required": ["city"]})]) == []
+
+
+@pytest.mark.parametrize(("name", "why"), [
+    ("", "is empty"), ("x" * 129, "is 129 characters long"), ("get weather", "contains a space"),
+    ("héllo", "contains 'é'"), ("a,b", "contains ','"),
+])
+def test_tool_names_outside_the_naming_guidance(name, why):
+    found = [f for f in D.review_tools([tool(name)]) if f.rule == "tool-name-invalid"]
+    assert len(found) == 1 and why in found[0].message and found[0].severity == "error"
+
+
+@pytest.mark.parametrize("name", ["getUser", "user-profile.update", "DATA_EXPORT_v2", "a" * 128])
+def test_names_within_the_guidance_pass(name):
+    assert "tool-name-invalid" not in {r for r, _ in rules_of([tool(name)])}
+
+
+def test_duplicates_are_one_finding_per_name():
+    assert rules_of([tool("a"), tool("a"), tool("b")]).count(("tool-name-duplicate", "tool:a")) == 1
+
+
+@pytest.mark.parametrize(("description", "why"), [
+    (None, None), ("   ", None),
+    ("Get weather.", "only repeats the tool's name"),
+    ("Looks it up.", "3 words long"),
+    ("Weather data for cities around the world.", "not what it does"),
+])
+def test_missing_and_vague_descriptions(description, why):
+    found = D.review_tools([tool(description=description)])
+    if why is None:
+        assert [f.rule for f in found] == ["description-missing"]
+    else:
+        assert [f.rule for f in found] == ["description-vague"] and why in found[0].message
+
+
+@pytest.mark.parametrize("description", [
+    "Repeats your message back as plain text.", "Fetches the forecast of a city for the next five days.",
+    "Returns the weather of a city; use it when the user asks about rain.", "List the files of a folder, newest first.",
+])
+def test_descriptions_that_say_what_a_tool_does_pass(description):
+    assert D.review_tools([tool(description=description)]) == []
+
+
+def test_bare_parameters_are_named_a_few_at_a_time():
+    props = {f"p{i}": {"type": "string"} for i in range(8)} | {"ok": {"type": "string", "description": "Fine"}}
+    found = D.review_tools([tool(inputSchema={"type": "object", "properties": props})])
+    assert [f.rule for f in found] == ["param-description-missing"]
+    assert "p0, p1, p2, p3, p4, p5 and 2 more" in found[0].message
+
+
+@pytest.mark.parametrize(("schema", "words"), [
+    (None, "no inputSchema"),
+    ([], "is list, not a JSON Schema object"),
+    ({"type": "array"}, 'type is "array", not "object"'),
+    ({"type": "object", "properties": {"a": {"type": "strin"}}}, "invalid at /properties/a/type"),
+    ({"type": "object", "properties": {"a": {"$ref": "#/$defs/gone"}}}, "cannot be used"),
+    ({"type": "object", "required": ["a", "b"], "properties": {"a": {"type": "string", "description": "A"}}},
+     "required but not declared in properties: b"),
+    ({"$schema": "https://example.com/dialect", "type": "object"}, "not a JSON Schema dialect Spyglass knows"),
+])
+def test_input_schemas_that_cannot_serve(schema, words):
+    t = tool()
+    t["inputSchema"] = schema
+    found = [f for f in D.review_tools([t]) if f.rule == "input-schema-invalid"]
+    assert found and any(words in f.message for f in found), found
+
+
+def test_a_remote_reference_is_never_fetched():
+    started = time.monotonic()
+    problem = D.schema_problem({"type": "object", "properties": {"a": {"$ref": "http://127.0.0.1:9/x.json"}}})
+    assert problem and "remote references are not fetched" in problem and time.monotonic() - started < 5
+
+
+def test_draft_07_schemas_are_checked_in_their_dialect():
+    assert D.schema_problem({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+                             "definitions": {"x": {"type": "string"}},
+                             "properties": {"a": {"$ref": "#/definitions/x"}}}) is None
+
+
+@pytest.mark.parametrize(("hints", "expected"), [
+    ({"readOnlyHint": True, "destructiveHint": True}, 1),
+    ({"readOnlyHint": True, "idempotentHint": False}, 1),
+    ({"readOnlyHint": True, "destructiveHint": True, "idempotentHint": False}, 2),
+    ({"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True}, 0),  # agrees: left alone
+    ({"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False}, 0),
+    ({"destructiveHint": True}, 0),
+])
+def test_annotations_that_contradict(hints, expected):
+    assert rules_of([tool(annotations=hints)]).count(("annotations-contradict", "tool:get_weather")) == expected
+
+
+def test_what_the_list_costs_is_measured_and_flagged():
+    small = tool("small")
+    big = tool("big", description="Returns a long answer. " + "word " * 1000)
+    cost = D.list_cost([small, big])
+    size = len(json.dumps(small, separators=(",", ":")).encode())
+    assert cost.tools["small"] == (size, -(-size // 4)) and cost.count == 2
+    assert cost.bytes == 2 + size + 1 + cost.tools["big"][0]
+    found = {(f.rule, f.target, f.severity) for f in D.review_tools([small, big])}
+    assert ("tool-list-cost", "tool:big", "warning") in found
+    assert not any(t == "list:tools" for _r, t, _s in found)
+    many = [tool(f"t{i}", description="Returns a long answer. " + "word " * 150) for i in range(60)]
+    assert ("tool-list-cost", "list:tools", "info") in {(f.rule, f.target, f.severity) for f in D.review_tools(many)}
+
+
+def test_what_is_not_a_tool_is_left_to_the_schema_check():
+    assert rules_of(["nope", {"inputSchema": {"type": "object"}, "description": "Returns a thing for you."}]) == []
+
+
+# --- frames, judged --------------------------------------------------------------------------------------------
+
+CAPS = {"tools": {"listChanged": True}, "resources": {"subscribe": True, "listChanged": True}, "prompts": {},
+        "logging": {}}
+
+
+def out(rid: Any, method: str, params: dict[str, Any] | None = None) -> Frame:
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+    if params is not None:
+        msg["params"] = params
+    return Frame("out", json.dumps(msg).encode(), 0.0, 0.0)
+
+
+def inn(msg: dict[str, Any]) -> Frame:
+    return Frame("in", json.dumps({"jsonrpc": "2.0", **msg}).encode(), 0.0, 0.0)
+
+
+def judge(revision: str = "2025-11-25", caps: dict[str, Any] | None = None,
+          tools: list[dict[str, Any]] | None = None) -> F.Judge:
+    j = F.Judge()
+    j.ready(revision, CAPS if caps is None else caps)
+    j.tools = {t["name"]: t for t in tools or []}
+    return j
+
+
+def feed(j: F.Judge, *frames: Frame) -> list[tuple[str, str]]:
+    for i, frame in enumerate(frames):
+        j.frame(i, frame)
+    return [(f.rule, f.target) for f in j.findings]
+
+
+def test_a_response_is_judged_by_the_method_of_its_request():
+    j = judge()
+    assert feed(j, out(1, "tools/list"), inn({"id": 1, "result": {"tools": [{"name": "x"}]}})) == [
+        ("schema-violation", "frame:1")]
+    assert "ListToolsResult" in j.findings[0].message and "inputSchema" in j.findings[0].message
+    ok = judge()
+    assert feed(ok, out(1, "tools/list"), inn({"id": 1, "result": {"tools": [tool()]}})) == []
+
+
+def test_a_task_or_input_required_in_place_of_a_result_is_no_violation():
+    task = {"task": {"taskId": "t1", "status": "working", "createdAt": "2026-01-01T00:00:00Z",
+                     "lastUpdatedAt": "2026-01-01T00:00:00Z", "ttl": 1000}}
+    assert feed(judge(tools=[tool()]), out(1, "tools/call", {"name": "get_weather", "task": {}}),
+                inn({"id": 1, "result": task})) == []
+    input_required = {"resultType": "input_required", "requestState": "opaque"}
+    assert F._problem("2026-07-28", "InputRequiredResult", input_required) is None
+    assert F._problem("2026-07-28", "CallToolResult", input_required) is not None
+    assert feed(judge("2026-07-28", tools=[tool()]), out(1, "tools/call", {"name": "get_weather"}),
+                inn({"id": 1, "result": input_required})) == []
+
+
+def test_the_initialize_result_tells_the_judge_the_revision_and_capabilities():
+    j = F.Judge()
+    result = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}
+    feed(j, out(0, "initialize", {}), inn({"id": 0, "result": result}),
+         inn({"method": "notifications/tools/list_changed"}))
+    assert j.revision == "2025-11-25" and [f.rule for f in j.findings] == ["capability-undeclared"]
+    broken = F.Judge()
+    feed(broken, out(0, "initialize", {}), inn({"id": 0, "result": {"protocolVersion": "2025-11-25"}}))
+    assert [f.rule for f in broken.findings] == ["schema-violation"]
+
+
+def test_notifications_and_server_requests_are_judged_by_their_method():
+    found = feed(judge(), inn({"method": "notifications/message", "params": {"level": "loud", "data": "x"}}),
+                 inn({"id": 7, "method": "sampling/createMessage", "params": {"messages": "nope"}}),
+                 inn({"method": "notifications/spyglass/custom", "params": {"any": 1}}))
+    assert found == [("schema-violation", "frame:0"), ("schema-violation", "frame:1")]
+
+
+def test_error_responses_are_judged_as_they_came():
+    j = judge()
+    assert feed(j, out(1, "ping"), inn({"id": 1, "error": {"code": -32601}})) == [("schema-violation", "frame:1")]
+    assert "error response" in j.findings[0].message and "message" in j.findings[0].message
+    good = judge()
+    assert feed(good, out(1, "ping"), inn({"id": 1, "error": {"code": -32601, "message": "no"}})) == []
+
+
+def test_undeclared_capabilities_are_reported_once_each():
+    j = judge(caps={"tools": {}, "resources": {}})
+    found = feed(j, *[inn({"method": "notifications/tools/list_changed"})] * 3,
+                 inn({"method": "notifications/resources/updated", "params": {"uri": "file:///a"}}),
+                 inn({"method": "notifications/message", "params": {"level": "info", "data": "x"}}),
+                 out(9, "logging/setLevel", {"level": "info"}), inn({"id": 9, "result": {}}))
+    assert [r for r, _t in found] == ["capability-undeclared"] * 4
+    assert {f.message.split(" without ")[0] for f in j.findings} >= {"the server sent notifications/tools/list_changed"}
+    assert feed(judge(), inn({"method": "notifications/tools/list_changed"})) == []
+
+
+def test_what_nobody_asked_and_unknown_revisions_are_not_judged():
+    assert feed(judge(), inn({"id": 5, "result": {"anything": True}})) == []
+    unknown = F.Judge()
+    unknown.ready("1999-01-01", {})
+    assert unknown.revision is None
+    assert feed(unknown, out(1, "tools/list"), inn({"id": 1, "result": {"tools": "no"}})) == []
+    j = judge()
+    j.frame(0, Frame("out", b"not json", 0.0, 0.0))
+    j.frame(1, Frame("err", b"a stderr line", 0.0, 0.0))
+    batch = json.dumps([{"jsonrpc": "2.0", "id": 3, "method": "tools/list"}]).encode()
+    j.frame(2, Frame("out", batch, 0.0, 0.0))
+    j.frame(3, inn({"id": 3, "result": {"tools": [{"name": 1}]}}))
+    assert [f.target for f in j.findings] == ["frame:3"]
+
+
+OUTPUT = {"type": "object", "properties": {"temp": {"type": "number"}}, "required": ["temp"]}
+FORECAST = tool("forecast", outputSchema=OUTPUT, inputSchema={"type": "object", "properties": {
+    "city": {"type": "string", "description": "The city"}}, "required": ["city"]})
+
+
+def call(j: F.Judge, result: dict[str, Any] | None = None, error: dict[str, Any] | None = None,
+         name: str = "forecast", arguments: Any = None) -> list[str]:
+    args = {"city": "Lisbon"} if arguments is None else arguments
+    answer = {"id": 1, "result": result} if error is None else {"id": 1, "error": error}
+    feed(j, out(1, "tools/call", {"name": name, "arguments": args}), inn(answer))
+    return [f.rule for f in j.findings]
+
+
+def test_structured_content_against_the_output_schema():
+    text = [{"type": "text", "text": json.dumps({"temp": 21.5})}]
+    assert call(judge(tools=[FORECAST]), {"content": text, "structuredContent": {"temp": 21.5}}) == []
+    assert call(judge(tools=[FORECAST]), {"content": text}) == ["structured-content-missing"]
+    warm = [{"type": "text", "text": json.dumps({"temp": "warm"})}]
+    assert call(judge(tools=[FORECAST]), {"content": warm, "structuredContent": {"temp": "warm"}}) == [
+        "structured-content-mismatch"]
+    assert call(judge(tools=[FORECAST]), {"content": [{"type": "text", "text": "warm"}],
+                                          "structuredContent": {"temp": 21.5}}) == ["structured-text-missing"]
+    assert call(judge(tools=[FORECAST]), {"content": [{"type": "text", "text": "failed"}], "isError": True}) == []
+
+
+def test_an_unknown_tool_is_a_protocol_error_and_a_failed_run_is_a_result():
+    assert call(judge(tools=[FORECAST]), {"content": [], "isError": True}, name="nope") == [
+        "unknown-tool-not-protocol-error"]
+    assert call(judge(), {"content": [], "isError": True}, name="nope") == []  # the list is not known
+    assert call(judge(tools=[FORECAST]), error={"code": -32602, "message": "Unknown tool"}, name="nope") == []
+    assert call(judge(tools=[FORECAST]), error={"code": -32603, "message": "down"}) == [
+        "tool-error-as-protocol-error"]
+    assert call(judge(tools=[FORECAST]), error={"code": -32602, "message": "bad"}) == []
+    assert call(judge(tools=[FORECAST]), error={"code": -32603, "message": "down"}, arguments={}) == []  # invalid
+
+
+def test_a_schema_that_cannot_be_compiled_is_a_finding(monkeypatch):
+    monkeypatch.setattr(F.schemas, "definition", lambda revision, name: {"type": 12})
+    compiled = F._Compiled("2025-11-25", "Anything")
+    assert compiled.validator is None
+    assert compiled.first_problem({}).startswith("the schema cannot be compiled")
+
+
+def test_integers_beyond_64_bits_are_judged_like_any_other():
+    assert F._problem("2025-11-25", "ListToolsResult", {"tools": [], "_meta": {"n": 10 ** 40}}) is None
+    problem = F._problem("2025-11-25", "ListToolsResult", {"tools": 10 ** 40})
+    assert problem is not None and problem.startswith("at /tools:")
+
+
+def test_judging_a_flood_is_cheap():
+    j = judge()
+    frame = inn({"method": "notifications/message", "params": {"level": "info", "data": "x"}})
+    started = time.perf_counter()
+    for i in range(5000):
+        j.frame(i, frame)
+    assert j.findings == [] and time.perf_counter() - started < 5  # a guard against a hang, not a speed target
+
+
+# --- arguments made up from schemas ----------------------------------------------------------------------------
+
+
+def corpus() -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for path in sorted(CORPUS.glob("*.json")):
+        for t in json.loads(path.read_text())["tools"]:
+            out.append((f"{path.stem}:{t['name']}", t["inputSchema"]))
+    return out
+
+
+@pytest.mark.parametrize(("name", "schema"), corpus(), ids=[n for n, _ in corpus()])
+def test_arguments_are_made_valid_for_every_real_schema(name, schema):
+    made = sample(schema)
+    assert made is not None and Checker(schema).problems(made) == []
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "object", "properties": {"n": {"type": "integer", "exclusiveMinimum": 3, "multipleOf": 5}},
+     "required": ["n"]},
+    {"type": "object", "properties": {"s": {"type": "string", "minLength": 40, "format": "email"}}, "required": ["s"]},
+    {"type": "object", "properties": {"a": {"type": "array", "minItems": 3, "uniqueItems": True,
+                                            "items": {"type": "string"}}}, "required": ["a"]},
+    {"type": "object", "$defs": {"p": {"type": "object", "properties": {"x": {"const": 1}}, "required": ["x"]}},
+     "properties": {"p": {"$ref": "#/$defs/p"}}, "required": ["p"]},
+    {"type": "object", "properties": {"u": {"anyOf": [{"type": "null"}, {"type": "integer", "minimum": 2}]}},
+     "required": ["u"]},
+    {"type": "object", "properties": {"o": {"oneOf": [{"type": "string", "maxLength": 0, "minLength": 1},
+                                                      {"type": "boolean"}]}}, "required": ["o"]},
+    {"type": "object", "allOf": [{"properties": {"a": {"type": "number", "maximum": -5}}, "required": ["a"]},
+                                 {"properties": {"b": {"type": ["null", "string"]}}, "required": ["b"]}]},
+    {"type": "object", "properties": {"t": {"type": "string", "format": "date-time"}, "e": {"enum": ["x", "y"]},
+                                      "k": {"examples": ["sample"]}, "z": {"type": "null"}},
+     "required": ["t", "e", "k", "z"]},
+])
+def test_arguments_for_the_harder_constructs(schema):
+    made = sample(schema)
+    assert made is not None and Checker(schema).problems(made) == []
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "object", "properties": {"s": {"type": "string", "minLength": 5, "maxLength": 2}}, "required": ["s"]},
+    "not a schema",
+    {"type": "object", "properties": {"r": {"$ref": "https://example.com/remote.json"}}, "required": ["r"]},
+])
+def test_no_arguments_when_none_can_be_valid(schema):
+    assert sample(schema) is None
+
+
+# --- the report ------------------------------------------------------------------------------------------------
+
+
+def report(*findings: Any) -> Report:
+    return Report(server={"name": "s", "version": "1", "protocolVersion": "2025-11-25"}, findings=list(findings))
+
+
+def test_ignores_match_a_rule_or_a_rule_and_target_with_wildcards():
+    a = finding("description-vague", "tool:legacy_one", "m")
+    b = finding("description-vague", "tool:new", "m")
+    settings = Settings(ignore=["description-vague:tool:legacy_*"])
+    assert [f.target for f in report(a, b).ignoring(settings.ignored).findings] == ["tool:new"]
+    assert report(a, b).ignoring(Settings(ignore=["description-vague"]).ignored).findings == []
+
+
+def test_the_failure_bar():
+    warn = report(finding("description-vague", "tool:x", "m"))
+    assert not Settings().fails(warn) and Settings(fail_on="warning").fails(warn)
+    assert Settings(fail_on="info").fails(report(finding("structured-text-missing", "tool:x", "m")))
+
+
+def test_text_keeps_one_finding_to_its_lines():
+    out = text(report(finding("tool-name-invalid", "tool:a\nb", "the name 'a\\nb'\nis bad")))
+    assert "tool:a\\nb" in out and "is bad" in out and out.count("\n") == 7
+
+
+def test_collapse_counts_the_frames_of_one_mistake():
+    same = [finding("schema-violation", f"frame:{i}", "the same") for i in range(3)]
+    other = finding("schema-violation", "frame:9", "another")
+    out = collapse([*same, other])
+    assert [(f.target, f.message) for f in out] == [("frame:0", "the same (in 3 frames)"), ("frame:9", "another")]
+
+
+def test_junit_without_findings_passes_every_rule():
+    xml = junit(report(), Settings()).decode()
+    assert xml.count("<testcase") == len(RULES) and 'failures="0"' in xml
+
+
+async def test_a_check_declines_every_question_a_server_asks():
+    from inspector.checks.run import Decline
+
+    d = Decline()
+    assert await d.elicit(None, {}, None) == {"action": "decline"}  # type: ignore[arg-type]
+    assert await d.sample(None, {}, None) is None  # type: ignore[arg-type]
+    assert await d.share_roots(None, [], None) is False  # type: ignore[arg-type]
