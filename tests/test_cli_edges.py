@@ -336,3 +336,12 @@ def test_an_interrupt_before_the_transport_takes_the_server_over_leaves_no_serve
     code = oneshot.main(["--cli", "--", PY, "-m", "inspector", "--demo-server"])
     assert code == 130 and "interrupted" in capsys.readouterr().err
     assert started and started[0].returncode is not None  # ended and reaped
+
+
+def test_a_value_off_its_format_is_sent_with_a_warning():
+    """A format is an annotation: the server, not Spyglass, decides (here the demo refuses it as a tool error)."""
+    proc = spyglass("--tool-name", "create_event", "--tool-arg", "title=x", "--tool-arg", "when=tomorrow", *DEMO)
+    assert proc.returncode == 5, proc.stderr
+    warning = "spyglass: warning: /when: 'tomorrow' is not a 'date-time' (a format is a hint: sent as it is)"
+    assert warning in proc.stderr
+    assert "RFC 3339" in json.loads(proc.stdout)["content"][0]["text"]

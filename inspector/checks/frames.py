@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
@@ -43,7 +43,8 @@ class Judge:
     revision: str | None = None
     capabilities: dict[str, Any] | None = None
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # one per mistake, at its first frame
+    repeats: dict[tuple[str, str], int] = field(default_factory=dict)  # (rule, message) -> frames it was in
     _sent: dict[Any, _Sent] = field(default_factory=dict)
     _reported_capabilities: set[str] = field(default_factory=set)
 
@@ -52,7 +53,8 @@ class Judge:
         self.capabilities = capabilities if isinstance(capabilities, dict) else {}
 
     def frame(self, index: int, frame: Frame) -> list[Finding]:
-        """Judge one frame (frames of the session in order); returns its findings (also kept in `findings`)."""
+        """Judge one frame (frames of the session in order); returns its findings. `findings` keeps each
+        mistake once (a flood of one broken notification is one finding, however long it lasts)."""
         if frame.direction == "out":
             self._sent_frame(frame)
             return []
@@ -60,8 +62,23 @@ class Judge:
             return []
         message = frame.message if frame.message is not None else rpc.parse(frame.data)
         found = self._judge(f"frame:{index}", message, frame.data)
-        self.findings.extend(found)
+        for f in found:
+            key = (f.rule, f.message if f.target.startswith("frame:") else f"{f.target}\0{f.message}")
+            if key in self.repeats:
+                self.repeats[key] += 1
+            else:
+                self.repeats[key] = 1
+                self.findings.append(f)
         return found
+
+    def reported(self) -> list[Finding]:
+        """`findings`, each naming how many frames it was found in when more than one."""
+        out = []
+        for f in self.findings:
+            key = (f.rule, f.message if f.target.startswith("frame:") else f"{f.target}\0{f.message}")
+            count = self.repeats.get(key, 1)
+            out.append(f if count == 1 else replace(f, message=f"{f.message} (in {count} frames)"))
+        return out
 
     # ------------------------------------------------------------------ what we sent
     def _sent_frame(self, frame: Frame) -> None:

@@ -71,13 +71,19 @@ class Decline:
 
 
 class Check:
-    def __init__(self, session: ServerSession, *, traffic: Callable[[Frame], None] | None = None) -> None:
+    """One check of `session`. Without `judge`, the check takes the session's traffic hook (handing each
+    frame on to `traffic`) and judges every frame itself; with one (the window's live judge, which sees
+    the frames already), it leaves the hook alone."""
+
+    def __init__(self, session: ServerSession, *, traffic: Callable[[Frame], None] | None = None,
+                 judge: Judge | None = None) -> None:
         self.session = session
-        self.judge = Judge()
+        self.judge = judge or Judge()
         self.frames = 0
         self._findings: list[Finding] = []
         self._forward = traffic
-        session.traffic = self._frame
+        if judge is None:
+            session.traffic = self._frame
         if session.answerer is None:
             session.answerer = Decline()
 
@@ -115,7 +121,7 @@ class Check:
             await self._probe_unknown(client, timeout)
             if calls == "read-only":
                 await self._call_read_only(client, tools, report, timeout)
-        report.findings = worst_first(collapse(self._findings + self.judge.findings))
+        report.findings = worst_first(collapse(self._findings) + self.judge.reported())
         return report
 
     async def _list_twice(self, client: Any, kind: str, report: Report) -> list[Any] | None:

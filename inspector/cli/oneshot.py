@@ -268,6 +268,9 @@ async def _tool_arguments(client: Any, args: argparse.Namespace) -> dict[str, An
         raise E.InvalidArguments(f"invalid arguments for tool {args.tool_name!r}: {detail} "
                                  "(--no-validate sends them anyway)",
                                  errors=[{"path": p, "message": m} for p, m in problems])
+    for ptr, msg in validation.format_warnings(schema, arguments):
+        print(f"spyglass: warning: {ptr or '(arguments)'}: {visible(msg)} (a format is a hint: sent as it is)",
+              file=sys.stderr)
     return arguments
 
 

@@ -366,6 +366,9 @@ class SchemaForm(QWidget):
             else:
                 shown.append((p[0], p[1]))
         shown += local
+        warnings = [(p[0], f"warning: {p[1]} (a format is a hint: the value is sent as it is)")
+                    for p in self.checker().warnings(value)]
+        shown += warnings
         if not self._reveal_all and not self._raw_mode:
             touched = self.ctx.touched
             shown = [(p, m) for p, m in shown if p in touched or any(t.startswith(p + "/") for t in touched)]
@@ -389,7 +392,10 @@ class SchemaForm(QWidget):
                 )
             )
         )
-        self.problems_label.setText("No problems" if n == 0 else f"{n} problem" + ("" if n == 1 else "s"))
+        text = "No problems" if n == 0 else f"{n} problem" + ("" if n == 1 else "s")
+        if warnings:
+            text += f" · {len(warnings)} warning{'s' if len(warnings) != 1 else ''}"
+        self.problems_label.setText(text)
         self.problems_label.setStyleSheet("" if n == 0 else "color: #d13438;")
         if n != self._problem_count:
             self._problem_count = n

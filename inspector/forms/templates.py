@@ -111,6 +111,9 @@ class Row(QWidget):
         if len(messages) > MAX_PROBLEMS_SHOWN:
             text += f"\n… and {len(messages) - MAX_PROBLEMS_SHOWN} more"
         self.problem.setText(text)
+        # a value off its format only: a warning (amber), not a problem (red)
+        warning = all(m.startswith("warning: ") for m in messages)
+        self.problem.setStyleSheet("color: #b7791f;" if warning else "color: #d13438;")
         self.problem.show()
 
 

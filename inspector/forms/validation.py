@@ -65,7 +65,7 @@ def validate(schema: Any, instance: Any) -> list[tuple[str, str]]:
         with _deep():  # legal schemas nest deeper than the default limit allows: only a cycle is endless
             if isinstance(schema, dict):  # a boolean schema has no `$schema`: it is 2020-12, and valid there
                 cls.check_schema(schema)
-            validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
+            validator = cls(schema)  # formats are annotations: `format_warnings` tells of them
             errors = list(validator.iter_errors(instance))
     except jsonschema.SchemaError as exc:
         raise SchemaProblem(f"the schema is invalid: {exc.message}") from None
@@ -75,6 +75,11 @@ def validate(schema: Any, instance: Any) -> list[tuple[str, str]]:
         raise SchemaProblem(f"the schema cannot be used: {type(exc).__name__}: {exc}") from None
     out = [(pointer(e.absolute_path), e.message) for e in errors]
     return sorted(out)
+
+
+def format_warnings(schema: Any, instance: Any) -> list[tuple[str, str]]:
+    """`(json_pointer, message)` of the values of `instance` that do not match their `format`."""
+    return [(p[0], p[1]) for p in Checker(schema).warnings(instance)]
 
 
 def property_types(schema: Any, key: str) -> set[str]:
@@ -246,7 +251,8 @@ class Checker:
 
         self.schema = schema
         self.problem: str | None = None
-        self._validator: Validator | None = None
+        self._validator: Validator | None = None  # formats not asserted (they are annotations)
+        self._formats: Validator | None = None  # formats checked, for `warnings()` and `formats=True`
         if schema is True or schema == {}:
             return
         if not isinstance(schema, (dict, bool)):
@@ -257,7 +263,8 @@ class Checker:
             with _deep():
                 if isinstance(schema, dict) and _count_nodes(schema, CHECK_SCHEMA_MAX_NODES) <= CHECK_SCHEMA_MAX_NODES:
                     cls.check_schema(schema)
-            self._validator = cls(schema, format_checker=_format_checker(cls))
+            self._formats = cls(schema, format_checker=_format_checker(cls))
+            self._validator = cls(schema)
         except jsonschema.SchemaError as exc:
             self.problem = f"the schema is invalid: {exc.message}"
         except RecursionError:
@@ -265,11 +272,13 @@ class Checker:
         except Exception as exc:
             self.problem = f"the schema cannot be used: {type(exc).__name__}: {exc}"
 
-    def problems(self, instance: Any, limit: int = 500) -> list[Problem]:
-        """Problems of `instance`, sorted by location; [] when valid."""
+    def problems(self, instance: Any, limit: int = 500, *, formats: bool = False) -> list[Problem]:
+        """Problems of `instance`, sorted by location; [] when valid. A value that does not match its
+        `format` is not a problem (JSON Schema makes `format` an annotation unless a dialect asserts
+        it): `formats=True` includes those too, `warnings()` gives only them."""
         if self.problem:
             return [Problem("", self.problem, "schema")]
-        validator = self._validator
+        validator = self._formats if formats else self._validator
         if validator is None:
             return []
         out: list[Problem] = []
@@ -286,6 +295,24 @@ class Checker:
                 m = _re.match(r"^'(.*)' is a required property$", e.message, _re.S)
                 missing = m.group(1) if m else None
             out.append(Problem(pointer(e.absolute_path), _clip(e.message), str(e.validator), missing))
+        return sorted(out)
+
+    def warnings(self, instance: Any, limit: int = 50) -> list[Problem]:
+        """Values that do not match their `format` (uuid, email, date-time...): worth a word, not a refusal.
+        Also those inside an `anyOf` / `oneOf` (a pydantic `UUID | None`), where the format is what fails."""
+        if self._formats is None:
+            return []
+        out: set[Problem] = set()
+        try:
+            with _deep():
+                stack = _first_errors(self._formats, instance, limit)
+                while stack and len(out) < limit:
+                    e = stack.pop()
+                    if e.validator == "format":
+                        out.add(Problem(pointer(e.absolute_path), _clip(e.message), "format"))
+                    stack.extend(e.context or ())
+        except Exception:  # a schema that cannot check an instance: `problems()` says so
+            return []
         return sorted(out)
 
     def errors(self, instance: Any) -> list[tuple[str, str]]:

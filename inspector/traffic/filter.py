@@ -52,22 +52,25 @@ class TrafficFilter:
     servers: frozenset[str] | None = None  # server ids
     start: int = 0  # hide records numbered below this ("clear view")
     background: bool = False  # show the session's background traffic (its heartbeat), hidden by default
+    expert: bool = False  # only the records with a finding (`TrafficStore.flags`)
 
     @classmethod
     def make(cls, text: str = "", directions: Iterable[str] | str | None = None,
              kinds: Iterable[str] | str | None = None, servers: Iterable[str] | str | None = None,
-             start: int = 0, background: bool = False) -> TrafficFilter:
-        return cls(text.strip(), _set(directions), _set(kinds), _set(servers), max(0, start), background)
+             start: int = 0, background: bool = False, expert: bool = False) -> TrafficFilter:
+        return cls(text.strip(), _set(directions), _set(kinds), _set(servers), max(0, start), background, expert)
 
     def replace(self, **changes: Any) -> TrafficFilter:
         fields: dict[str, Any] = {"text": self.text, "directions": self.directions, "kinds": self.kinds,
-                                  "servers": self.servers, "start": self.start, "background": self.background}
+                                  "servers": self.servers, "start": self.start, "background": self.background,
+                                  "expert": self.expert}
         fields.update(changes)
         return TrafficFilter.make(**fields)
 
     @property
     def is_all(self) -> bool:
-        return not self.text and self.directions is None and self.kinds is None and self.servers is None
+        return (not self.text and self.directions is None and self.kinds is None and self.servers is None
+                and not self.expert)
 
 
 def _and(a: bytes | bytearray | None, b: bytes | bytearray) -> bytes | bytearray:
@@ -101,6 +104,7 @@ class FilteredView:
         self._needle = (text.lower() if self._fold else text).encode("utf-8") if text else b""
         self._method_hits: set[int] = set()
         self._methods_seen = 0
+        self._flags_seen = 0
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -125,6 +129,8 @@ class FilteredView:
         """Take in up to `limit` records appended since the last call, stopping
         early once `seconds` have passed (checked every `STEP` records);
         returns how many rows were added to the view."""
+        if self.filter.expert:
+            return self._update_flagged()
         total = len(self.store)
         lo = max(self.scanned, self._start)
         hi = total if limit is None else min(total, lo + limit)
@@ -139,6 +145,22 @@ class FilteredView:
             if deadline is not None and time.perf_counter() >= deadline:
                 break
         return len(self.rows) - before
+
+    def _update_flagged(self) -> int:
+        """An expert view: the flagged records (few, and flagged after they arrived) that match the rest
+        of the filter, each looked at once, kept in ascending order."""
+        order = self.store.flag_order
+        fresh = [n for n in order[self._flags_seen:] if n >= self._start]
+        self._flags_seen = len(order)
+        self.scanned = len(self.store)
+        if not fresh:
+            return 0
+        matched = array("I")
+        rows, self.rows = self.rows, matched
+        for n in fresh:
+            self._scan(n, n + 1)
+        self.rows = array("I", sorted({*rows, *matched}))
+        return len(matched)
 
     # ------------------------------------------------------------------ internals
     def _scan(self, lo: int, hi: int) -> None:

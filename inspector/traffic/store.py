@@ -143,6 +143,10 @@ class TrafficStore:
         self._listeners: list[Listener] = []
         self._once: list[Listener] = []
         self._reader: sqlite3.Connection | None = None
+        # Expert flags: record number -> the worst severity found in it (0 error, 1 warning, 2 info), set
+        # by whoever judges the frames (inspector.checks, in the window), in the order they were set.
+        self.flags: dict[int, int] = {}
+        self.flag_order: list[int] = []
         self.t0: float | None = None  # monotonic time of the first record
         self.started = time.time()
         self._flushed = 0  # records handed to the writer
@@ -258,6 +262,16 @@ class TrafficStore:
         return n
 
     # ------------------------------------------------------------------ listeners
+    def flag(self, n: int, severity: int) -> None:
+        """Mark record `n` with a finding of `severity` (0 error, 1 warning, 2 info; the worst one stays)."""
+        if not 0 <= n < len(self.columns.dir):
+            return
+        old = self.flags.get(n)
+        if old is None:
+            self.flag_order.append(n)
+        if old is None or severity < old:
+            self.flags[n] = severity
+
     def add_listener(self, fn: Listener) -> None:
         """Call `fn(n)` after every appended record (keep it cheap)."""
         self._listeners.append(fn)

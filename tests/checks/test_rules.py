@@ -4,6 +4,7 @@ made up from schemas (the 65 real tool schemas of tests/forms/corpus among them)
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from inspector.forms.validation import Checker
 from inspector.traffic.frame import Frame
 
 CORPUS = Path(__file__).resolve().parent.parent / "forms" / "corpus"
+PLANTED = Path(__file__).with_name("planted_server.py")
 
 
 def tool(name: str = "get_weather", description: str | None = "Returns the weather for a city, today or tomorrow.",
@@ -405,3 +407,40 @@ async def test_a_check_declines_every_question_a_server_asks():
     assert await d.elicit(None, {}, None) == {"action": "decline"}  # type: ignore[arg-type]
     assert await d.sample(None, {}, None) is None  # type: ignore[arg-type]
     assert await d.share_roots(None, [], None) is False  # type: ignore[arg-type]
+
+
+async def test_the_live_check_queues_frames_judges_them_in_slices_and_starts_over_on_reconnect(monkeypatch):
+    from inspector.checks import live as L
+    from inspector.config import ServerSpec
+    from inspector.session import ServerSession, SessionOptions
+
+    session = ServerSession(ServerSpec(name="planted", command=[sys.executable, str(PLANTED)]),
+                            options=SessionOptions(heartbeat_s=None))
+    check = L.LiveCheck(session)
+    frames: list[Frame] = []
+    session.traffic = lambda f: (frames.append(f), check.frame(len(frames) - 1, f))
+    try:
+        await session.open()
+        await session.listings.load_all()
+        assert check.pending > 0 and check.judge.findings == []  # queued, not judged yet
+        before = check.pending
+        check.drain(time.monotonic() - 1)  # a deadline already passed: one frame, then it stops
+        assert check.pending == before - 1
+        check.drain()
+        assert check.pending == 0 and {f.rule for f in check.findings()} >= {"capability-undeclared",
+                                                                               "tool-name-invalid"}
+        assert check.summary()["error"] >= 1 and check.cost is not None and check.cost.count == 15
+        report = await check.run()
+        assert {f.rule for f in check.findings()} >= {"list-order-unstable", "pagination-cursor-loop"}
+        assert report.findings and check.report is report
+        first = check.judge
+        await session.restart()
+        assert check.judge is not first and check.report is None
+        check.drain()
+        monkeypatch.setattr(L, "QUEUE_MAX", 3)
+        for i in range(5):
+            check.frame(10_000 + i, Frame("err", b"x", 0.0, 0.0))
+        assert check.pending == 3 and check.skipped == 2
+    finally:
+        check.release()
+        await session.close()

@@ -174,9 +174,13 @@ def test_checker_dialects_formats_and_problems():
     c = Checker({"type": "object", "properties": {"when": {"type": "string", "format": "date-time"},
                                                   "u": {"type": "string", "format": "uri"}},
                  "required": ["x"]})
-    problems = c.problems({"when": "yesterday", "u": "not a uri"})
+    problems = c.problems({"when": "yesterday", "u": "not a uri"}, formats=True)
     assert [p[0] for p in problems] == ["", "/u", "/when"]
     assert problems[0].missing == "x"
+    # formats are annotations: not problems unless asked for, each a warning
+    assert [p[0] for p in c.problems({"when": "yesterday", "u": "not a uri"})] == [""]
+    assert [(p[0], p.keyword) for p in c.warnings({"when": "yesterday", "u": "not a uri", "x": 1})] == [
+        ("/u", "format"), ("/when", "format")]
     assert c.errors({"when": "2030-01-31T09:30:00Z", "u": "https://x.y", "x": 1}) == []
     d7 = Checker({"$schema": "http://json-schema.org/draft-07/schema#", "type": "array",
                   "items": [{"type": "integer"}], "additionalItems": False})

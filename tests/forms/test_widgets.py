@@ -357,7 +357,23 @@ def test_string_widgets(qtbot, make):
     form.set_value({"short": "ab", "mail": "a@b.c", "v4": "10.0.0.1", "id": "0b9f5f0a-5a52-4f5b-9a39-4c7f3c2e1d00"})
     assert form.errors() == []
     form.set_value({"short": "ab", "mail": "nope", "v4": "999.1.1.1"})
-    assert {p for p, _ in form.errors()} == {"/mail", "/v4"}
+    assert form.errors() == []  # formats are annotations: warnings next to the fields, not errors
+    assert form.reveal_problems() == 0 and form.problems_label.text() == "No problems · 2 warnings"
+
+
+def test_a_value_off_its_format_is_a_warning_and_the_call_stays_a_call(qtbot, make):
+    """A pydantic `UUID | None` field holding any string is valid JSON Schema: a word, not "Call anyway"."""
+    form = make({"type": "object", "properties": {
+        "id": {"anyOf": [{"type": "string", "format": "uuid"}, {"type": "null"}], "default": None},
+        "when": {"type": "string", "format": "date-time"}}, "required": ["when"]})
+    form.set_value({"id": "order-17", "when": "tomorrow"})
+    assert form.errors() == [] and form.reveal_problems() == 0
+    assert form.problems_label.text() == "No problems · 2 warnings"
+    label = form.findChild(QLabel, "problem:/when")
+    assert label is not None and label.isVisibleTo(form) and label.text().startswith("warning: ")
+    assert "b7791f" in label.styleSheet()  # amber, not the red of a problem
+    form.set_value({"when": "2030-01-31T09:30:00Z"})
+    assert form.reveal_problems() == 0 and form.problems_label.text() == "No problems"
 
 
 def test_draft07_dialect_and_definitions(qtbot, make):

@@ -110,10 +110,16 @@ class ItemDelegate(QStyledItemDelegate):
         right = r.right()
         painter.setFont(small)
         min_title = 90
-        for label, key in reversed(chips):
-            w = sfm.horizontalAdvance(label) + 10
-            if right - w < x + min_title:
+        # what is wrong (and new or removed) before the annotation badges: those are dropped first
+        room, shown_chips = right - x - min_title, []
+        for label, key in chips:
+            w = sfm.horizontalAdvance(label) + 14
+            if w > room:
                 break
+            room -= w
+            shown_chips.append((label, key))
+        for label, key in reversed(shown_chips):
+            w = sfm.horizontalAdvance(label) + 10
             chip = QRect(right - w, r.top() + (line_h - sfm.height()) // 2 - 1, w, sfm.height() + 2)
             c = theme.colour(key)
             painter.setRenderHint(QPainter.Antialiasing)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPalette, QPen, QPixmap
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QStyle
 
 THEMES = ("system", "light", "dark")
 
@@ -179,3 +179,16 @@ def tool_glyph(size: int = 20) -> QPixmap:
     p.drawEllipse(QPointF(size * 0.68, size * 0.32), 1.6, 1.6)
     p.end()
     return pm
+
+
+_SEVERITY_ICONS: list[QIcon] = []
+
+
+def severity_icon(severity: int) -> QIcon:
+    """The style's icon for a finding's severity code (0 error, 1 warning, 2 info)."""
+    if not _SEVERITY_ICONS:
+        style = QApplication.style()
+        _SEVERITY_ICONS.extend(style.standardIcon(p) for p in (QStyle.StandardPixmap.SP_MessageBoxCritical,
+                                                                QStyle.StandardPixmap.SP_MessageBoxWarning,
+                                                                QStyle.StandardPixmap.SP_MessageBoxInformation))
+    return _SEVERITY_ICONS[severity]

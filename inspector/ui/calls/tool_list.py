@@ -18,6 +18,7 @@ from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QLineEdit, QListView, QVBoxLayout, QWidget
 
+from ...checks.definitions import Cost
 from ...protocol.tasks import task_support
 from ...session import ServerSession, Status
 from ...session.tools import badges, display_name, flags, hints_tooltip
@@ -40,11 +41,16 @@ from ..base.text import plain_tooltip, visible
 # ---------------------------------------------------------------------- model
 class ToolModel(QStandardItemModel):
     def set_tools(self, tools: Iterable[Any], appeared: set[str] = frozenset(),
-                  vanished: Iterable[dict[str, Any]] = ()) -> None:
+                  vanished: Iterable[dict[str, Any]] = (), findings: dict[str, list[str]] | None = None,
+                  cost: Cost | None = None) -> None:
+        """`findings`: tool name -> what the live check says of it (marked like the tool's own flags);
+        `cost`: what the list costs a model, for each tool's share in its tooltip."""
         tools = list(tools)
         names = [t.get("name") for t in tools if isinstance(t, dict)]
         duplicates = {n for n, c in collections.Counter(names).items() if c > 1 and isinstance(n, str)}
         self.clear()
+        self._findings = findings or {}
+        self._cost = cost
         self._tools: list[Any] = []
         for tool in tools:
             self.appendRow(self._item(tool, duplicates, "new" if isinstance(tool, dict)
@@ -77,7 +83,9 @@ class ToolModel(QStandardItemModel):
         item.setData(badges(t) + (["task"] if support == "required" else ["task optional"] if support == "optional"
                                   else []), BADGES_ROLE)
         problems = [visible(f, 200) for f in flags(tool, duplicates)]
-        item.setData(problems, FLAGS_ROLE)
+        found = [visible(f, 300) for f in self._findings.get(name, [])]
+        item.setData(problems + ([f"{len(found)} finding{'s' if len(found) != 1 else ''}"] if found else []),
+                     FLAGS_ROLE)
         item.setData(change, CHANGE_ROLE)
         item.setData(visible(name, 200), NAME_ROLE)
         item.setData(visible(first, 300), DESCRIPTION_ROLE)
@@ -90,6 +98,11 @@ class ToolModel(QStandardItemModel):
         tip = [shown] + ([f"name: {visible(name, 200)}"] if visible(name, 200) != shown else [])
         if problems:
             tip.append("⚠ " + "; ".join(problems))
+        tip += [f"⚠ {f}" for f in found[:8]]
+        share = self._cost.tools.get(name) if self._cost is not None else None
+        if share is not None and self._cost is not None and self._cost.tokens:
+            tip.append(f"About {share[1]:,} tokens ({100 * share[1] / self._cost.tokens:.0f}% of the tool list) "
+                       "for a model to read on every turn")
         if change == "new":
             tip.append("New: appeared after the server said its tool list changed.")
         elif change == "removed":
@@ -163,9 +176,11 @@ class ToolListPanel(QWidget):
         self.search.setFocus(Qt.ShortcutFocusReason)
         self.search.selectAll()
 
-    def show_session(self, session: ServerSession | None) -> None:
+    def show_session(self, session: ServerSession | None, findings: dict[str, list[str]] | None = None,
+                     cost: Cost | None = None) -> None:
         """The tools of `session` as last listed, with a line saying where they stand (connecting, listing,
-        failed, none, or shown as last listed while the server is away)."""
+        failed, none, or shown as last listed while the server is away); `findings` and `cost` as in
+        `ToolModel.set_tools`."""
         if session is None:
             self.set_tools([])
             return
@@ -184,12 +199,14 @@ class ToolListPanel(QWidget):
         elif status is not Status.CONNECTED:
             message = f"Showing the tools as last listed: the server is {status.value}."
         self.set_tools(listing.items, appeared=listing.appeared, vanished=listing.vanished, message=message,
-                       error=bool(listing.error) or status in (Status.ERROR, Status.EXITED))
+                       error=bool(listing.error) or status in (Status.ERROR, Status.EXITED), findings=findings,
+                       cost=cost)
 
     def set_tools(self, tools: list[Any], *, appeared: set[str] = frozenset(),
-                  vanished: list[dict[str, Any]] = (), message: str | None = None, error: bool = False) -> None:
+                  vanished: list[dict[str, Any]] = (), message: str | None = None, error: bool = False,
+                  findings: dict[str, list[str]] | None = None, cost: Cost | None = None) -> None:
         keep = self.selected_name()
-        self.model.set_tools(tools, appeared, vanished)
+        self.model.set_tools(tools, appeared, vanished, findings, cost)
         total = len(tools)
         extra = []
         if appeared:

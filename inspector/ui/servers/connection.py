@@ -13,6 +13,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from ...checks.live import LiveCheck
 from ...session import CallRecord, ServerSession
 
 
@@ -29,6 +30,7 @@ class Connection(QObject):
     callStarted = Signal(object)  # CallRecord
     callUpdated = Signal(object)  # CallRecord: progress, a question, a task state
     callFinished = Signal(object)  # CallRecord
+    findingsChanged = Signal()  # what the live check found changed (conn.live)
 
     _SIGNALS = {"status": "statusChanged", "tools": "toolsChanged", "resources": "resourcesChanged",
                 "templates": "resourcesChanged", "prompts": "promptsChanged",
@@ -40,9 +42,11 @@ class Connection(QObject):
         self.catalog_id: str | None = None  # the catalog entry this server is saved as (None: not saved)
         self.auth: Any = None  # the AuthSession of a URL server that signs in with OAuth
         self.auto_reread = False  # the Resources tab re-reads a subscribed resource when it is updated
+        self.live = LiveCheck(session)  # every frame judged, the tool definitions reviewed (inspector.checks)
         self._hooks = ((session.changed, self._changed), (session.resource_updated, self._resource_updated),
                        (session.log.changed, self._log_changed), (session.calls.started, self._call_started),
-                       (session.calls.updated, self._call_updated), (session.calls.finished, self._call_finished))
+                       (session.calls.updated, self._call_updated), (session.calls.finished, self._call_finished),
+                       (self.live.changed, self.findingsChanged.emit))
         for hook, slot in self._hooks:
             hook.connect(slot)
 
@@ -50,6 +54,7 @@ class Connection(QObject):
         """Stop relaying the session's callbacks (before this object is deleted: the session may outlive it)."""
         for hook, slot in self._hooks:
             hook.disconnect(slot)
+        self.live.release()
 
     def _resource_updated(self, uri: str) -> None:
         self.resourceUpdated.emit(uri)

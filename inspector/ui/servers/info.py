@@ -10,11 +10,13 @@ from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QVBoxLayout, QW
 from ..base.json_view import JsonView
 from ..base.layout import label_grid, scrolled_page
 from ..base.text import plain_tooltip, visible, visible_block
+from .check_view import summary_text
 from .connection import Connection
 from .extras import ServerExtras
 
 FIELDS = (("name", "Server"), ("version", "Version"), ("title", "Title"), ("protocol", "Protocol version"),
-          ("era", "Era"), ("pid", "Process id"), ("target", "Command / URL"), ("status", "Status"))
+          ("era", "Era"), ("pid", "Process id"), ("target", "Command / URL"), ("status", "Status"),
+          ("check", "Check"))
 
 
 class ServerInfoView(QWidget):
@@ -60,6 +62,8 @@ class ServerInfoView(QWidget):
             "pid": str(conn.session.pid) if conn and conn.session.pid else ("—" if conn and conn.spec.url else ""),
             "target": conn.session.describe() if conn else "",
             "status": conn.session.status_text() if conn else "",
+            "check": (summary_text(conn.live.summary()) + " (the Check tab says what and where)"
+                      if conn and hello else ""),
         }
         for key, label in self.labels.items():
             value = values.get(key)

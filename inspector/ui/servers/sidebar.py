@@ -63,7 +63,9 @@ class ServerModel(QAbstractListModel):
         if role == STATUS_ROLE:
             return conn.session.status.value
         if role == STATUS_TEXT_ROLE:
-            return visible(conn.session.status_text(), 300) + (" · not saved" if self.unsaved(conn) else "")
+            found = sum(conn.live.summary().values())
+            return (visible(conn.session.status_text(), 300) + (" · not saved" if self.unsaved(conn) else "")
+                    + (f" · ⚠ {found} finding{'s' if found != 1 else ''}" if found else ""))
         if role == Qt.DecorationRole:
             return theme.status_icon(conn.session.status.value)
         if role == Qt.ToolTipRole:

@@ -19,16 +19,20 @@ from PySide6.QtGui import QBrush, QColor
 
 from ...traffic import FilteredView, TrafficFilter, TrafficStore
 from ...traffic.store import K_ERROR, K_MALFORMED, K_STDERR
+from ..base.theme import severity_icon
 
 BATCH_MS = 80
+FINDINGS_KEPT = 50_000  # records whose findings' words are kept for the tooltip and the detail
 SCAN_BUDGET = 200_000  # at most this many records looked at per tick...
 SCAN_SECONDS = 0.02  # ...and no more than this long (a slice of 8,192 records at a time)
 
-COLUMNS = ("No.", "Time", "Δ", "Server", "Dir", "Kind", "Method", "ID", "Latency", "Size", "Summary")
-(COL_N, COL_TIME, COL_DELTA, COL_SERVER, COL_DIR, COL_KIND, COL_METHOD, COL_ID, COL_LATENCY, COL_SIZE,
+COLUMNS = ("No.", "Expert", "Time", "Δ", "Server", "Dir", "Kind", "Method", "ID", "Latency", "Size", "Summary")
+(COL_N, COL_EXPERT, COL_TIME, COL_DELTA, COL_SERVER, COL_DIR, COL_KIND, COL_METHOD, COL_ID, COL_LATENCY, COL_SIZE,
  COL_SUMMARY) = range(len(COLUMNS))
 HEADER_TIPS = (
     "Record number in this session",
+    "What is wrong with this frame, by severity (error, warning, info): the revision's schema, the server's "
+    "own declarations (spyglass check's rules)",
     "Seconds since the first frame of the session",
     "Seconds since the previous row shown",
     "Server",
@@ -60,6 +64,7 @@ _BACKGROUND = Qt.ItemDataRole.BackgroundRole
 _FOREGROUND = Qt.ItemDataRole.ForegroundRole
 _ALIGN = Qt.ItemDataRole.TextAlignmentRole
 _TOOLTIP = Qt.ItemDataRole.ToolTipRole
+_DECORATION = Qt.ItemDataRole.DecorationRole
 
 
 def format_latency(seconds: float | None) -> str:
@@ -105,6 +110,8 @@ class TrafficModel(QAbstractTableModel):
         self._timer.setInterval(batch_ms)
         self._timer.timeout.connect(self.refresh)
         self.inserts = 0  # beginInsertRows calls (for tests and benchmarks)
+        # record number -> the findings' messages, for the Expert column's tooltip (set with `set_findings`)
+        self.findings: dict[int, list[str]] = {}
         self._arm()
         if not self._view.complete:
             self._continue()
@@ -130,6 +137,13 @@ class TrafficModel(QAbstractTableModel):
         if self._paused:
             return 0
         view = self._view
+        if view.filter.expert:  # flagged rows join anywhere, not only at the end
+            added = view.update()
+            if added:
+                self.beginResetModel()
+                self._rows, self._shown = view.rows, len(view.rows)
+                self.endResetModel()
+            return added
         view.update(SCAN_BUDGET, SCAN_SECONDS)
         if not view.complete:
             self._continue()  # a long filter: go on after the event loop had its turn
@@ -212,6 +226,18 @@ class TrafficModel(QAbstractTableModel):
                 if row is not None:
                     self.dataChanged.emit(self.index(row, 0), self.index(row, last), [_BACKGROUND])
 
+    def set_findings(self, found: dict[int, list[str]]) -> None:
+        """Findings of these records (record number -> messages; the store's flags hold the severity).
+        The words of at most `FINDINGS_KEPT` records are kept (a flood of broken frames keeps its flags)."""
+        for n, messages in found.items():
+            if n in self.findings or len(self.findings) < FINDINGS_KEPT:
+                self.findings.setdefault(n, []).extend(messages)
+            row = self.row_of(n)
+            if row is not None:
+                self.dataChanged.emit(self.index(row, COL_EXPERT), self.index(row, COL_EXPERT))
+        if self._view.filter.expert:
+            self.refresh()
+
     # ------------------------------------------------------------------ Qt model API
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() else self._shown
@@ -256,6 +282,9 @@ class TrafficModel(QAbstractTableModel):
             return None
         if role == _FOREGROUND:
             return DIM_BRUSH if store.kind_code(n) >= K_STDERR else None  # stderr, http
+        if role == _DECORATION:
+            severity = store.flags.get(n) if col == COL_EXPERT else None
+            return severity_icon(severity) if severity is not None else None
         if role == _ALIGN:
             return _RIGHT if col in NUMERIC else _LEFT
         if role == RECORD_ROLE:
@@ -266,6 +295,11 @@ class TrafficModel(QAbstractTableModel):
                 return DIR_TIPS.get(store.direction(n))
             if col == COL_TIME:
                 return format_wall(store.wall(n))
+            if col == COL_EXPERT:
+                if n in self.findings:
+                    return "\n".join(self.findings[n])
+                return (f"A finding (its words are kept for the first {FINDINGS_KEPT:,} frames with one)"
+                        if n in store.flags else None)
             if reason:
                 return f"Malformed: {reason}"
             if col in (COL_SUMMARY, COL_METHOD):
@@ -299,4 +333,4 @@ class TrafficModel(QAbstractTableModel):
             return f"{store.size(n):,}"
         if col == COL_SUMMARY:
             return store.summary(n)
-        return ""
+        return ""  # COL_EXPERT: an icon (DecorationRole), its findings in the tooltip

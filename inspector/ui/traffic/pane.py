@@ -41,6 +41,7 @@ from .model import (
     ARROWS,
     COL_DELTA,
     COL_DIR,
+    COL_EXPERT,
     COL_ID,
     COL_KIND,
     COL_LATENCY,
@@ -80,7 +81,7 @@ KIND_CHOICES: list[tuple[str, frozenset[str] | None]] = [
     ("HTTP", frozenset({"http"})),
 ]
 # Widths of the fixed columns, as sample text (the view measures them once).
-_SAMPLES = {COL_N: "000000", COL_TIME: "0000.000000", COL_DELTA: "0.000000", COL_SERVER: "server-name",
+_SAMPLES = {COL_N: "000000", COL_EXPERT: "", COL_TIME: "0000.000000", COL_DELTA: "0.000000", COL_SERVER: "server-name",
             COL_DIR: "http", COL_KIND: "notification", COL_METHOD: "notifications/message",
             COL_ID: '"p1000"', COL_LATENCY: "1000.0 ms", COL_SIZE: "1,000,000"}
 
@@ -199,7 +200,7 @@ class TrafficDetail(QWidget):
         for b in (self.copy_pretty, self.copy_raw, self.pair_button):
             b.setEnabled(False)
 
-    def show_record(self, store: TrafficStore, n: int) -> None:
+    def show_record(self, store: TrafficStore, n: int, findings: list[str] | None = None) -> None:
         rec = store.record(n)
         raw = store.raw(n)
         self.n = n
@@ -219,6 +220,8 @@ class TrafficDetail(QWidget):
             problem = f"Malformed: {rec.malformed}"
         elif rec.kind == "error":
             problem = "JSON-RPC error response"
+        for finding in findings or ():
+            problem = (problem + "\n" if problem else "") + finding
         if rec.meta:
             problem = (problem + "\n" if problem else "") + "Transport: " + json.dumps(rec.meta, ensure_ascii=False,
                                                                                      default=str)
@@ -226,7 +229,7 @@ class TrafficDetail(QWidget):
         self.problem.setVisible(bool(problem))
         dark = palette_is_dark(self.palette())
         self.problem.setStyleSheet(f"color: {'#ff7b72' if dark else '#cf222e'};" if rec.malformed or
-                                   rec.kind == "error" else "")
+                                   rec.kind == "error" or store.flags.get(n) == 0 else "")
         self.highlighter.dark = dark
         self.pretty_text, is_json = self._pretty(rec.kind, raw)
         self.highlighted = self.highlighter.set_text(self.pretty_text, json=is_json)
@@ -286,6 +289,9 @@ class TrafficPane(QWidget):
                                              "Show the periodic server/discover checks of 2026-07-28 servers "
                                              "(always recorded; hidden so they do not bury the real traffic)",
                                              checkable=True)
+        self.expert_button = _tool_button("trafficExpert", "Expert", "Show only frames with a finding: what breaks "
+                                          "the revision's schema or the server's own declarations",
+                                          checkable=True)
         self.clear_button = _tool_button("trafficClear", "Clear", "Hide the rows so far (the session keeps them)")
         self.export_button = _tool_button("trafficExport", "Export", "Save frames as JSON Lines")
         self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
@@ -309,7 +315,8 @@ class TrafficPane(QWidget):
             combo.setMinimumContentsLength(letters)
         bar.addWidget(self.filter_edit, 1)
         for w in (self.direction_combo, self.kind_combo, self.server_combo, self.pause_button,
-                  self.autoscroll_button, self.heartbeat_button, self.clear_button, self.export_button):
+                  self.autoscroll_button, self.heartbeat_button, self.expert_button, self.clear_button,
+                  self.export_button):
             bar.addWidget(w)
 
         # --- table
@@ -365,6 +372,7 @@ class TrafficPane(QWidget):
             combo.currentIndexChanged.connect(lambda _i: self.apply_filter())
         self.pause_button.toggled.connect(self.model.set_paused)
         self.heartbeat_button.toggled.connect(lambda _on: self.apply_filter())
+        self.expert_button.toggled.connect(lambda _on: self.apply_filter())
         self.clear_button.clicked.connect(self.clear_view)
         self.export_shown_action.triggered.connect(lambda: self._export_dialog(shown_only=True))
         self.export_all_action.triggered.connect(lambda: self._export_dialog(shown_only=False))
@@ -404,7 +412,8 @@ class TrafficPane(QWidget):
     def current_filter(self) -> TrafficFilter:
         return TrafficFilter.make(text=self.filter_edit.text(), directions=self.direction_combo.currentData(),
                                   kinds=self.kind_combo.currentData(), servers=self.server_combo.currentData(),
-                                  start=self.model.filter.start, background=self.heartbeat_button.isChecked())
+                                  start=self.model.filter.start, background=self.heartbeat_button.isChecked(),
+                                  expert=self.expert_button.isChecked())
 
     def apply_filter(self) -> None:
         """Apply the filter bar now (typing applies it after a short pause)."""
@@ -495,7 +504,7 @@ class TrafficPane(QWidget):
             self.recordSelected.emit(-1)
             return
         n = self.model.record_at(current.row())
-        self.detail.show_record(self.store, n)
+        self.detail.show_record(self.store, n, self.model.findings.get(n))
         self.model.set_marked(self.store.pair(n))
         self.recordSelected.emit(n)
 
@@ -567,7 +576,7 @@ class TrafficPane(QWidget):
     def changeEvent(self, event: Any) -> None:
         super().changeEvent(event)
         if event.type() == event.Type.PaletteChange and self.detail.n is not None:
-            self.detail.show_record(self.store, self.detail.n)  # re-highlight for the new palette
+            self.detail.show_record(self.store, self.detail.n, self.model.findings.get(self.detail.n))  # new palette
 
     def closeEvent(self, event: Any) -> None:
         if self._flush_timer is not None:

@@ -8,11 +8,14 @@ and a banner: the window works on, without recording.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QLineEdit, QWidget
 
+from ...checks.live import LiveCheck
+from ...checks.rules import SEVERITIES
 from ...traffic import TrafficStore
 from ...traffic.frame import Frame
 from .pane import TrafficPane
@@ -20,6 +23,7 @@ from .pane import TrafficPane
 log = logging.getLogger("spyglass.ui.traffic")
 
 FLUSH_MS = 100
+JUDGE_S = 0.015  # at most this long judging frames per flush: a flood is judged over several
 
 
 class TrafficRecorder(QObject):
@@ -29,6 +33,7 @@ class TrafficRecorder(QObject):
         self.store: TrafficStore | None = None
         self.pane: TrafficPane | None = None
         self._timer: QTimer | None = None
+        self._live: list[LiveCheck] = []  # the servers whose frames are judged
         try:
             self.store = TrafficStore(store_path) if store_path else TrafficStore()
             self.pane = TrafficPane(self.store, parent, flush_ms=None)  # flushed by the timer below
@@ -49,26 +54,53 @@ class TrafficRecorder(QObject):
         self._timer.timeout.connect(self.flush)
         self._timer.start()
 
-    def recorder_for(self, server_id: str) -> Callable[[Frame], None] | None:
-        """What a server's session hands each frame to (None when nothing is recorded)."""
+    def recorder_for(self, server_id: str, live: LiveCheck | None = None) -> Callable[[Frame], None] | None:
+        """What a server's session hands each frame to (None when nothing is recorded). With `live`, each
+        recorded frame is also queued to be judged (at the next flush, never as it arrives)."""
         if self.store is None:
             return None
+        if live is not None:
+            self._live.append(live)
 
         def record(frame: Frame) -> None:
             store = self.store
             if store is None:
                 return
             try:
-                store.add(server_id, frame)
+                n = store.add(server_id, frame)
             except Exception:
                 log.exception("the traffic store rejected a frame")
+                return
+            if live is not None:
+                live.frame(n, frame)
         return record
+
+    def forget(self, live: LiveCheck) -> None:
+        if live in self._live:
+            self._live.remove(live)
+
+    def judge(self, deadline: float | None = None) -> int:
+        """Judge queued frames (until `deadline`): flag the store, tell the pane; the findings made."""
+        store, pane = self.store, self.pane
+        if store is None or pane is None:
+            return 0
+        found: dict[int, list[str]] = {}
+        for live in list(self._live):
+            for n, f in live.drain(deadline):
+                store.flag(n, SEVERITIES.index(f.severity))
+                found.setdefault(n, []).append(f"{f.severity}: {f.message} [{f.rule}]")
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+        if found:
+            pane.model.set_findings(found)
+        return sum(len(v) for v in found.values())
 
     def flush(self) -> None:
         if self.store is None:
             return
         try:
             self.store.flush()
+            self.judge(time.monotonic() + JUDGE_S)
         except Exception as exc:
             log.exception("traffic flush failed")
             if self._timer is not None:

@@ -61,6 +61,7 @@ from ..servers.sidebar import ServerModel, ServerSidebar
 from ..traffic.recorder import TrafficRecorder
 from . import layout, menus, pages
 from .about import AboutDialog
+from .check_link import CheckLink, tool_findings
 from .command_palette import CommandPalette, palette_commands
 from .files import DropImporter, ServerFiles
 from .preferences import Preferences, PreferencesDialog, apply_font
@@ -209,8 +210,10 @@ class MainWindow(QMainWindow):
         self.auth_panel.signInAgain.connect(lambda c: self._spawn(c.session.restart(), f"signing in to {c.name} again"))
         self.roots_editor = RootsEditor(self)
         self.roots_editor.on_changed = self._save_roots
+        self.checks = CheckLink(self)
+        self.checks.view.spawn = self._spawn
         for page, title in ((tools_page, "Tools"), (self.resources_pane, "Resources"), (self.prompts_pane, "Prompts"),
-                            (self.tasks_pane, "Tasks"), (self.info_view, "Server info"),
+                            (self.tasks_pane, "Tasks"), (self.checks.view, "Check"), (self.info_view, "Server info"),
                             (self.auth_panel, "Authorization"), (self.roots_editor, "Roots")):
             self.tabs.addTab(page, title)
         self.pages.addWidget(self.tabs)
@@ -300,11 +303,12 @@ class MainWindow(QMainWindow):
         conn.catalog_id = catalog_id
         self.auth.attach(conn)
         self._load_roots(conn)
-        session.traffic = self.traffic.recorder_for(session.server_id)
+        session.traffic = self.traffic.recorder_for(session.server_id, conn.live)
         self._apply_transport_options(conn)
         conn.statusChanged.connect(lambda c=conn: self._conn_status_changed(c))
         conn.toolsChanged.connect(lambda c=conn: self._conn_tools_changed(c))
         self.calls.attach(conn)
+        self.checks.attach(conn)
         self.servers.add(conn)
         if select or len(self.servers.connections) == 1:
             self.select_connection(conn)
@@ -378,6 +382,7 @@ class MainWindow(QMainWindow):
     async def _dispose(self, conn: Connection) -> None:
         await conn.session.disconnect()
         self.calls.detach(conn)
+        self.traffic.forget(conn.live)
         conn.release()
         conn.deleteLater()
 
@@ -477,6 +482,7 @@ class MainWindow(QMainWindow):
         self.empty_page.set_title("No server selected" if self.servers.connections else "No server yet")
         self.status_card.show_for(conn)
         self.info_view.show_connection(conn)
+        self.checks.show(conn)
         self.auth_panel.show_connection(conn)
         self.log_pane.show_connection(conn)
         self.tool_detail.server_changed()
@@ -491,7 +497,8 @@ class MainWindow(QMainWindow):
         self.selectionChanged.emit()
 
     def _show_tools(self, conn: Connection | None) -> None:
-        self.tool_panel.show_session(conn.session if conn is not None else None)
+        self.tool_panel.show_session(conn.session if conn is not None else None, tool_findings(conn),
+                                     conn.live.cost if conn is not None else None)
         listing = conn.session.tools if conn is not None else None
         self.tool_detail.placeholder.setText(
             "Select a tool to see what it does and what it takes."

@@ -1,0 +1,186 @@
+"""The Check tab: what is wrong with the selected server, as `spyglass check` would say it.
+
+Findings come from the connection's live check (`conn.live`, inspector.checks): every frame judged as it
+goes by, the tool definitions reviewed whenever the list changes, observed calls as they happen. *Run full
+check* adds what only asking can tell (each list twice for its order, a tool that cannot exist, and
+optionally the read-only tools). A finding about a tool or a frame opens it on double-click or Enter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ...checks.rules import SEVERITIES, Finding
+from ...errors import SpyglassError
+from ...session import Status
+from ..base.text import plain_tooltip, visible
+from ..base.theme import severity_icon
+from .connection import Connection
+
+HEADINGS = {"error": "Errors", "warning": "Warnings", "info": "Info"}
+TARGET_ROLE = Qt.ItemDataRole.UserRole
+
+
+def summary_text(counts: dict[str, int]) -> str:
+    if not any(counts.values()):
+        return "No findings"
+    return " · ".join(f"{counts[s]} {'info' if s == 'info' else s + ('s' if counts[s] != 1 else '')}"
+                      for s in SEVERITIES)
+
+
+class CheckView(QWidget):
+    targetActivated = Signal(str)  # "tool:NAME" or "frame:N"
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("checkView")
+        self.conn: Connection | None = None
+        self.spawn: Callable[[Any, str], Any] | None = None  # the window's task runner
+        self.summary = QLabel("Not connected", self)
+        self.summary.setObjectName("checkSummary")
+        f = self.summary.font()
+        f.setBold(True)
+        self.summary.setFont(f)
+        self.cost = QLabel(self)
+        self.cost.setObjectName("checkCost")
+        self.cost.setTextFormat(Qt.TextFormat.PlainText)
+        self.cost.setWordWrap(True)
+        self.read_only = QCheckBox("Also call the read-only tools", self)
+        self.read_only.setObjectName("checkCallReadOnly")
+        self.read_only.setToolTip("Call every tool marked readOnlyHint (never one marked destructive) with "
+                                  "arguments made up valid against its schema")
+        self.run_button = QPushButton("Run full check", self)
+        self.run_button.setObjectName("checkRun")
+        self.run_button.setToolTip("List everything twice (is the order stable?) and call a tool that cannot "
+                                   "exist (is it a protocol error?), besides what is judged all the time")
+        self.run_button.clicked.connect(self.run)
+        self.status = QLabel(self)
+        self.status.setObjectName("checkStatus")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.status.setWordWrap(True)
+        self.tree = QTreeWidget(self)
+        self.tree.setObjectName("checkFindings")
+        self.tree.setHeaderLabels(["Finding", "About", "What to change"])
+        self.tree.setRootIsDecorated(True)
+        self.tree.setUniformRowHeights(True)
+        self.tree.setWordWrap(False)
+        self.tree.itemActivated.connect(self._activated)
+        header = self.tree.header()
+        header.setStretchLastSection(True)
+        self.empty = QLabel(self)
+        self.empty.setObjectName("checkEmpty")
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setWordWrap(True)
+        top = QHBoxLayout()
+        top.addWidget(self.summary, 1)
+        top.addWidget(self.read_only)
+        top.addWidget(self.run_button)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 6)
+        lay.addLayout(top)
+        lay.addWidget(self.cost)
+        lay.addWidget(self.status)
+        lay.addWidget(self.tree, 1)
+        lay.addWidget(self.empty, 1)
+        self.show_connection(None)
+
+    def show_connection(self, conn: Connection | None) -> None:
+        if self.conn is not None and self.conn is not conn:
+            self.conn.findingsChanged.disconnect(self.refresh)
+        if conn is not self.conn:
+            self.status.setText("")
+            if conn is not None:
+                conn.findingsChanged.connect(self.refresh)
+        self.conn = conn
+        self.refresh()
+
+    def refresh(self) -> None:
+        conn = self.conn
+        connected = conn is not None and conn.session.status is Status.CONNECTED
+        self.run_button.setEnabled(connected)
+        found = conn.live.findings() if conn is not None else []
+        self.summary.setText(summary_text(conn.live.summary()) if conn is not None and (found or connected)
+                             else "Not connected")
+        cost = conn.live.cost if conn is not None else None
+        self.cost.setText(f"Tool list: {cost.count} tools, {cost.bytes:,} bytes, about {cost.tokens:,} tokens "
+                          "for a model to read on every turn (estimate: bytes / 4)" if cost else "")
+        self.cost.setVisible(cost is not None)
+        skipped = conn.live.skipped if conn is not None else 0
+        if skipped and not self.status.text().startswith("Checking"):
+            self.status.setText(f"{skipped:,} frames of a flood were not judged (too many waiting).")
+        self.status.setVisible(bool(self.status.text()))
+        self._fill(found)
+        self.tree.setVisible(bool(found))
+        self.empty.setVisible(not found)
+        if conn is None:
+            self.empty.setText("Select a server to see what is wrong with it.")
+        elif not connected and not found:
+            self.empty.setText("Connect to check this server.")
+        else:
+            self.empty.setText("No findings: nothing this server sent breaks its revision's schema or the rules "
+                               "of spyglass check. Run a full check to ask it more.")
+
+    def _fill(self, found: list[Finding]) -> None:
+        self.tree.clear()
+        for code, severity in enumerate(SEVERITIES):
+            group = [f for f in found if f.severity == severity]
+            if not group:
+                continue
+            head = QTreeWidgetItem(self.tree, [f"{HEADINGS[severity]} ({len(group)})"])
+            head.setIcon(0, severity_icon(code))
+            head.setFirstColumnSpanned(True)
+            for f in group:
+                item = QTreeWidgetItem(head, [f.rule, visible(f.target, 120), visible(f.message, 400)])
+                item.setData(0, TARGET_ROLE, f.target)
+                item.setToolTip(2, plain_tooltip(f"{visible(f.message, 2000)}\n\nFrom: {f.spec}"))
+                item.setToolTip(0, plain_tooltip(f"{f.rule} ({f.severity}): {f.spec}"))
+            head.setExpanded(True)
+        for col in (0, 1):
+            self.tree.resizeColumnToContents(col)
+
+    def _activated(self, item: QTreeWidgetItem, _column: int) -> None:
+        target = item.data(0, TARGET_ROLE)
+        if isinstance(target, str) and target.startswith(("tool:", "frame:")):
+            self.targetActivated.emit(target)
+
+    def run(self) -> None:
+        conn = self.conn
+        if conn is None or self.spawn is None or conn.session.client is None:
+            return
+        calls = "read-only" if self.read_only.isChecked() else "none"
+        self.run_button.setEnabled(False)
+        self.status.setText("Checking: listing everything twice, probing an unknown tool"
+                            + (", calling the read-only tools…" if calls == "read-only" else "…"))
+        self.status.show()
+        self.spawn(self._run(conn, calls), f"checking {conn.name}")
+
+    async def _run(self, conn: Connection, calls: str) -> None:
+        try:
+            report = await conn.live.run(calls=calls, timeout=conn.session.options.timeout)
+        except SpyglassError as exc:  # the server went away, did not answer...: said here, not raised
+            if conn is self.conn:
+                self.status.setText(f"The check stopped: {visible(exc.message, 300)}")
+                self.status.show()
+            return
+        finally:
+            self.run_button.setEnabled(conn is self.conn and conn.session.status is Status.CONNECTED)
+        if conn is self.conn:
+            done = [f"Full check done: {summary_text(report.summary())}."]
+            if report.called:
+                done.append(f"Called {len(report.called)} read-only tools.")
+            done += report.notes
+            self.status.setText(" ".join(done))
+            self.status.show()
