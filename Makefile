@@ -31,7 +31,7 @@ test: venv peers
 	$(VENV)/bin/ruff check inspector tests bench packaging
 	$(VENV)/bin/mypy
 	rm -rf .coverage-data
-	QT_QPA_PLATFORM=offscreen $(VENV)/bin/coverage run -m pytest
+	QT_QPA_PLATFORM=offscreen $(VENV)/bin/coverage run -m pytest -n auto --maxprocesses 4 --dist loadfile
 	$(PY) tests/coverage_floors.py
 
 # A one-folder bundle in dist/spyglass/ (run dist/spyglass/spyglass); prints its size.
@@ -42,6 +42,7 @@ package: venv
 
 bench: venv peers
 	$(PY) bench/cli_oneshot.py
+	$(PY) bench/check_many_tools.py
 
 clean:
 	rm -rf $(VENV) $(PEERS)/node_modules build dist .coverage-data
