@@ -60,8 +60,12 @@ class Judge:
             return []
         if frame.direction != "in":
             return []
-        message = frame.message if frame.message is not None else rpc.parse(frame.data)
-        found = self._judge(f"frame:{index}", message, frame.data)
+        target = f"frame:{index}"
+        if frame.message is None and (plain := _plain_notification(frame.data)) is not None:
+            found = self._notification(target, plain)  # the common case of a flood, judged as sent
+        else:
+            message = frame.message if frame.message is not None else rpc.parse(frame.data)
+            found = self._judge(target, message, frame.data)
         for f in found:
             key = (f.rule, f.message if f.target.startswith("frame:") else f"{f.target}\0{f.message}")
             if key in self.repeats:
@@ -101,11 +105,14 @@ class Judge:
                 return self._response(target, sent, message.result)
             return self._error(target, sent, message, raw)
         if isinstance(message, rpc.Notification):
-            return self._schema(target, message.method, _whole(message), "Notification") + \
-                self._capability(target, message.method)
+            return self._notification(target, _whole(message))
         if isinstance(message, rpc.Request):  # rare: judged as sent, not as parsed
             return self._schema(target, message.method, _decoded(raw, message), "Request")
         return []
+
+    def _notification(self, target: str, whole: dict[str, Any]) -> list[Finding]:
+        method = whole["method"]
+        return self._schema(target, method, whole, "Notification") + self._capability(target, method)
 
     def _response(self, target: str, sent: _Sent, result: Any) -> list[Finding]:
         out: list[Finding] = []
@@ -231,6 +238,21 @@ class Judge:
                                f"no text block of the result ({target}) carries the structured data: add its JSON "
                                "as a text block for clients that do not read structuredContent"))
         return out
+
+
+def _plain_notification(raw: bytes) -> dict[str, Any] | None:
+    """The decoded message when `raw` is a well-formed JSON-RPC notification (else None: the full parser
+    classifies it). Most of a flood is notifications: this skips building a message object for each."""
+    if b'"id"' in raw:
+        return None
+    try:
+        obj = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if (isinstance(obj, dict) and obj.get("jsonrpc") == "2.0" and isinstance(obj.get("method"), str)
+            and "id" not in obj and isinstance(obj.get("params", {}), dict)):
+        return obj
+    return None
 
 
 def _key(rid: Any) -> str:

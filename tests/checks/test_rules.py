@@ -409,7 +409,7 @@ async def test_a_check_declines_every_question_a_server_asks():
     assert await d.share_roots(None, [], None) is False  # type: ignore[arg-type]
 
 
-async def test_the_live_check_queues_frames_judges_them_in_slices_and_starts_over_on_reconnect(monkeypatch):
+async def test_the_live_check_judges_each_frame_hands_findings_over_in_batches_and_starts_over():
     from inspector.checks import live as L
     from inspector.config import ServerSpec
     from inspector.session import ServerSession, SessionOptions
@@ -418,29 +418,26 @@ async def test_the_live_check_queues_frames_judges_them_in_slices_and_starts_ove
                             options=SessionOptions(heartbeat_s=None))
     check = L.LiveCheck(session)
     frames: list[Frame] = []
+    told: list[int] = []
+    check.changed.connect(lambda: told.append(1))
     session.traffic = lambda f: (frames.append(f), check.frame(len(frames) - 1, f))
     try:
         await session.open()
         await session.listings.load_all()
-        assert check.pending > 0 and check.judge.findings == []  # queued, not judged yet
-        before = check.pending
-        check.drain(time.monotonic() - 1)  # a deadline already passed: one frame, then it stops
-        assert check.pending == before - 1
-        check.drain()
-        assert check.pending == 0 and {f.rule for f in check.findings()} >= {"capability-undeclared",
-                                                                               "tool-name-invalid"}
+        assert check.pending > 0  # found as the frames came, handed over at the next drain
+        told.clear()  # (connecting and the tool list's review told already)
+        handed = check.drain()
+        assert {f.rule for _n, f in handed} >= {"capability-undeclared", "schema-violation"}
+        assert all(0 <= n < len(frames) for n, _f in handed) and told == [1] and check.pending == 0
+        assert check.drain() == [] and told == [1]  # nothing new: nobody is told
+        assert {f.rule for f in check.findings()} >= {"capability-undeclared", "tool-name-invalid"}
         assert check.summary()["error"] >= 1 and check.cost is not None and check.cost.count == 15
         report = await check.run()
         assert {f.rule for f in check.findings()} >= {"list-order-unstable", "pagination-cursor-loop"}
         assert report.findings and check.report is report
         first = check.judge
         await session.restart()
-        assert check.judge is not first and check.report is None
-        check.drain()
-        monkeypatch.setattr(L, "QUEUE_MAX", 3)
-        for i in range(5):
-            check.frame(10_000 + i, Frame("err", b"x", 0.0, 0.0))
-        assert check.pending == 3 and check.skipped == 2
+        assert check.judge is not first and check.report is None and check.judge.revision == "2025-11-25"
     finally:
         check.release()
         await session.close()

@@ -118,9 +118,6 @@ class CheckView(QWidget):
         self.cost.setText(f"Tool list: {cost.count} tools, {cost.bytes:,} bytes, about {cost.tokens:,} tokens "
                           "for a model to read on every turn (estimate: bytes / 4)" if cost else "")
         self.cost.setVisible(cost is not None)
-        skipped = conn.live.skipped if conn is not None else 0
-        if skipped and not self.status.text().startswith("Checking"):
-            self.status.setText(f"{skipped:,} frames of a flood were not judged (too many waiting).")
         self.status.setVisible(bool(self.status.text()))
         self._fill(found)
         self.tree.setVisible(bool(found))

@@ -8,7 +8,6 @@ and a banner: the window works on, without recording.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, QTimer
@@ -23,7 +22,6 @@ from .pane import TrafficPane
 log = logging.getLogger("spyglass.ui.traffic")
 
 FLUSH_MS = 100
-JUDGE_S = 0.015  # at most this long judging frames per flush: a flood is judged over several
 
 
 class TrafficRecorder(QObject):
@@ -56,7 +54,7 @@ class TrafficRecorder(QObject):
 
     def recorder_for(self, server_id: str, live: LiveCheck | None = None) -> Callable[[Frame], None] | None:
         """What a server's session hands each frame to (None when nothing is recorded). With `live`, each
-        recorded frame is also queued to be judged (at the next flush, never as it arrives)."""
+        recorded frame is judged too (its findings reach the pane at the next flush)."""
         if self.store is None:
             return None
         if live is not None:
@@ -72,25 +70,26 @@ class TrafficRecorder(QObject):
                 log.exception("the traffic store rejected a frame")
                 return
             if live is not None:
-                live.frame(n, frame)
+                try:
+                    live.frame(n, frame)
+                except Exception:  # a bug in a rule must not stop the recording
+                    log.exception("judging a frame failed")
         return record
 
     def forget(self, live: LiveCheck) -> None:
         if live in self._live:
             self._live.remove(live)
 
-    def judge(self, deadline: float | None = None) -> int:
-        """Judge queued frames (until `deadline`): flag the store, tell the pane; the findings made."""
+    def judge(self) -> int:
+        """Hand the findings made since the last time to the store's flags and the pane; how many."""
         store, pane = self.store, self.pane
         if store is None or pane is None:
             return 0
         found: dict[int, list[str]] = {}
         for live in list(self._live):
-            for n, f in live.drain(deadline):
+            for n, f in live.drain():
                 store.flag(n, SEVERITIES.index(f.severity))
                 found.setdefault(n, []).append(f"{f.severity}: {f.message} [{f.rule}]")
-            if deadline is not None and time.monotonic() >= deadline:
-                break
         if found:
             pane.model.set_findings(found)
         return sum(len(v) for v in found.values())
@@ -100,7 +99,7 @@ class TrafficRecorder(QObject):
             return
         try:
             self.store.flush()
-            self.judge(time.monotonic() + JUDGE_S)
+            self.judge()
         except Exception as exc:
             log.exception("traffic flush failed")
             if self._timer is not None:
