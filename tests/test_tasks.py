@@ -99,7 +99,11 @@ async def test_a_tool_that_requires_a_task_runs_as_one_and_its_states_are_report
         assert len(messages) == len(set(zip(statuses, messages)))
         [call] = sent(frames, "tools/call")
         assert call["params"]["task"] == {}
-        assert sent(frames, "tasks/result") and sent(frames, "tasks/get")
+        assert sent(frames, "tasks/result")
+        # the states came from polling (tasks/get) or from the server's status notifications, whichever
+        # was first: on a busy machine the notifications can carry the task to its end before a poll is due
+        pushed = any(f.direction == "in" and b'"notifications/tasks/status"' in f.data for f in frames)
+        assert sent(frames, "tasks/get") or pushed
         tid = states[0]["taskId"]
         listed = (await client.list_tasks())["tasks"]
         assert any(t["taskId"] == tid and t["status"] == "completed" for t in listed)

@@ -20,7 +20,7 @@ from ..protocol import jsonrpc as rpc
 from ..protocol import schemas
 from ..traffic.frame import Frame
 from .definitions import refuse
-from .rules import Finding, finding
+from .rules import Finding, finding, mistake
 
 INVALID_PARAMS, METHOD_NOT_FOUND = -32602, -32601
 LIST_CHANGED_CAPABILITY = {"notifications/tools/list_changed": "tools",
@@ -67,7 +67,7 @@ class Judge:
             message = frame.message if frame.message is not None else rpc.parse(frame.data)
             found = self._judge(target, message, frame.data)
         for f in found:
-            key = (f.rule, f.message if f.target.startswith("frame:") else f"{f.target}\0{f.message}")
+            key = mistake(f)
             if key in self.repeats:
                 self.repeats[key] += 1
             else:
@@ -79,8 +79,7 @@ class Judge:
         """`findings`, each naming how many frames it was found in when more than one."""
         out = []
         for f in self.findings:
-            key = (f.rule, f.message if f.target.startswith("frame:") else f"{f.target}\0{f.message}")
-            count = self.repeats.get(key, 1)
+            count = self.repeats.get(mistake(f), 1)
             out.append(f if count == 1 else replace(f, message=f"{f.message} (in {count} frames)"))
         return out
 

@@ -78,5 +78,11 @@ def finding(rule: str, target: str, message: str, severity: str | None = None) -
     return Finding(rule, severity or spec.severity, target, message, spec.spec)
 
 
+def mistake(f: Finding) -> tuple[str, str]:
+    """What makes two findings one mistake: the same rule and words, about the same thing (frames aside:
+    the same broken message in many frames is one mistake)."""
+    return (f.rule, f.message if f.target.startswith("frame:") else f"{f.target}\0{f.message}")
+
+
 def worst_first(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (SEVERITIES.index(f.severity), f.rule, f.target))

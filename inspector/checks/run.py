@@ -18,7 +18,7 @@ from ..session.listing import KINDS
 from ..traffic.frame import Frame
 from .definitions import Cost, list_cost, review_tools
 from .frames import Judge
-from .rules import SEVERITIES, Finding, finding, worst_first
+from .rules import SEVERITIES, Finding, finding, mistake, worst_first
 from .sample import sample
 
 if TYPE_CHECKING:
@@ -200,7 +200,7 @@ def collapse(findings: list[Finding]) -> list[Finding]:
     out: dict[tuple[str, str], Finding] = {}
     seen: dict[tuple[str, str], int] = {}
     for f in findings:
-        key = (f.rule, f.message if f.target.startswith("frame:") else f"{f.target}\0{f.message}")
+        key = mistake(f)
         seen[key] = seen.get(key, 0) + 1
         out.setdefault(key, f)
     return [f if seen[key] == 1 else replace(f, message=f"{f.message} (in {seen[key]} frames)")
