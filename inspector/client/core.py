@@ -199,10 +199,18 @@ class ClientCore:
             hello: ServerHello = await self._await(self._handshake, self.timeout, "the handshake")
             await self.transport.settle()
             return hello
-        except BaseException:
-            if self._handshake is not None and not self._handshake.done():
-                self._handshake.cancel()  # nobody waits for it now (e.g. cancelled while the user signs in)
+        except BaseException as exc:
+            failure = None
+            if self._handshake is not None:
+                if not self._handshake.done():
+                    self._handshake.cancel()  # nobody waits for it now (e.g. cancelled while the user signs in)
+                elif not self._handshake.cancelled():
+                    failure = self._handshake.exception()  # retrieved: raised below, or superseded by `exc`
             await self._shutdown_after_failure()
+            if isinstance(failure, E.ServerExited) and isinstance(exc, E.SpyglassError) and failure is not exc:
+                # the server died before the first message could be written: its exit (code, stderr) says
+                # more than the broken pipe that the write ran into
+                raise failure from None
             raise
         finally:
             if probe_timer is not None:

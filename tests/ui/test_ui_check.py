@@ -54,7 +54,7 @@ async def test_the_check_tab_judges_the_live_session_and_opens_what_a_finding_is
         assert any("finding" in flag for flag in row_of(tool_list, "fetch_data").data(FLAGS_ROLE))
         assert "tokens" in row_of(tool_list, "weather").data(Qt.ToolTipRole)
         status = find(window, QListView, "serverList").model().index(0, 0).data(STATUS_TEXT_ROLE)
-        assert "finding" in status
+        assert status.startswith("⚠ ") and "connected" in status
         assert "error" in window.info_view.labels["check"].text()
         await shot(window, "check-tab-light")
         # the full check: each list twice, the unknown tool, the read-only tools
@@ -108,7 +108,7 @@ async def test_a_clean_server_has_no_findings_and_says_so(open_window):
         assert conn.live.findings() == []
         assert find(window, QLabel, "checkSummary").text() == "No findings"
         assert find(window, QLabel, "checkEmpty").isVisible()
-        assert "finding" not in find(window, QListView, "serverList").model().index(0, 0).data(STATUS_TEXT_ROLE)
+        assert "⚠" not in find(window, QListView, "serverList").model().index(0, 0).data(STATUS_TEXT_ROLE)
         await shot(window, "check-tab-clean-dark")
 
 

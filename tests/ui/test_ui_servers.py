@@ -180,7 +180,7 @@ async def test_server_exiting_mid_session_shows_exit_code(open_window):
             await conn.session.client.call_tool("echo", {"text": "hi"})
         await until(lambda: conn.session.status is Status.EXITED, 10, "the exited state")
         server_list = find(window, QListView, "serverList")
-        assert server_list.model().index(0, 0).data(STATUS_TEXT_ROLE).startswith("exited (code 70)")
+        assert server_list.model().index(0, 0).data(STATUS_TEXT_ROLE).endswith("exited (code 70)")
         assert find(window, QPushButton, "retryButton").text() == "Restart"
         assert "panic: boom" in find(window, QPlainTextEdit, "serverStderr").toPlainText()
         await shot(window, "exited-light")

@@ -63,14 +63,16 @@ class ServerModel(QAbstractListModel):
         if role == STATUS_ROLE:
             return conn.session.status.value
         if role == STATUS_TEXT_ROLE:
-            found = sum(conn.live.summary().values())
-            return (visible(conn.session.status_text(), 300) + (" · not saved" if self.unsaved(conn) else "")
-                    + (f" · ⚠ {found} finding{'s' if found != 1 else ''}" if found else ""))
+            found = sum(conn.live.summary().values())  # first: a narrow sidebar cuts the end of the line
+            return ((f"⚠ {found} · " if found else "") + visible(conn.session.status_text(), 300)
+                    + (" · not saved" if self.unsaved(conn) else ""))
         if role == Qt.DecorationRole:
             return theme.status_icon(conn.session.status.value)
         if role == Qt.ToolTipRole:
+            found = sum(conn.live.summary().values())
             return plain_tooltip(f"{visible(conn.name, 200)}\n{visible(conn.session.describe(), 400)}\n"
-                                 f"{visible(conn.session.status_text(), 600)}")
+                                 f"{visible(conn.session.status_text(), 600)}"
+                                 + (f"\n⚠ {found} finding{'s' if found != 1 else ''} (the Check tab)" if found else ""))
         if role == Qt.AccessibleTextRole:
             return f"{conn.name}: {conn.session.status_text()}"
         return None
