@@ -71,7 +71,7 @@ def list_cost(tools: list[Any]) -> Cost:
     per_tool: dict[str, tuple[int, int]] = {}
     total = 2  # the list's brackets
     for i, tool in enumerate(tools):
-        size = len(json.dumps(tool, separators=(",", ":"), ensure_ascii=False).encode())
+        size = len(json.dumps(tool, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass"))
         total += size + (1 if i else 0)
         name = tool.get("name") if isinstance(tool, dict) else None
         per_tool[name if isinstance(name, str) else f"#{i}"] = (size, tokens(size))

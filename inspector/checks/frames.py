@@ -20,7 +20,7 @@ from ..protocol import jsonrpc as rpc
 from ..protocol import schemas
 from ..traffic.frame import Frame
 from .definitions import refuse
-from .rules import Finding, finding, mistake
+from .rules import Finding, finding, mistake, times
 
 INVALID_PARAMS, METHOD_NOT_FOUND = -32602, -32601
 LIST_CHANGED_CAPABILITY = {"notifications/tools/list_changed": "tools",
@@ -43,6 +43,7 @@ class Judge:
     revision: str | None = None
     capabilities: dict[str, Any] | None = None
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)
+    listed: bool = False  # `tools` is the server's list (possibly empty), not merely unknown
     findings: list[Finding] = field(default_factory=list)  # one per mistake, at its first frame
     repeats: dict[tuple[str, str], int] = field(default_factory=dict)  # (rule, message) -> frames it was in
     _sent: dict[Any, _Sent] = field(default_factory=dict)
@@ -80,7 +81,7 @@ class Judge:
         out = []
         for f in self.findings:
             count = self.repeats.get(mistake(f), 1)
-            out.append(f if count == 1 else replace(f, message=f"{f.message} (in {count} frames)"))
+            out.append(f if count == 1 else replace(f, message=f"{f.message} ({times(f, count)})"))
         return out
 
     # ------------------------------------------------------------------ what we sent
@@ -107,6 +108,10 @@ class Judge:
             return self._notification(target, _whole(message))
         if isinstance(message, rpc.Request):  # rare: judged as sent, not as parsed
             return self._schema(target, message.method, _decoded(raw, message), "Request")
+        if isinstance(message, rpc.Malformed) and not message.refused:  # (refused: over Spyglass's size limit)
+            return [finding("schema-violation", target, f"not a JSON-RPC message: {_clip(message.reason, 160)}: "
+                                                        "a server writes only JSON-RPC messages to its output "
+                                                        "(logs go to stderr)")]
         return []
 
     def _notification(self, target: str, whole: dict[str, Any]) -> list[Finding]:
@@ -211,11 +216,11 @@ class Judge:
         if "task" in result and "content" not in result:
             return []  # a task was created: its result comes later, from tasks/result
         if name not in self.tools:
-            if not self.tools:
+            if not self.listed:
                 return []  # the list is not known: cannot tell an unknown tool
             return [finding("unknown-tool-not-protocol-error", "server",
                             f"calling {name!r}, which the server does not list, was answered with a result"
-                            f"{' (isError: true)' if result.get('isError') is True else ''} ({target}): an unknown "
+                            f"{' (isError: true)' if result.get('isError') is True else ''}: an unknown "
                             f"tool is a protocol error, JSON-RPC error {INVALID_PARAMS}", )]
         if result.get("isError") is True:
             return []
@@ -225,16 +230,16 @@ class Judge:
         structured = result.get("structuredContent")
         if structured is None:
             return [finding("structured-content-missing", f"tool:{name}",
-                            f"the tool declares an outputSchema but its result ({target}) has no "
+                            "the tool declares an outputSchema but its result has no "
                             "structuredContent: return the data as structuredContent, valid against the schema")]
         out: list[Finding] = []
         problem = _output_problem(schema, structured)
         if problem:
             out.append(finding("structured-content-mismatch", f"tool:{name}",
-                               f"structuredContent ({target}) does not match the outputSchema: {problem}"))
+                               f"structuredContent does not match the outputSchema: {problem}"))
         if not _text_carries(result.get("content"), structured):
             out.append(finding("structured-text-missing", f"tool:{name}",
-                               f"no text block of the result ({target}) carries the structured data: add its JSON "
+                               "no text block of the result carries the structured data: add its JSON "
                                "as a text block for clients that do not read structuredContent"))
         return out
 
@@ -362,25 +367,42 @@ def _best(problems: list[Any]) -> tuple[str, str]:
     return max(((p[0], p[1]) for p in problems), key=lambda p: (p[0].count("/"), "any of the given" not in p[1]))
 
 
-def _arguments_valid(schema: Any, arguments: Any) -> bool:
-    from ..forms.validation import Checker
+def _compiled(schema: Any) -> Any:
+    """A tool's own schema compiled with jsonschema-rs (patterns in linear time: a server's regex cannot
+    freeze the window; remote references never fetched), or the reason it cannot be."""
+    import jsonschema_rs
 
+    try:
+        return jsonschema_rs.validator_for(schema, retriever=refuse)
+    except Exception as exc:
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+
+
+def _arguments_valid(schema: Any, arguments: Any) -> bool:
     if not isinstance(schema, dict):
         return False
-    return not Checker(schema).problems(arguments, limit=1)
+    validator = _compiled(schema)
+    try:
+        return not isinstance(validator, str) and bool(validator.is_valid(arguments))
+    except Exception:
+        return False
 
 
 def _output_problem(schema: dict[str, Any], structured: Any) -> str | None:
-    from ..forms.validation import Checker
-
-    checker = Checker(schema)
-    if checker.problem:
-        return f"the outputSchema cannot be used ({checker.problem})"
-    problems = checker.problems(structured, limit=20)
-    if not problems:
+    validator = _compiled(schema)
+    if isinstance(validator, str):
+        return f"the outputSchema cannot be used ({_clip(validator, 200)})"
+    try:
+        if validator.is_valid(structured):
+            return None
+        errors = list(itertools.islice(validator.iter_errors(structured), 20))
+    except Exception as exc:
+        return f"it cannot be validated ({type(exc).__name__})"
+    if not errors:  # pragma: no cover - is_valid and iter_errors disagree
         return None
-    where, message = _best(problems)
-    return _clip(f"at {where or '(top level)'}: {message}")
+    best = max(errors, key=lambda e: (len(e.instance_path), "any of" not in e.message))
+    where = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in best.instance_path)
+    return _clip(f"at {where or '(top level)'}: {best.message}")
 
 
 def _text_carries(content: Any, structured: Any) -> bool:
@@ -391,7 +413,7 @@ def _text_carries(content: Any, structured: Any) -> bool:
             try:
                 if json.loads(block["text"]) == structured:
                     return True
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
     return False
 

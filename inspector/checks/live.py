@@ -80,6 +80,7 @@ class LiveCheck:
     def review(self, tools: list[Any]) -> None:
         """The tool list is known (again): review every definition, tell the judge the tools."""
         self.judge.tools = {t["name"]: t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)}
+        self.judge.listed = True
         self.definitions = review_tools(tools)
         self.cost = list_cost(tools)
         self.changed.emit()

@@ -9,6 +9,7 @@ from `--ignore`, from `[tool.spyglass.check]` in `pyproject.toml` and from `.spy
 from __future__ import annotations
 
 import fnmatch
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,10 +112,19 @@ def _one_line(text: str) -> str:
     return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml(text: str) -> str:
+    """Server text as XML 1.0 can carry it (control characters and lone surrogates shown as escapes)."""
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else
+                        f"\\u{ord(m.group()):04x}", text)
+
+
 def junit(report: Report, settings: Settings) -> bytes:
     """One test case per rule and target: a failure for what fails the check, a passing case (with the
     message as output) for the rest, and one passing case for each rule that found nothing."""
-    server = str(report.server.get("name") or "server")
+    server = _xml(str(report.server.get("name") or "server"))
     bar = SEVERITIES.index(settings.fail_on)
     suite = ET.Element("testsuite", name=f"spyglass check {server}")
     failures = 0
@@ -127,12 +137,12 @@ def junit(report: Report, settings: Settings) -> bytes:
             ET.SubElement(suite, "testcase", classname=f"{server}.{rule}", name=rule)
             continue
         for (_rule, target), found in cases.items():
-            case = ET.SubElement(suite, "testcase", classname=f"{server}.{rule}", name=f"{rule} {target}")
+            case = ET.SubElement(suite, "testcase", classname=f"{server}.{rule}", name=_xml(f"{rule} {target}"))
             worst = min(found, key=lambda f: SEVERITIES.index(f.severity))
-            body = "\n".join(f"[{f.severity}] {f.message} ({f.spec})" for f in found)
+            body = _xml("\n".join(f"[{f.severity}] {f.message} ({f.spec})" for f in found))
             if SEVERITIES.index(worst.severity) <= bar:
                 failures += 1
-                fail = ET.SubElement(case, "failure", message=worst.message, type=worst.severity)
+                fail = ET.SubElement(case, "failure", message=_xml(worst.message), type=worst.severity)
                 fail.text = body
             else:
                 ET.SubElement(case, "system-out").text = body

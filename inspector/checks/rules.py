@@ -84,5 +84,10 @@ def mistake(f: Finding) -> tuple[str, str]:
     return (f.rule, f.message if f.target.startswith("frame:") else f"{f.target}\0{f.message}")
 
 
+def times(f: Finding, count: int) -> str:
+    """How often one mistake was made, in words: in frames for a frame's, else times."""
+    return f"in {count} frames" if f.target.startswith("frame:") else f"{count} times"
+
+
 def worst_first(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (SEVERITIES.index(f.severity), f.rule, f.target))

@@ -18,7 +18,7 @@ from ..session.listing import KINDS
 from ..traffic.frame import Frame
 from .definitions import Cost, list_cost, review_tools
 from .frames import Judge
-from .rules import SEVERITIES, Finding, finding, mistake, worst_first
+from .rules import SEVERITIES, Finding, finding, mistake, times, worst_first
 from .sample import sample
 
 if TYPE_CHECKING:
@@ -116,6 +116,7 @@ class Check:
         tools = [t for t in lists.get("tools", []) if isinstance(t, dict)]
         if "tools" in lists:
             self.judge.tools = {t["name"]: t for t in tools if isinstance(t.get("name"), str)}
+            self.judge.listed = True
             self._findings += review_tools(lists["tools"])
             report.cost = list_cost(lists["tools"])
             await self._probe_unknown(client, timeout)
@@ -203,5 +204,5 @@ def collapse(findings: list[Finding]) -> list[Finding]:
         key = mistake(f)
         seen[key] = seen.get(key, 0) + 1
         out.setdefault(key, f)
-    return [f if seen[key] == 1 else replace(f, message=f"{f.message} (in {seen[key]} frames)")
+    return [f if seen[key] == 1 else replace(f, message=f"{f.message} ({times(f, seen[key])})")
             for key, f in out.items()]

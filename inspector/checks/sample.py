@@ -12,6 +12,9 @@ import copy
 from typing import Any
 
 MAX_DEPTH = 12
+MAX_ITEMS = 50  # a longer minItems makes no arguments (a check sends small calls, never huge ones)
+MAX_LENGTH = 10_000  # the same for a longer minLength
+MAX_STEPS = 2_000  # schema nodes looked at for one tool: a recursive anyOf branches, this ends it
 FORMATS = {
     "date-time": "2026-01-01T00:00:00Z", "date": "2026-01-01", "time": "00:00:00Z", "email": "user@example.com",
     "uri": "https://example.com/", "url": "https://example.com/", "uri-reference": "https://example.com/",
@@ -23,17 +26,31 @@ _MISSING = object()
 
 def sample(schema: Any) -> dict[str, Any] | None:
     """Arguments valid against `schema`, or None when none could be made."""
-    from ..forms.validation import Checker
-
     if not isinstance(schema, dict):
         return None
-    value = _make(schema, schema, 0)
+    try:
+        value = _make(schema, schema, 0, [0])
+    except (_Budget, TypeError, ValueError, OverflowError, RecursionError):
+        return None  # too big, too deep, or numbers no JSON can carry: the tool is not called
     if not isinstance(value, dict):
         value = {}
-    checker = Checker(schema)
-    if checker.problem or checker.problems(value, limit=1):
-        return None
-    return value
+    return value if _valid(schema, value) else None
+
+
+class _Budget(Exception):
+    pass
+
+
+def _valid(schema: Any, value: Any) -> bool:
+    """Valid against `schema` (jsonschema-rs: patterns in linear time, remote references never fetched)."""
+    import jsonschema_rs
+
+    from .definitions import refuse
+
+    try:
+        return bool(jsonschema_rs.validator_for(schema, retriever=refuse).is_valid(value))
+    except Exception:  # a schema that cannot be compiled, a value it cannot take
+        return False
 
 
 def _resolve(root: dict[str, Any], ref: str) -> Any:
@@ -48,12 +65,16 @@ def _resolve(root: dict[str, Any], ref: str) -> Any:
     return node
 
 
-def _make(schema: Any, root: dict[str, Any], depth: int) -> Any:
+def _make(schema: Any, root: dict[str, Any], depth: int, steps: list[int]) -> Any:
+    steps[0] += 1
+    if steps[0] > MAX_STEPS:
+        raise _Budget
     if not isinstance(schema, dict) or depth > MAX_DEPTH:
         return None
     if isinstance(schema.get("$ref"), str):
-        return _make({**_resolve(root, schema["$ref"]), **{k: v for k, v in schema.items() if k != "$ref"}},
-                     root, depth + 1)
+        target = _resolve(root, schema["$ref"])
+        target = target if isinstance(target, dict) else {}
+        return _make({**target, **{k: v for k, v in schema.items() if k != "$ref"}}, root, depth + 1, steps)
     for key in ("default", "const"):
         if key in schema:
             return copy.deepcopy(schema[key])
@@ -65,30 +86,29 @@ def _make(schema: Any, root: dict[str, Any], depth: int) -> Any:
         options = schema.get(key)
         if isinstance(options, list) and options:
             rest = {k: v for k, v in schema.items() if k != key}
-            return _first_valid(options, rest, root, depth)
+            return _first_valid(options, rest, root, depth, steps)
     if isinstance(schema.get("allOf"), list):
         merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
         for part in schema["allOf"]:
             if isinstance(part, dict):
                 merged = _merge(merged, part)
-        return _make(merged, root, depth + 1)
+        return _make(merged, root, depth + 1, steps)
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), kind[0] if kind else None)
     if kind is None:
         kind = "object" if "properties" in schema else "string"
-    return _of_type(kind, schema, root, depth)
+    return _of_type(kind, schema, root, depth, steps)
 
 
-def _first_valid(options: list[Any], rest: dict[str, Any], root: dict[str, Any], depth: int) -> Any:
-    from ..forms.validation import Checker
-
-    checker = Checker(root)  # resolves the options' references in the whole schema
+def _first_valid(options: list[Any], rest: dict[str, Any], root: dict[str, Any], depth: int,
+                 steps: list[int]) -> Any:
+    defs = {k: root[k] for k in ("$defs", "definitions") if k in root}  # the options' references resolve
     for option in options:
-        candidate = _make(_merge(dict(rest), option) if isinstance(option, dict) else option, root, depth + 1)
-        if checker.matches(option, candidate):
+        candidate = _make(_merge(dict(rest), option) if isinstance(option, dict) else option, root, depth + 1, steps)
+        if isinstance(option, dict) and _valid({**defs, **option}, candidate):
             return candidate
-    return _make(options[0], root, depth + 1)
+    return None
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
@@ -103,15 +123,17 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _of_type(kind: Any, schema: dict[str, Any], root: dict[str, Any], depth: int) -> Any:
+def _of_type(kind: Any, schema: dict[str, Any], root: dict[str, Any], depth: int, steps: list[int]) -> Any:
     if kind == "object":
         props = _dict(schema.get("properties"))
         required = [r for r in schema.get("required") or [] if isinstance(r, str)]
-        return {key: _make(props.get(key, {}), root, depth + 1) for key in required}
+        return {key: _make(props.get(key, {}), root, depth + 1, steps) for key in required}
     if kind == "array":
         count = _int(schema.get("minItems"))
+        if count > MAX_ITEMS:
+            raise _Budget
         items = _dict(schema.get("items"))
-        made = [_make(items, root, depth + 1) for _ in range(count)]
+        made = [_make(items, root, depth + 1, steps) for _ in range(count)]
         if schema.get("uniqueItems") and count > 1 and all(isinstance(v, str) for v in made):
             made = [f"{v}{i}" for i, v in enumerate(made)]
         return made
@@ -123,6 +145,8 @@ def _of_type(kind: Any, schema: dict[str, Any], root: dict[str, Any], depth: int
         return None
     text = FORMATS.get(schema.get("format", ""), "x")
     low = _int(schema.get("minLength"))
+    if low > MAX_LENGTH:
+        raise _Budget
     if len(text) < low:
         text = text + "x" * (low - len(text))
     high = schema.get("maxLength")

@@ -83,10 +83,16 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
         except OSError as exc:
             raise E.UsageError(f"--junit {args.junit}: {exc.strerror or exc}") from None
     if args.format == "json":
-        out.write(json.dumps(report.as_json(), indent=2, ensure_ascii=False) + "\n")
+        out.write(writable(json.dumps(report.as_json(), indent=2, ensure_ascii=False)) + "\n")
     else:
-        out.write(_visible(text(report)))
+        out.write(writable(_visible(text(report))))
     return E.EXIT_FINDINGS if settings.fails(report) else E.EXIT_OK
+
+
+def writable(text: str) -> str:
+    """Text every encoder can write: a lone surrogate a server sent (valid JSON, not valid UTF-8) is shown
+    as its escape (`\\ud800`) instead of failing to encode."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def main(argv: Sequence[str], out: TextIO | None = None) -> int:

@@ -173,6 +173,7 @@ def judge(revision: str = "2025-11-25", caps: dict[str, Any] | None = None,
     j = F.Judge()
     j.ready(revision, CAPS if caps is None else caps)
     j.tools = {t["name"]: t for t in tools or []}
+    j.listed = tools is not None
     return j
 
 
@@ -284,6 +285,7 @@ def test_an_unknown_tool_is_a_protocol_error_and_a_failed_run_is_a_result():
     assert call(judge(tools=[FORECAST]), {"content": [], "isError": True}, name="nope") == [
         "unknown-tool-not-protocol-error"]
     assert call(judge(), {"content": [], "isError": True}, name="nope") == []  # the list is not known
+    assert call(judge(tools=[]), {"content": []}, name="nope") == ["unknown-tool-not-protocol-error"]  # listed, empty
     assert call(judge(tools=[FORECAST]), error={"code": -32602, "message": "Unknown tool"}, name="nope") == []
     assert call(judge(tools=[FORECAST]), error={"code": -32603, "message": "down"}) == [
         "tool-error-as-protocol-error"]
@@ -441,3 +443,71 @@ async def test_the_live_check_judges_each_frame_hands_findings_over_in_batches_a
     finally:
         check.release()
         await session.close()
+
+
+# --- what a hostile server can put in front of a check (each found by a review, each once a crash or hang) ---
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "object", "properties": {"a": {"type": "array", "minItems": 1_000_000_000}}, "required": ["a"]},
+    {"type": "object", "properties": {"s": {"type": "string", "minLength": 300_000_000}}, "required": ["s"]},
+    {"type": "object", "$defs": {"n": {"anyOf": [{"$ref": "#/$defs/n"}] * 3, "type": "string", "minLength": 3}},
+     "properties": {"x": {"$ref": "#/$defs/n"}}, "required": ["x"]},
+    {"type": "object", "$defs": {"t": {"type": "array", "minItems": 20, "items": {"$ref": "#/$defs/t"}}},
+     "properties": {"x": {"$ref": "#/$defs/t"}}, "required": ["x"]},
+    {"type": "object", "$defs": {"s": "a string"}, "properties": {"x": {"$ref": "#/$defs/s"}}, "required": ["x"]},
+    {"type": "object", "properties": {"n": {"type": "number", "exclusiveMinimum": 10 ** 400}}, "required": ["n"]},
+    {"type": "object", "properties": {"n": {"type": "integer", "minimum": float("inf")}}, "required": ["n"]},
+])
+def test_no_arguments_for_schemas_too_big_recursive_or_impossible_and_quickly(schema):
+    started = time.monotonic()
+    assert sample(schema) is None
+    assert time.monotonic() - started < 5  # a guard against the hang it was, not a speed target
+
+
+def test_a_lone_surrogate_is_measured_not_a_crash():
+    cost = D.list_cost([tool(description="Returns \ud800 bytes.")])
+    assert cost.count == 1 and cost.bytes > 0
+
+
+def test_deep_json_text_and_catastrophic_patterns_are_judged_quickly():
+    deep = [{"type": "text", "text": "[" * 50_000}]
+    assert call(judge(tools=[FORECAST]), {"content": deep, "structuredContent": {"temp": 1}}) == [
+        "structured-text-missing"]
+    evil = tool("match", outputSchema={"type": "object", "properties": {"s": {"type": "string",
+                                                                               "pattern": "^(a+)+$"}}})
+    started = time.monotonic()
+    found = call(judge(tools=[evil]), {"content": [{"type": "text", "text": json.dumps({"s": "a" * 40 + "!"})}],
+                                       "structuredContent": {"s": "a" * 40 + "!"}}, name="match", arguments={})
+    assert found == ["structured-content-mismatch"] and time.monotonic() - started < 5
+
+
+def test_what_is_not_json_rpc_on_a_servers_output_is_a_finding():
+    j = judge()
+    found = feed(j, Frame("in", b"hello from print()", 0.0, 0.0), Frame("in", b'{"jsonrpc":"1.0","id":1}', 0.0, 0.0))
+    assert found == [("schema-violation", "frame:0"), ("schema-violation", "frame:1")]
+    assert "not a JSON-RPC message" in j.findings[0].message and "stderr" in j.findings[0].message
+
+
+def test_a_mistake_repeated_by_many_calls_is_one_finding():
+    j = judge(tools=[FORECAST])
+    for i in range(3):
+        feed(j, out(i, "tools/call", {"name": "forecast", "arguments": {"city": "x"}}),
+             inn({"id": i, "result": {"content": [{"type": "text", "text": "warm"}]}}))
+    reported = [f for f in j.reported() if f.rule == "structured-content-missing"]
+    assert len(reported) == 1 and reported[0].message.endswith("(3 times)")
+
+
+def test_junit_carries_any_server_text_as_well_formed_xml():
+    from xml.etree import ElementTree as ET
+
+    xml = junit(Report(server={"name": "srv\x1b[31m\ud800"}, findings=[
+        finding("tool-name-invalid", "tool:a\x00b", "the name 'a\x00b' \x07 is bad")]), Settings())
+    suite = ET.fromstring(xml)
+    assert suite.get("failures") == "1" and "\\x00" in xml.decode()
+
+
+def test_the_check_writes_what_a_server_sent_even_when_it_is_not_valid_utf8():
+    from inspector.cli.check import writable
+
+    assert writable("srv\ud800") == "srv\\ud800" and writable("plain é") == "plain é"

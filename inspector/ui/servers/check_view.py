@@ -173,7 +173,7 @@ class CheckView(QWidget):
                 self.status.show()
             return
         finally:
-            self.run_button.setEnabled(conn is self.conn and conn.session.status is Status.CONNECTED)
+            self.refresh()  # the button of whichever server is shown now
         if conn is self.conn:
             done = [f"Full check done: {summary_text(report.summary())}."]
             if report.called:
