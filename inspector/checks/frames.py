@@ -339,17 +339,23 @@ class _Compiled:
     def first_problem(self, instance: Any) -> str | None:
         if self.validator is None:
             return f"the schema cannot be compiled ({_clip(self.problem or '')})"
-        try:
-            if self.validator.is_valid(instance):
-                return None
-            errors = list(itertools.islice(self.validator.iter_errors(instance), 20))
-        except Exception as exc:  # values the validator cannot take (integers beyond 64 bits and the like)
-            return f"cannot be validated ({type(exc).__name__}: {_clip(str(exc), 120)})"
-        if not errors:  # pragma: no cover - is_valid and iter_errors disagree
+        return _first_error(self.validator, instance)
+
+
+def _first_error(validator: Any, instance: Any) -> str | None:
+    """The problem of `instance` that says most (the deepest; "not valid under any of" says least), in
+    words; None when valid. Values the validator cannot take are a problem, never an exception."""
+    try:
+        if validator.is_valid(instance):
             return None
-        best = max(errors, key=lambda e: (len(e.instance_path), "any of" not in e.message))
-        where = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in best.instance_path)
-        return _clip(f"at {where or '(top level)'}: {best.message}")
+        errors = list(itertools.islice(validator.iter_errors(instance), 20))
+    except Exception as exc:  # (integers beyond 64 bits and the like)
+        return f"cannot be validated ({type(exc).__name__}: {_clip(str(exc), 120)})"
+    if not errors:  # pragma: no cover - is_valid and iter_errors disagree
+        return None
+    best = max(errors, key=lambda e: (len(e.instance_path), "any of" not in e.message))
+    where = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in best.instance_path)
+    return _clip(f"at {where or '(top level)'}: {best.message}")
 
 
 @cache
@@ -360,11 +366,6 @@ def _validator(revision: str, name: str) -> _Compiled:
 def _problem(revision: str, name: str, instance: Any) -> str | None:
     """The first problem of `instance` against `name` of `revision`, in words; None when valid."""
     return _validator(revision, name).first_problem(instance)
-
-
-def _best(problems: list[Any]) -> tuple[str, str]:
-    """The deepest problem says most about what to change ("is not valid under any of" says least)."""
-    return max(((p[0], p[1]) for p in problems), key=lambda p: (p[0].count("/"), "any of the given" not in p[1]))
 
 
 def _compiled(schema: Any) -> Any:
@@ -392,17 +393,7 @@ def _output_problem(schema: dict[str, Any], structured: Any) -> str | None:
     validator = _compiled(schema)
     if isinstance(validator, str):
         return f"the outputSchema cannot be used ({_clip(validator, 200)})"
-    try:
-        if validator.is_valid(structured):
-            return None
-        errors = list(itertools.islice(validator.iter_errors(structured), 20))
-    except Exception as exc:
-        return f"it cannot be validated ({type(exc).__name__})"
-    if not errors:  # pragma: no cover - is_valid and iter_errors disagree
-        return None
-    best = max(errors, key=lambda e: (len(e.instance_path), "any of" not in e.message))
-    where = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in best.instance_path)
-    return _clip(f"at {where or '(top level)'}: {best.message}")
+    return _first_error(validator, structured)
 
 
 def _text_carries(content: Any, structured: Any) -> bool:
