@@ -81,6 +81,11 @@ class Writer(abc.ABC):
         with self._cond:
             self._cond.notify_all()
 
+    def set_meta(self, items: dict[str, str]) -> None:
+        """Key/values for the session's `meta` table, written in order with the batches around them."""
+        if items and not self._closed:
+            self._put(marshal.dumps(("meta", sorted(items.items()))))
+
     @abc.abstractmethod
     def _put(self, payload: bytes) -> None: ...
 
@@ -117,7 +122,7 @@ class SinkWriter(Writer):
         self._acks = threading.Thread(target=self._read_acks, name="spyglass-traffic-acks", daemon=True)
         self._pump.start()
         self._acks.start()
-        self._put(marshal.dumps(("meta", sorted(meta.items()))))
+        self.set_meta(meta)
 
     def _put(self, payload: bytes) -> None:
         self._queue.put(_sink.HEADER.pack(len(payload)) + payload)
@@ -190,7 +195,11 @@ class ThreadWriter(Writer):
         try:
             while (item := self._queue.get()) is not None:
                 try:
-                    self._committed(_sink.write_batch(conn, marshal.loads(item), tables))
+                    message = marshal.loads(item)
+                    if message[0] == "meta":
+                        _sink.write_meta(conn, message[1])
+                        continue
+                    self._committed(_sink.write_batch(conn, message, tables))
                 except Exception as exc:
                     self._failed(f"cannot write the traffic session {self.path}: {exc}")
         finally:

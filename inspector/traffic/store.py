@@ -95,6 +95,17 @@ def _shutdown(ref: weakref.ref[TrafficStore], writer: Writer) -> None:
         writer.close()
 
 
+def _meta_of(text: Any) -> dict[str, Any] | None:
+    """A frame's transport details as the file keeps them (JSON text); anything else is dropped."""
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def _meta_json(meta: dict[str, Any] | None) -> str | None:
     if not meta:
         return None
@@ -152,8 +163,10 @@ class TrafficStore:
         self._flushed = 0  # records handed to the writer
         self._pending_since = 0.0
         self._writer: Writer | None = None
+        # the session's `meta` table: what the file says of itself (format, start, the servers' definitions)
+        self.meta_items: dict[str, str] = {"started": repr(self.started), **(meta or {})}
         if self.path is not None:
-            self._writer = make_writer(self.path, {"started": repr(self.started), **(meta or {})})
+            self._writer = make_writer(self.path, self.meta_items)
             self._finalizer = weakref.finalize(self, _shutdown, weakref.ref(self), self._writer)
 
     # ------------------------------------------------------------------ appending
@@ -260,6 +273,17 @@ class TrafficStore:
         for fn in self._listeners:
             fn(n)
         return n
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Say something of the session in its file's `meta` table (e.g. `server:<id>`: a server's
+        definition, secrets masked); written with the next batches."""
+        if self.readonly:
+            raise ReadOnlyError("this session was reopened read-only")
+        if self.meta_items.get(key) == value:
+            return
+        self.meta_items[key] = value
+        if self._writer is not None:
+            self._writer.set_meta({key: value})
 
     # ------------------------------------------------------------------ listeners
     def flag(self, n: int, severity: int) -> None:
@@ -452,8 +476,10 @@ class TrafficStore:
         self.close()
 
     @classmethod
-    def open_session(cls, path: str | Path) -> TrafficStore:
-        """Reopen a saved session file, read-only (no connection needed)."""
+    def open_session(cls, path: str | Path, problems: list[str] | None = None) -> TrafficStore:
+        """Reopen a saved session file, read-only (no connection needed). With `problems`, a damaged
+        file (truncated, a broken page, rows of a newer format) opens with what could be read and each
+        thing that could not is said there; without it the first such error is raised."""
         path = Path(path)
         if not path.exists():
             raise FileNotFoundError(path)
@@ -462,27 +488,72 @@ class TrafficStore:
         store.path = path
         store.readonly = True
         conn = connect(path, readonly=True)
-        conn.execute("BEGIN")  # one snapshot of frames and chunks: the writer may be expanding right now
         try:
-            started = conn.execute("SELECT value FROM meta WHERE key = 'started'").fetchone()
-            if started:
-                store.started = float(started[0])
+            conn.execute("BEGIN")  # one snapshot of frames and chunks: the writer may be expanding right now
+            store._read_file(conn, path, problems)
+        except sqlite3.DatabaseError as exc:
+            if problems is None:
+                raise
+            problems.append(f"{path.name}: {exc}; {len(store)} frames could be read")
+        finally:
+            conn.close()
+        return store
+
+    def _read_file(self, conn: sqlite3.Connection, path: Path, problems: list[str] | None) -> None:
+        try:
+            self.meta_items = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+        except sqlite3.DatabaseError as exc:
+            if problems is None:
+                raise
+            problems.append(f"the session's own description (its meta table) cannot be read: {exc}")
+        try:
+            self.started = float(self.meta_items.get("started", self.started))
+        except ValueError:
+            if problems is not None:
+                problems.append(f"the session's start time is not a number: {self.meta_items['started']!r}")
+        version = self.meta_items.get("format", "1")
+        if version != "1" and problems is not None:
+            problems.append(f"written in session format {version} (a newer Spyglass?); this version reads "
+                            "format 1 and shows what it knows of the file")
+        try:
             rows = conn.execute("SELECT server, dir, mono, wall, malformed, meta, data FROM frames ORDER BY n")
             for server, direction, mono, wall, reason, meta, data in rows:
-                frame = Frame(direction, bytes(data), mono, wall, reason, None, json.loads(meta) if meta else None)
-                n = store._append(server, frame, False)
-                store.columns.big.pop(n, None)  # a huge frame: its head stays in memory, the reader fetches the rest
-            # batches the writer had committed but not yet expanded into frames
+                frame = Frame(str(direction), bytes(data), float(mono), float(wall), reason, None, _meta_of(meta))
+                n = self._append(str(server), frame, False)
+                self.columns.big.pop(n, None)  # a huge frame: its head stays in memory, the reader fetches the rest
+        except (sqlite3.DatabaseError, TypeError, ValueError) as exc:
+            if problems is None:
+                raise
+            problems.append(f"{path.name} is damaged after frame {len(self)}: {exc}")
+            return
+        # batches the writer had committed but not yet expanded into frames
+        try:
             for row in pending_rows(conn):
                 _n, server, direction, _kind, _method, _rid, _pair, mono, wall, _size, reason, data, meta = row
-                frame = Frame(direction, bytes(data), mono, wall, reason, None, json.loads(meta) if meta else None)
-                n = store._append(server, frame, False)
+                frame = Frame(direction, bytes(data), mono, wall, reason, None, _meta_of(meta))
+                n = self._append(server, frame, False)
                 if n != _n:
                     raise ValueError(f"{path}: record {_n} found where {n} was expected")
                 # a huge frame stays whole in memory here: `frames` does not have it
-        finally:
-            conn.execute("COMMIT")
-            conn.close()
+        except (sqlite3.DatabaseError, TypeError, ValueError, EOFError, IndexError, KeyError) as exc:
+            if problems is None:
+                raise
+            problems.append(f"the last frames the writer had not yet filed cannot be read ({exc}); "
+                            f"{len(self)} frames could be read")
+
+    @classmethod
+    def from_frames(cls, frames: Iterable[tuple[str, Frame]], meta: dict[str, str] | None = None) -> TrafficStore:
+        """A read-only store of frames read from elsewhere (a `.mcpsession` file): no file behind it."""
+        store = cls(":memory:")
+        if meta:
+            store.meta_items.update(meta)
+            try:
+                store.started = float(store.meta_items.get("started", store.started))
+            except ValueError:
+                pass
+        for server, frame in frames:
+            store._append(server, frame, False)
+        store.readonly = True
         return store
 
     list_sessions = staticmethod(sessions.list_sessions)
