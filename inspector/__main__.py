@@ -6,6 +6,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+# the headless subcommands, each `inspector.cli.<name>.main(argv)` (a copy of cli.common.SUBCOMMANDS: importing
+# that module here would load the command line's imports before the window starts)
+SUBCOMMANDS = ("check", "replay", "diff", "export")
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -13,10 +17,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .demo.server import main as demo_main
 
         return demo_main()
-    if argv[:1] == ["check"]:
-        from .cli.check import main as check_main  # never imports Qt
+    if argv[:1] and argv[0] in SUBCOMMANDS:  # `spyglass check|replay|diff|export …`: never imports Qt
+        import importlib
 
-        return check_main(argv)
+        return int(importlib.import_module(f".cli.{argv[0]}", __package__).main(argv))
     if _headless(argv):
         from .cli import main as cli_main  # never imports Qt
 
@@ -39,7 +43,7 @@ def entry() -> None:
 
 
 def _headless(argv: Sequence[str]) -> bool:
-    return argv[:1] == ["check"] or "--cli" in argv[: argv.index("--") if "--" in argv else len(argv)]
+    return (bool(argv) and argv[0] in SUBCOMMANDS) or "--cli" in argv[: argv.index("--") if "--" in argv else len(argv)]
 
 
 if __name__ == "__main__":

@@ -26,14 +26,14 @@ LAYERS = [
     ("client", ("inspector.client",)),
     ("session", ("inspector.session", "inspector.checks", "inspector.catalog", "inspector.importers",
                  "inspector.exporters",
-                 "inspector.replay", "inspector.forms.schema", "inspector.forms.widget_choice",
+                 "inspector.replay", "inspector.recording", "inspector.forms.schema", "inspector.forms.widget_choice",
                  "inspector.forms.validation", "inspector.forms.memory")),
     ("commands", ("inspector.cli", "inspector.forms")),
     ("ui", ("inspector.ui",)),
     ("app", ("inspector.app", "inspector.__main__")),
 ]
 # The window's sub-packages, lowest first: siblings of one rank do not import each other.
-UI_RANKS = [("base",), ("render",), ("servers", "traffic"), ("auth", "library", "calls"), ("window",)]
+UI_RANKS = [("base",), ("render",), ("servers", "traffic"), ("auth", "library", "calls", "recording"), ("window",)]
 
 
 def layer_of(name: str) -> int:

@@ -10,16 +10,21 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
 from .. import errors as E
-from .common import TraceWriter, UsageParser, add_server_arguments, parse_with_command, server_spec, transport_options
+from .common import (
+    TraceWriter,
+    UsageParser,
+    add_server_arguments,
+    parse_with_command,
+    run_command,
+    server_spec,
+    transport_options,
+)
 from .common import visible as _visible
-
-EXIT_INTERNAL = 70
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,26 +101,18 @@ def writable(text: str) -> str:
 
 
 def main(argv: Sequence[str], out: TextIO | None = None) -> int:
-    out = out or sys.stdout
-    begun = time.monotonic()
+    stream = out or sys.stdout
     argv = list(argv)
     if argv[:1] == ["check"]:
         argv = argv[1:]
-    try:
+
+    def body() -> int:
         args = parse_with_command(build_parser(), argv)
         if args.list_rules:
-            list_rules(out)
+            list_rules(stream)
             return E.EXIT_OK
         import asyncio
 
-        return asyncio.run(run(args, out))
-    except E.SpyglassError as exc:
-        print(f"spyglass check: {_visible(exc.message)}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("spyglass check: interrupted", file=sys.stderr)
-        return 130
-    except Exception as exc:  # pragma: no cover - only a bug of ours: still one line and a defined exit code
-        print(f"spyglass check: internal error: {type(exc).__name__}: {exc} "
-              f"(after {time.monotonic() - begun:.1f} s)", file=sys.stderr)
-        return EXIT_INTERNAL
+        return asyncio.run(run(args, stream))
+
+    return run_command("spyglass check", body)

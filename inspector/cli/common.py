@@ -8,7 +8,8 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import errors as E
@@ -81,6 +82,9 @@ def add_server_arguments(p: argparse.ArgumentParser) -> None:
                    help="protocol era, or an exact revision to ask for (default: auto)")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                    help="per-request timeout; progress notifications reset it (default 60)")
+    p.add_argument("--trace-context", action="store_true",
+                   help="put a W3C traceparent in every request's _meta (a new trace per tools/call), so a "
+                        "server that traces itself joins the traces `spyglass export` writes")
 
 
 def add_auth_arguments(p: argparse.ArgumentParser) -> None:
@@ -159,6 +163,8 @@ def server_spec(args: argparse.Namespace) -> ServerSpec:
         raise E.UsageError(f"--transport {spec.transport} needs a URL")
     if spec.url is not None and spec.transport == "stdio":
         raise E.UsageError("--transport stdio needs a command, not a URL")
+    if getattr(args, "trace_context", False):
+        spec.trace_context = True
     return spec
 
 
@@ -207,6 +213,41 @@ class TraceWriter:
         self.fh.close()
 
 
+class SessionWriter:
+    """`--session FILE`: every frame kept in memory, written as a `.mcpsession` when the command ends
+    (what the window's *Export session…* writes), so a CI run leaves a session someone can open."""
+
+    def __init__(self, path: str, spec: ServerSpec) -> None:
+        from ..recording.files import definition_of
+        from ..traffic import TrafficStore
+
+        self.path = path
+        self.store = TrafficStore(":memory:")
+        self.server = spec.name
+        self.store.set_meta(f"server:{spec.name}", json.dumps(definition_of(spec), ensure_ascii=False))
+        self.also: Callable[[Frame], None] | None = None  # --trace, when both are asked for
+
+    def __call__(self, frame: Frame) -> None:
+        self.store.add(self.server, frame)
+        if self.also is not None:
+            self.also(frame)
+
+    def close(self) -> None:
+        from ..recording.files import export_session
+
+        export_session(self.store, self.path)
+
+
+def recorders(args: argparse.Namespace, spec: ServerSpec) -> tuple[Any, list[Any]]:
+    """The traffic hook of `--trace FILE` and `--session FILE` (either, both or none) and what to close."""
+    trace = TraceWriter(args.trace) if getattr(args, "trace", None) else None
+    session = SessionWriter(args.session, spec) if getattr(args, "session", None) else None
+    if session is not None:
+        session.also = trace
+        return session, [w for w in (trace, session) if w is not None]
+    return trace, [trace] if trace is not None else []
+
+
 _CONTROL = {c: f"\\x{c:02x}" for c in range(32) if c not in (9, 10)}
 _CONTROL[0x7F] = "\\x7f"
 _CONTROL.update({c: f"<U+{c:04X}>" for c in (0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E,
@@ -217,3 +258,27 @@ def visible(text: str) -> str:
     """Server text for a terminal: escapes and bidirectional controls made visible,
     so nothing a server sends can drive the terminal or disguise a name."""
     return text.translate(_CONTROL)
+
+
+EXIT_INTERNAL = 70
+# the headless subcommands (`spyglass check …`): each a module of this package with `main(argv, out)`
+SUBCOMMANDS = ("check", "replay", "diff", "export")
+
+
+def run_command(prog: str, body: Callable[[], int]) -> int:
+    """Run a headless command: a SpyglassError ends in one line on stderr and its exit code, Ctrl+C in
+    130, and a bug of ours in one line and EXIT_INTERNAL, never a traceback."""
+    begun = time.monotonic()
+    try:
+        return body()
+    except E.SpyglassError as exc:
+        print(f"{prog}: {visible(exc.message)}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # pragma: no cover - only a bug of ours: still one line and a defined exit code
+        print(f"{prog}: internal error: {type(exc).__name__}: {exc} (after {time.monotonic() - begun:.1f} s)",
+              file=sys.stderr)
+        return EXIT_INTERNAL
+

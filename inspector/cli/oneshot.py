@@ -20,12 +20,12 @@ from ..transport.factory import open_transport, start_process
 from ..transport.process import stop
 from .answers import FlagAnswers, root
 from .common import (
-    TraceWriter,
     UsageParser,
     add_server_arguments,
     json_object,
     pairs,
     parse_with_command,
+    recorders,
     server_spec,
     transport_options,
     visible,
@@ -82,6 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("json", "text"), default="json", help="output format")
     p.add_argument("--no-validate", action="store_true", help="send tool arguments without checking them")
     p.add_argument("--trace", metavar="FILE", help="write every frame to FILE as JSON Lines")
+    p.add_argument("--session", metavar="FILE", help="write the whole session to FILE as a .mcpsession (secrets "
+                   "masked), to open in the window, replay or diff")
     p.add_argument("target", nargs="*", help=argparse.SUPPRESS)
     return p
 
@@ -107,7 +109,7 @@ async def run(args: argparse.Namespace, out: TextIO, spec: ServerSpec | None = N
     spec = spec or server_spec(args)
     answers = FlagAnswers(args)
     roots = [root(path) for path in args.root] or None  # declared only when given
-    trace = TraceWriter(args.trace) if args.trace else None
+    trace, writers = recorders(args, spec)
     options = transport_options(spec, args, trace)
     opened = open_transport(spec, options, started=started)
     # Attach to the server before the session layer is imported: its readers first run at the next
@@ -139,8 +141,8 @@ async def run(args: argparse.Namespace, out: TextIO, spec: ServerSpec | None = N
         auth = getattr(getattr(opened.transport, "settings", None), "auth", None)
         if auth is not None and hasattr(auth, "aclose"):
             await auth.aclose()
-        if trace:
-            trace.close()
+        for writer in writers:
+            writer.close()
 
 
 async def perform(session: Any, args: argparse.Namespace) -> Any:

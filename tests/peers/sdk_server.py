@@ -103,8 +103,9 @@ def ask_for_name() -> Elicit[NameForm]:
     return Elicit("What is your name?", NameForm)
 
 
-def build_server(log_level: str = "WARNING") -> MCPServer:
-    """The peer's whole surface, independent of transport."""
+def build_server(log_level: str = "WARNING", changed: bool = False) -> MCPServer:
+    """The peer's whole surface, independent of transport. `changed` is "the next build": `add` takes an
+    optional third number, `echo` shouts, and a `version` tool is new (for replay and diff tests)."""
     server = MCPServer(
         SERVER_NAME,
         version=SERVER_VERSION,
@@ -112,13 +113,26 @@ def build_server(log_level: str = "WARNING") -> MCPServer:
         log_level=log_level,  # type: ignore[arg-type]
     )
 
-    @server.tool(description="Add two integers.")
-    def add(a: int, b: int) -> int:
-        return a + b
+    if changed:
+        @server.tool(description="Add two or three integers.")
+        def add(a: int, b: int, c: int = 0) -> int:
+            return a + b + c
 
-    @server.tool(description="Echo the message back.")
-    def echo(message: str) -> str:
-        return message
+        @server.tool(description="Echo the message back.")
+        def echo(message: str) -> str:
+            return message.upper()
+
+        @server.tool(description="The build of this server.")
+        def version() -> str:
+            return "2"
+    else:
+        @server.tool(description="Add two integers.")
+        def add(a: int, b: int) -> int:
+            return a + b
+
+        @server.tool(description="Echo the message back.")
+        def echo(message: str) -> str:
+            return message
 
     @server.tool(description="Always fails with an isError result.")
     def fail() -> str:
@@ -276,9 +290,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
     )
+    parser.add_argument("--changed", action="store_true",
+                        help="the next build: add takes c, echo shouts, a version tool (replay and diff tests)")
     args = parser.parse_args(argv)
 
-    server = build_server(args.log_level)
+    server = build_server(args.log_level, args.changed)
     try:
         if args.transport == "stdio":
             run_stdio(server, args.legacy_only)

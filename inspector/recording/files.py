@@ -1,0 +1,379 @@
+"""Session files: opening one (the SQLite file every window session writes, or a portable `.mcpsession`)
+and writing the portable one.
+
+A `.mcpsession` is gzip'd JSON Lines (docs/sessions.md): a header line (`"format": "mcpsession"`, the
+format version, the Spyglass version, the servers with their definitions and revisions), one line per
+frame, and an end line with the count, so a file cut short is told from a whole one. Frames keep their
+exact bytes (text when they are UTF-8, base64 otherwise), so a session exported and imported again is
+the same frame for frame.
+
+Secrets are masked as every export masks them (`inspector.secrets`): the servers' env values and
+headers by name, the headers of each HTTP exchange, and in the JSON-RPC bodies the values of keys that
+name a secret (`password`, `api_key`, `access_token`…). A damaged file opens with what can be read and
+a list of what could not (`Opened.problems`), never an exception, except for a file that is no session
+at all (`SessionFileError`).
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import gzip
+import json
+import re
+import sqlite3
+import tempfile
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..config import ServerSpec
+from ..errors import UsageError
+from ..secrets import MASK, is_secret_name, mask_mapping
+from ..traffic import Frame, TrafficStore
+from ..traffic.columns import HEAD_MAX
+from .surface import ServerSurface, definitions, surfaces
+
+FORMAT = "mcpsession"
+VERSION = 1
+SUFFIX = ".mcpsession"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+GZIP_MAGIC = b"\x1f\x8b"
+# keys of a JSON-RPC body whose values are secrets: narrower than the env-var rule, which would also
+# take `author` or `keywords` out of a tool's result
+_BODY_SECRET = re.compile(r"(^|[_\-.])(password|passwd|passphrase|secret|api[_\-]?key|apikey|token|access[_\-]?token|"
+                          r"refresh[_\-]?token|id[_\-]?token|client[_\-]?secret|authorization|cookie|credentials?)$",
+                          re.IGNORECASE)
+
+
+class SessionFileError(UsageError):
+    """A file that is not a session at all (or cannot be read): nothing to show."""
+
+    kind = "session"
+
+
+@dataclass
+class Opened:
+    """A session read from a file: its frames (a read-only store), what each server was, and what of
+    the file could not be read."""
+
+    path: Path
+    store: TrafficStore
+    kind: str  # "sqlite" or "mcpsession"
+    problems: list[str] = field(default_factory=list)
+    header: dict[str, Any] = field(default_factory=dict)  # a .mcpsession's header line
+    _surfaces: dict[str, ServerSurface] | None = None
+
+    @property
+    def surfaces(self) -> dict[str, ServerSurface]:
+        if self._surfaces is None:
+            self._surfaces = surfaces(self.store)
+        return self._surfaces
+
+    def surface(self, name: str | None = None) -> ServerSurface:
+        """One server: the one named (by id or name), or the only one; UsageError otherwise."""
+        found = self.surfaces
+        if name is None:
+            real = [s for s in found.values() if s.frames]
+            if len(real) == 1:
+                return real[0]
+            if not real:
+                raise UsageError(f"{self.path.name}: the session has no server traffic")
+            raise UsageError(f"{self.path.name} has {len(real)} servers ({', '.join(s.name for s in real)}): "
+                             "name one with --server")
+        for s in found.values():
+            if name in (s.server_id, s.name):
+                return s
+        raise UsageError(f"{self.path.name}: no server {name!r} (it has {', '.join(s.name for s in found.values())})")
+
+
+def open_session(path: str | Path) -> Opened:
+    """Open a session file of either kind; `SessionFileError` when it is neither or cannot be read."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(len(SQLITE_MAGIC))
+    except OSError as exc:
+        raise SessionFileError(f"cannot open {path}: {exc.strerror or exc}") from None
+    if magic.startswith(GZIP_MAGIC):
+        return _open_portable(path)
+    if magic == SQLITE_MAGIC:
+        problems: list[str] = []
+        try:
+            store = TrafficStore.open_session(path, problems)
+            if not len(store) and problems:
+                store = _salvage(path, store, problems)
+        except (sqlite3.DatabaseError, OSError) as exc:
+            raise SessionFileError(f"{path.name} cannot be read as a session: {exc}") from None
+        if not len(store) and not problems and not any(k.startswith("server:") for k in store.meta_items):
+            problems.append("the session has no frames")
+        return Opened(path, store, "sqlite", problems)
+    if not magic:
+        raise SessionFileError(f"{path.name} is empty: not a session file")
+    raise SessionFileError(f"{path.name} is not a Spyglass session (neither a session database nor a "
+                           f"{SUFFIX} file)")
+
+
+def _salvage(path: Path, store: TrafficStore, problems: list[str]) -> TrafficStore:
+    """A database cut short (a copy that stopped, a full disk) says it has more pages than the file holds,
+    and SQLite then reads nothing. A copy whose header names the pages that are there gives back the
+    frames on those pages."""
+    data = path.read_bytes()
+    page = int.from_bytes(data[16:18], "big")
+    page = 65536 if page == 1 else page
+    if page < 512 or len(data) < 100:
+        return store
+    pages = len(data) // page
+    said = int.from_bytes(data[28:32], "big")
+    if said <= pages:
+        return store
+    fixed = bytearray(data[: pages * page])
+    fixed[28:32] = pages.to_bytes(4, "big")
+    with tempfile.TemporaryDirectory(prefix="spyglass-salvage-") as folder:
+        copy = Path(folder) / path.name
+        copy.write_bytes(bytes(fixed))
+        found: list[str] = []
+        salvaged = TrafficStore.open_session(copy, found)
+        for n in range(len(salvaged)):  # huge frames are read from the file on demand: read them while it exists
+            if salvaged.size(n) > HEAD_MAX:
+                try:
+                    salvaged.columns.big[n] = salvaged.raw(n)
+                except sqlite3.DatabaseError:
+                    pass  # on a page that is gone: its head is all there is
+        salvaged.close()
+        salvaged.path = path
+    if not len(salvaged):
+        return store
+    problems[:] = [f"{path.name} is cut short: it holds {pages} of its {said} pages; {len(salvaged)} frames "
+                   "could be read from them"]
+    problems += [p for p in found if "damaged after frame" not in p]
+    return salvaged
+
+
+def _frame_of(line: dict[str, Any]) -> tuple[str, Frame]:
+    server = line["server"]
+    direction = line["dir"]
+    if not isinstance(server, str) or direction not in ("out", "in", "err", "http"):
+        raise ValueError("no server or direction")
+    if "data_b64" in line:
+        data = base64.b64decode(line["data_b64"], validate=True)
+    else:
+        data = str(line["data"]).encode("utf-8", "surrogatepass")
+    meta = line.get("meta")
+    malformed = line.get("malformed")
+    return server, Frame(direction, data, float(line.get("mono", 0.0)), float(line["wall"]),
+                         malformed if isinstance(malformed, str) else None, None,
+                         meta if isinstance(meta, dict) else None)
+
+
+def _open_portable(path: Path) -> Opened:
+    problems: list[str] = []
+    header: dict[str, Any] = {}
+    frames: list[tuple[str, Frame]] = []
+    ended: int | None = None
+    lines = 0
+    try:
+        with gzip.open(path, "rt", encoding="utf-8", errors="surrogateescape") as fh:
+            for lines, text in enumerate(fh, 1):
+                try:
+                    item = json.loads(text)
+                except (ValueError, RecursionError):
+                    problems.append(f"line {lines} is not JSON (left out)")
+                    continue
+                if not isinstance(item, dict):
+                    problems.append(f"line {lines} is not an object (left out)")
+                elif lines == 1:
+                    header = item
+                elif "end" in item:
+                    ended = item.get("frames") if isinstance(item.get("frames"), int) else -1
+                else:
+                    try:
+                        frames.append(_frame_of(item))
+                    except (KeyError, TypeError, ValueError) as exc:
+                        problems.append(f"line {lines} is not a frame ({type(exc).__name__}: {exc}; left out)")
+    except (OSError, EOFError, zlib.error) as exc:
+        if not lines:
+            raise SessionFileError(f"{path.name} cannot be read: {exc}") from None
+        problems.append(f"the file ends early ({exc}): {len(frames)} frames could be read")
+        ended = len(frames)
+    if header.get("format") != FORMAT:
+        raise SessionFileError(f"{path.name} is not a {SUFFIX} file (its first line names no format "
+                               f"{FORMAT!r})")
+    version = header.get("version")
+    if not isinstance(version, int) or version > VERSION:
+        problems.insert(0, f"written in {SUFFIX} version {version} (a newer Spyglass?); this version reads "
+                           f"version {VERSION} and shows what it knows of the file")
+    if ended is None:
+        problems.append(f"the file has no end line (cut short?): {len(frames)} frames could be read")
+    elif ended >= 0 and ended != len(frames):
+        problems.append(f"the file says it holds {ended} frames; {len(frames)} could be read")
+    meta: dict[str, str] = {}
+    if isinstance(header.get("started"), (int, float)):
+        meta["started"] = repr(float(header["started"]))
+    for server in header.get("servers") or []:
+        if isinstance(server, dict) and isinstance(server.get("id"), str):
+            definition = server.get("definition")
+            if isinstance(definition, dict):
+                meta[f"server:{server['id']}"] = json.dumps(definition, ensure_ascii=False)
+    return Opened(path, TrafficStore.from_frames(frames, meta), "mcpsession", problems, header)
+
+
+# ---------------------------------------------------------------------------- writing
+def mask_body(value: Any) -> tuple[Any, bool]:
+    """A JSON value with the values of secret-named keys masked; whether anything was."""
+    if isinstance(value, dict):
+        changed = False
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if isinstance(key, str) and _BODY_SECRET.search(key) and isinstance(item, str) and item != MASK:
+                out[key] = MASK
+                changed = True
+            else:
+                out[key], sub = mask_body(item)
+                changed = changed or sub
+        return out, changed
+    if isinstance(value, list):
+        items = [mask_body(item) for item in value]
+        return [i for i, _ in items], any(c for _, c in items)
+    return value, False
+
+
+def mask_definition(definition: dict[str, Any]) -> dict[str, Any]:
+    """A server definition with its env values, headers and OAuth secret masked."""
+    out = dict(definition)
+    for key in ("env", "headers"):
+        if isinstance(out.get(key), dict):
+            out[key] = mask_mapping({str(k): str(v) for k, v in out[key].items()})
+    if isinstance(out.get("oauth"), dict):
+        out["oauth"] = {k: (MASK if is_secret_name(k) else v) for k, v in out["oauth"].items()}
+    return out
+
+
+def _masked_frame(direction: str, data: bytes) -> bytes:
+    if direction == "err":
+        return data
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError):
+        return data
+    if direction == "http" and isinstance(value, dict):
+        changed = False
+        for key in ("request_headers", "response_headers"):
+            if isinstance(value.get(key), dict):
+                masked = mask_mapping({str(k): str(v) for k, v in value[key].items()})
+                changed = changed or masked != value[key]
+                value[key] = masked
+        headers = {k: value.pop(k) for k in ("request_headers", "response_headers") if k in value}
+        masked_value, sub = mask_body(value)
+        masked_value.update(headers)  # masked by the header rule already (which keeps the scheme)
+        return json.dumps(masked_value, ensure_ascii=False).encode() if changed or sub else data
+    masked_value, changed = mask_body(value)
+    return json.dumps(masked_value, ensure_ascii=False, separators=(",", ":")).encode() if changed else data
+
+
+def server_entries(store: TrafficStore, keep: Iterable[str] | None = None) -> list[dict[str, Any]]:
+    """The header's servers: id, name, revision, era, serverInfo and the definition (masked)."""
+    wanted = set(keep) if keep is not None else None
+    entries = []
+    for sid, s in surfaces(store).items():
+        if wanted is not None and sid not in wanted:
+            continue
+        entry: dict[str, Any] = {"id": sid, "name": s.name, "revision": s.revision, "era": s.era,
+                                 "serverInfo": s.server_info}
+        if s.definition is not None:
+            entry["definition"] = mask_definition(s.definition)
+        entries.append(entry)
+    return entries
+
+
+def export_session(store: TrafficStore, path: str | Path, *, drop_stderr: bool = False,
+                   drop_servers: Iterable[str] = (), rows: Iterable[int] | None = None,
+                   mask: bool = True) -> int:
+    """Write `store` (or the rows given) as a `.mcpsession`; returns the number of frames written.
+    `drop_servers`: server ids or names left out; `drop_stderr`: no stderr lines."""
+    drop = set(drop_servers)
+    names = {sid: d.get("name") for sid, d in definitions(store).items()}
+    keep = [sid for sid in store.servers() if sid not in drop and names.get(sid) not in drop]
+    keep += [sid for sid in names if sid not in keep and sid not in drop and names.get(sid) not in drop]
+    kept = set(keep)
+    header = {"format": FORMAT, "version": VERSION, "spyglass": __version__,
+              "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "started": store.started,
+              "servers": server_entries(store, keep), "masked": mask,
+              "dropped": {"stderr": drop_stderr, "servers": sorted(drop)}}
+    count = 0
+    target = Path(path)
+    tmp = target.with_name(target.name + ".part")
+    try:
+        with gzip.open(tmp, "wt", encoding="utf-8", compresslevel=6) as fh:
+            fh.write(json.dumps(header, ensure_ascii=False) + "\n")
+            for line in _frame_lines(store, rows, kept, drop_stderr, mask):
+                fh.write(line)
+                count += 1
+            fh.write(json.dumps({"end": True, "frames": count}) + "\n")
+        tmp.replace(target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise SessionFileError(f"cannot write {target}: {exc.strerror or exc}") from None
+    return count
+
+
+def _frame_lines(store: TrafficStore, rows: Iterable[int] | None, kept: set[str], drop_stderr: bool,
+                 mask: bool) -> Iterator[str]:
+    for n in rows if rows is not None else range(len(store)):
+        server = store.server_id(n)
+        direction = store.direction(n)
+        if server not in kept or (drop_stderr and direction == "err"):
+            continue
+        data = store.raw(n)
+        if mask:
+            data = _masked_frame(direction, data)
+        line: dict[str, Any] = {"server": server, "dir": direction, "wall": store.wall(n), "mono": store.mono(n)}
+        try:
+            line["data"] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            line["data_b64"] = base64.b64encode(data).decode("ascii")
+        reason = store.malformed(n)
+        if reason is not None:
+            line["malformed"] = reason
+        meta = store.meta(n)
+        if meta:
+            line["meta"] = meta
+        yield json.dumps(line, ensure_ascii=False, default=str) + "\n"
+
+
+def definition_of(spec: ServerSpec) -> dict[str, Any]:
+    """What a session file keeps of a server's definition: enough to start it again, secrets masked."""
+    definition: dict[str, Any] = {"name": spec.name, "transport": spec.transport or ("stdio" if spec.command else
+                                                                                    "http")}
+    if spec.command:
+        definition["command"] = list(spec.command)
+    if spec.url:
+        definition["url"] = spec.url
+    if spec.cwd:
+        definition["cwd"] = spec.cwd
+    if spec.env:
+        definition["env"] = dict(spec.env)
+    if spec.headers:
+        definition["headers"] = dict(spec.headers)
+    if spec.trace_context:
+        definition["trace_context"] = True
+    return mask_definition(definition)
+
+
+def spec_of(definition: dict[str, Any]) -> ServerSpec:
+    """A server definition read from a session file as a ServerSpec (masked secrets stay masked)."""
+    command = definition.get("command")
+    env = definition.get("env")
+    headers = definition.get("headers")
+    return ServerSpec(name=str(definition.get("name") or "server"),
+                      command=[str(c) for c in command] if isinstance(command, list) else [],
+                      env={str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {},
+                      cwd=definition.get("cwd") if isinstance(definition.get("cwd"), str) else None,
+                      url=definition.get("url") if isinstance(definition.get("url"), str) else None,
+                      transport=definition.get("transport") if definition.get("transport") in
+                      ("stdio", "http", "sse") else None,
+                      headers={str(k): str(v) for k, v in headers.items()} if isinstance(headers, dict) else {},
+                      trace_context=definition.get("trace_context") is True)
