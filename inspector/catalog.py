@@ -345,6 +345,7 @@ class Catalog:
         oauth = raw.get("oauth")
         spec.oauth = {k: v for k, v in oauth.items() if k in OAUTH_KEPT and isinstance(v, str) and v} \
             if isinstance(oauth, dict) else {}
+        spec.trace_context = raw.get("trace_context") is True
         return entry
 
     def _fields_from_json(self, entry: CatalogEntry, kind: str, raw: Any) -> dict[str, str]:
@@ -455,6 +456,8 @@ class Catalog:
             if oauth:
                 item["oauth"] = oauth  # a client secret is never written here: the token store keeps it
             item["mode"] = entry.mode
+            if spec.trace_context:
+                item["trace_context"] = True
             if entry.roots is not None:
                 item["roots"] = [dict(r) for r in entry.roots]
             if entry.timeout:

@@ -27,6 +27,9 @@ class ServerSpec:
     # OAuth client for a URL server: client_id, scope, and (in memory only; kept in the keyring, never in a
     # config file) client_secret. Empty: discovery picks the client (metadata document or registration).
     oauth: dict[str, str] = field(default_factory=dict)
+    # W3C trace context: a `traceparent` in every request's `_meta`, so a server that traces itself joins
+    # the client's traces (inspector.protocol.tracecontext); off unless asked for, as it changes the wire
+    trace_context: bool = False
 
 
 class ConfigError(UsageError):

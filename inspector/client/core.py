@@ -97,7 +97,7 @@ class ClientCore:
                  on_stderr: Callable[[str], None] | None = None,
                  on_closed: Callable[[Closed], None] | None = None,
                  fallback: Callable[[], Transport] | None = None,
-                 roots: list[dict[str, Any]] | None = None) -> None:
+                 roots: list[dict[str, Any]] | None = None, trace_context: bool = False) -> None:
         self.transport = transport
         self.fallback = fallback  # automatic transport choice: HTTP+SSE when Streamable HTTP is not there
         self.handlers: dict[str, Handler] = dict(handlers or {})
@@ -116,7 +116,8 @@ class ClientCore:
         if (tasks_capability := self.task_store.capability()) is not None:
             capabilities["tasks"] = tasks_capability
         kwargs: dict[str, Any] = {"mode": Mode.parse(mode) if isinstance(mode, str) else mode,
-                                  "capabilities": capabilities, "log_level": log_level}
+                                  "capabilities": capabilities, "log_level": log_level,
+                                  "trace_context": trace_context}
         if client_info:
             kwargs["client_info"] = client_info
         self._session_kwargs = kwargs

@@ -28,6 +28,7 @@ from .framing import Oversize
 from .mode import Mode
 from .shapes import check_result
 from .tasks import RELATED_TASK_META
+from .tracecontext import TraceBook
 from .versions import (
     LEGACY_VERSIONS,
     META_CLIENT_CAPABILITIES,
@@ -77,9 +78,11 @@ class ClientSession:
     capabilities: dict[str, Any] = field(default_factory=dict)
     log_level: str | None = None  # modern era: sent in every request's _meta
     max_input_rounds: int = MAX_INPUT_ROUNDS
+    trace_context: bool = False  # a W3C traceparent in every request's _meta (and our answers' results)
 
     def __post_init__(self) -> None:
         self.state = State.IDLE
+        self.traces: TraceBook | None = TraceBook() if self.trace_context else None
         self.era: Era | None = None
         self.protocol_version: str | None = None
         self.server_info: dict[str, Any] | None = None
@@ -276,6 +279,8 @@ class ClientSession:
             meta[META_CLIENT_INFO] = self.client_info
             if self.log_level:
                 meta[META_LOG_LEVEL] = self.log_level
+        if self.traces is not None:
+            self.traces.stamp(meta, logical, method, logical_id is None, params)
         if meta:
             params["_meta"] = meta
         else:
@@ -292,9 +297,13 @@ class ClientSession:
         return self._notification(method, params)
 
     def respond(self, request_id: rpc.RequestId, result: Any) -> ev.Send:
+        if self.traces is not None:
+            result = self.traces.answer(request_id, result)
         return ev.Send(rpc.serialize(rpc.Response(request_id, result)))
 
     def respond_error(self, request_id: rpc.RequestId | None, code: int, message: str, data: Any = None) -> ev.Send:
+        if self.traces is not None:
+            self.traces.forget_answer(request_id)
         return ev.Send(rpc.serialize(rpc.ErrorResponse(request_id, rpc.RpcError(code, message, data))))
 
     def cancel(self, request_id: rpc.RequestId, reason: str = "cancelled by the user") -> ev.Send | None:
@@ -370,6 +379,8 @@ class ClientSession:
 
     def _drop_logical(self, pending: _Pending) -> None:
         self._by_logical.pop(pending.logical_id, None)
+        if self.traces is not None:
+            self.traces.drop(pending.logical_id)
         if pending.progress_token is not None:
             self._by_token.pop(pending.progress_token, None)
         self._awaiting_input.pop(pending.logical_id, None)
@@ -439,6 +450,8 @@ class ClientSession:
         result = msg.result if isinstance(msg, rpc.Response) else None
         if isinstance(result, dict) and result.get("resultType") == "input_required" and not pending.internal:
             return self._input_required(pending, result)
+        if self.traces is not None:
+            self.traces.answered(pending.logical_id, result)
         self._drop_logical(pending)
         if pending.internal:
             return self._handshake_answer(pending, msg)
@@ -557,6 +570,8 @@ class ClientSession:
                 )
             ]
         related = self._pending.get(stream_of) if stream_of is not None else None
+        if self.traces is not None:
+            self.traces.server_request(msg.id, self._caused_by(msg.params, related))
         return [
             ev.ServerRequest(
                 msg.id,
@@ -567,6 +582,18 @@ class ClientSession:
                 related_task(msg.params),
             )
         ]
+
+    def _caused_by(self, params: Any, related: _Pending | None) -> rpc.RequestId | None:
+        """Which of our requests a server request belongs to, for the trace of our answer: the one whose
+        stream carried it, the one whose progress token it names, or the only one in flight."""
+        if related is not None:
+            return related.logical_id
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        if isinstance(token, (str, int)) and token in self._by_token:
+            return self._by_token[token]
+        live = {p.logical_id for p in self._pending.values() if not p.internal and p.method != "subscriptions/listen"}
+        return live.pop() if len(live) == 1 else None
 
     def _receive_notification(self, msg: rpc.Notification) -> list[ev.Event]:
         params = msg.params

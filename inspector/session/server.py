@@ -223,7 +223,8 @@ class ServerSession:
         client = Client(opened.transport, mode=Mode.parse(self.options.mode), timeout=self.options.timeout,
                         fallback=opened.fallback, client_info=self.options.client_info or dict(CLIENT_INFO),
                         log_level=self.options.log_level, handlers=handlers,
-                        roots=list(self.roots) if self.roots is not None else None)
+                        roots=list(self.roots) if self.roots is not None else None,
+                        trace_context=self.spec.trace_context)
         client.traffic = self._record
         client.on_stderr = lambda text, c=client: self._on_stderr(c, text)
         client.on_notification = lambda m, p, c=client: self._on_notification(c, m, p)

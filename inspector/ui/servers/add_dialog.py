@@ -13,6 +13,7 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -153,6 +154,11 @@ class AddServerDialog(QDialog):
         self.protocol = QComboBox(self)
         self.protocol.setObjectName("serverProtocol")
         self.protocol.addItems(["auto", "legacy", "modern", *SUPPORTED_VERSIONS])
+        self.trace_context = QCheckBox("Send W3C trace context (traceparent in every request's _meta)", self)
+        self.trace_context.setObjectName("serverTraceContext")
+        self.trace_context.setToolTip("A new trace for each tool call, so a server that traces itself joins "
+                                      "the traces of an OpenTelemetry export of this session. Off by default: "
+                                      "it adds a field to every request.")
         self.tabs = QTabWidget(self)
         # stdio
         stdio = QWidget(self)
@@ -234,6 +240,7 @@ class AddServerDialog(QDialog):
         top = QFormLayout()
         top.addRow("Name:", self.name)
         top.addRow("Protocol:", self.protocol)
+        top.addRow("Tracing:", self.trace_context)
         lay = QVBoxLayout(self)
         lay.addLayout(top)
         lay.addWidget(self.tabs, 1)
@@ -251,6 +258,7 @@ class AddServerDialog(QDialog):
         self.name.setText(spec.name)
         i = self.protocol.findText(mode)
         self.protocol.setCurrentIndex(max(0, i))
+        self.trace_context.setChecked(spec.trace_context)
         if spec.url:
             self.tabs.setCurrentIndex(1)
             self.url.setText(spec.url)
@@ -291,7 +299,8 @@ class AddServerDialog(QDialog):
             if "client_secret" in oauth and "client_id" not in oauth:
                 raise ValueError("a client secret needs the client ID it belongs to")
             return ServerSpec(name=name or url, url=url, headers=headers,
-                              transport=self.transport.currentData() or None, oauth=oauth)
+                              transport=self.transport.currentData() or None, oauth=oauth,
+                              trace_context=self.trace_context.isChecked())
         command = self.command.text().strip()
         if not command:
             raise ValueError("enter the command that starts the server")
@@ -301,7 +310,8 @@ class AddServerDialog(QDialog):
             raise ValueError(f"the arguments are not quoted correctly: {exc}") from None
         cwd = self.cwd.text().strip() or None
         return ServerSpec(name=name or guess_name([command, *args]), command=[command, *args],
-                          env=self.env.pairs(), cwd=cwd, transport="stdio")
+                          env=self.env.pairs(), cwd=cwd, transport="stdio",
+                          trace_context=self.trace_context.isChecked())
 
     def _accept(self) -> None:
         try:
@@ -319,4 +329,5 @@ def describe_spec(spec: ServerSpec) -> dict[str, Any]:
             "transport": spec.transport,
             "env": {k: ("" if is_secret_name(k) else v) for k, v in spec.env.items()},
             "headers": {k: ("" if is_secret_name(k) else v) for k, v in spec.headers.items()},
-            "oauth": {k: v for k, v in spec.oauth.items() if k != "client_secret"}}  # the secret: keyring only
+            "oauth": {k: v for k, v in spec.oauth.items() if k != "client_secret"},  # the secret: keyring only
+            "trace_context": spec.trace_context}
