@@ -1,7 +1,8 @@
 """The traffic pane: filter bar, the packet-list table, and the selected frame.
 
 Object names (the automation contract, docs/automation.md): `trafficView` (the table), `trafficDetail` (the
-selected message), plus `trafficFilter`, `trafficDirection`, `trafficKind`,
+selected message), plus `trafficFilter` (plain text or an expression, docs/filters.md), `trafficFilterError`
+(what is wrong with it), `trafficSavedFilters`, `trafficDirection`, `trafficKind`,
 `trafficServer`, `trafficPause`, `trafficAutoScroll`, `trafficClear`,
 `trafficExport`, `trafficCount`, `trafficDetailHeader`, `trafficDetailProblem`,
 `trafficDetailPretty`, `trafficDetailRaw`, `trafficCopyPretty`,
@@ -14,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QFontDatabase, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -23,7 +24,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
     QMenu,
     QPlainTextEdit,
     QPushButton,
@@ -35,8 +35,10 @@ from PySide6.QtWidgets import (
 )
 
 from ...traffic import TrafficFilter, TrafficStore
+from ...traffic.expr import FilterSyntaxError, Node, is_expression, parse
 from ...traffic.summary import human_size
 from ..base.highlight import JsonHighlighter, palette_is_dark
+from .filter_edit import FilterEdit, SavedFilters, error_colour
 from .model import (
     ARROWS,
     COL_DELTA,
@@ -265,19 +267,30 @@ class TrafficPane(QWidget):
 
     recordSelected = Signal(int)  # record number; -1 when nothing is selected
 
-    def __init__(self, store: TrafficStore, parent: QWidget | None = None, *, flush_ms: int | None = FLUSH_MS) -> None:
+    def __init__(self, store: TrafficStore, parent: QWidget | None = None, *, flush_ms: int | None = FLUSH_MS,
+                 settings: QSettings | None = None) -> None:
+        """`settings` keep the saved filters; without, those of the window the pane is in (its `settings`),
+        else the app's."""
         super().__init__(parent)
         self.setObjectName("trafficPane")
         self.store = store
         self.model = TrafficModel(store, self)
         self._status = ""
+        self._settings = settings
+        self._good: tuple[str, Node | None] = ("", None)  # the last valid filter text: (plain text, expression)
+        self.filter_error: FilterSyntaxError | None = None
 
         # --- filter bar
-        self.filter_edit = QLineEdit()
-        self.filter_edit.setObjectName("trafficFilter")
-        self.filter_edit.setPlaceholderText("Filter: method, summary or raw text")
+        self.filter_edit = FilterEdit(store)
+        self.filter_edit.setPlaceholderText('Filter: text, or an expression: method == "tools/call" && latency > 1s')
         self.filter_edit.setClearButtonEnabled(True)
-        self.filter_edit.setToolTip("All lowercase ignores case; a capital letter makes the match case-sensitive")
+        self.saved_filters = SavedFilters(self.filter_edit, self.settings, self.filter_edit.text)
+        self.saved_filters.applied.connect(self.set_filter_text)
+        self.error_label = QLabel()
+        self.error_label.setObjectName("trafficFilterError")
+        self.error_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.error_label.setMinimumWidth(50)
+        self.error_label.hide()
         self.direction_combo = self._combo("trafficDirection", DIRECTION_CHOICES, "Direction")
         self.kind_combo = self._combo("trafficKind", KIND_CHOICES, "Kind of frame")
         self.server_combo = self._combo("trafficServer", [("All servers", None)], "Server")
@@ -359,7 +372,12 @@ class TrafficPane(QWidget):
         layout.setSpacing(4)
         layout.addLayout(bar)
         layout.addWidget(self.split, 1)
-        layout.addWidget(self.count_label)  # a status line under the table, as Wireshark's: the bar keeps its room
+        status = QHBoxLayout()  # a status line under the table, as Wireshark's: the bar keeps its room
+        status.setContentsMargins(0, 0, 0, 0)
+        status.setSpacing(12)
+        status.addWidget(self.count_label)
+        status.addWidget(self.error_label, 1)
+        layout.addLayout(status)
 
         # --- wiring
         self._filter_timer = QTimer(self)
@@ -409,8 +427,26 @@ class TrafficPane(QWidget):
         return combo
 
     # ------------------------------------------------------------------ filtering
+    def settings(self) -> QSettings:
+        """Where the saved filters are kept."""
+        if self._settings is None:
+            holder = self.parent()
+            while holder is not None and not isinstance(getattr(holder, "settings", None), QSettings):
+                holder = holder.parent()
+            self._settings = holder.settings if holder is not None else QSettings("Spyglass", "Spyglass")
+        return self._settings
+
     def current_filter(self) -> TrafficFilter:
-        return TrafficFilter.make(text=self.filter_edit.text(), directions=self.direction_combo.currentData(),
+        """The filter bar's filter; an expression that does not parse leaves the last valid text in place
+        (`filter_error` says what is wrong)."""
+        text = self.filter_edit.text()
+        try:
+            expr = parse(text) if is_expression(text) else None
+            self._good, self.filter_error = ("" if expr is not None else text, expr), None
+        except FilterSyntaxError as exc:
+            self.filter_error = exc
+        plain, expr = self._good
+        return TrafficFilter.make(text=plain, expr=expr, directions=self.direction_combo.currentData(),
                                   kinds=self.kind_combo.currentData(), servers=self.server_combo.currentData(),
                                   start=self.model.filter.start, background=self.heartbeat_button.isChecked(),
                                   expert=self.expert_button.isChecked())
@@ -419,9 +455,20 @@ class TrafficPane(QWidget):
         """Apply the filter bar now (typing applies it after a short pause)."""
         self._filter_timer.stop()
         keep = self.selected_record()
-        self.model.set_filter(self.current_filter())
+        flt = self.current_filter()
+        self._show_filter_error()
+        self.model.set_filter(flt)
         if keep is not None:
             self.select_record(keep, scroll=True)
+
+    def _show_filter_error(self) -> None:
+        error = self.filter_error
+        self.filter_edit.show_error(error)
+        self.error_label.setVisible(error is not None)
+        if error is not None:
+            self.error_label.setText(f"✖ {error} · the previous filter stays applied")
+            self.error_label.setToolTip(str(error))
+            self.error_label.setStyleSheet(f"color: {error_colour(palette_is_dark(self.palette()))};")
 
     def set_server_filter(self, server_id: str | None) -> None:
         """Show one server's frames (None: every server)."""
@@ -575,6 +622,8 @@ class TrafficPane(QWidget):
 
     def changeEvent(self, event: Any) -> None:
         super().changeEvent(event)
+        if event.type() == event.Type.PaletteChange and self.filter_error is not None:
+            self._show_filter_error()  # the error's red for the new palette
         if event.type() == event.Type.PaletteChange and self.detail.n is not None:
             self.detail.show_record(self.store, self.detail.n, self.model.findings.get(self.detail.n))  # new palette
 
