@@ -117,3 +117,24 @@ async def test_what_went_wrong_before_the_window_opened_is_told_once_it_does(ope
         assert list(tmp_path.glob("config/servers.json.broken-*"))
     async with open_window(catalog=Catalog(path, secrets=MemorySecrets())) as again:
         assert not again.banner.isVisible()  # told once: the next window starts quiet
+
+
+async def test_the_timeline_dock_follows_the_live_session_and_the_traffic_pane(open_window):
+    from inspector.ui.traffic.timeline import TimelineView
+
+    async with open_window() as window:
+        conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()))
+        await connected(conn)
+        timeline = find(window, TimelineView, "timelineView")
+        assert window.timeline_dock.widget() is timeline
+        store, pane = window.store, window.traffic_pane
+        calls = [n for n in range(len(store)) if store.method(n) == "tools/list" and store.kind(n) == "request"]
+        assert calls, "the connection lists its tools"
+        window.timeline_dock.raise_()
+        await until(lambda: pane.visibleRegion().isEmpty(), 5, "the timeline tab to hide the traffic pane")
+        timeline.frameActivated.emit(calls[0])  # what a click on the request's bar does
+        assert pane.selected_record() == calls[0]
+        await until(lambda: not pane.visibleRegion().isEmpty(), 5, "the traffic tab to come to the front")
+        answer = store.pair(calls[0])
+        pane.select_record(answer)  # the answer selected in the pane marks its request on the timeline
+        await until(lambda: timeline.selected in (calls[0], answer), 5, "the timeline to mark the request")

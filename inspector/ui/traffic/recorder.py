@@ -7,17 +7,19 @@ and a banner: the window works on, without recording.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, QTimer
-from PySide6.QtWidgets import QLabel, QLineEdit, QWidget
+from PySide6.QtWidgets import QDockWidget, QLabel, QLineEdit, QWidget
 
 from ...checks.live import LiveCheck
 from ...checks.rules import SEVERITIES
 from ...traffic import TrafficStore
 from ...traffic.frame import Frame
 from .pane import TrafficPane
+from .timeline import TimelineView
 
 log = logging.getLogger("spyglass.ui.traffic")
 
@@ -32,6 +34,7 @@ class TrafficRecorder(QObject):
         self.pane: TrafficPane | None = None
         self._timer: QTimer | None = None
         self._live: list[LiveCheck] = []  # the servers whose frames are judged
+        self.timeline: TimelineView | None = None
         try:
             self.store = TrafficStore(store_path) if store_path else TrafficStore()
             self.pane = TrafficPane(self.store, parent, flush_ms=None)  # flushed by the timer below
@@ -52,11 +55,18 @@ class TrafficRecorder(QObject):
         self._timer.timeout.connect(self.flush)
         self._timer.start()
 
-    def recorder_for(self, server_id: str, live: LiveCheck | None = None) -> Callable[[Frame], None] | None:
+    def recorder_for(self, server_id: str, live: LiveCheck | None = None,
+                     definition: dict[str, object] | None = None) -> Callable[[Frame], None] | None:
         """What a server's session hands each frame to (None when nothing is recorded). With `live`, each
-        recorded frame is judged too (its findings reach the pane at the next flush)."""
+        recorded frame is judged too (its findings reach the pane at the next flush). `definition` (secrets
+        masked) goes into the session file, so the session can be reopened, shared and replayed."""
         if self.store is None:
             return None
+        if definition is not None:
+            try:
+                self.store.set_meta(f"server:{server_id}", json.dumps(definition, ensure_ascii=False))
+            except Exception:  # the recording goes on without it
+                log.exception("could not describe %s in the session file", server_id)
         if live is not None:
             self._live.append(live)
 
@@ -75,6 +85,28 @@ class TrafficRecorder(QObject):
                 except Exception:  # a bug in a rule must not stop the recording
                     log.exception("judging a frame failed")
         return record
+
+    def timeline_widget(self, parent: QWidget) -> QWidget:
+        """The session's timeline, in step with the traffic pane: a click on a bar selects its frame
+        there, a frame selected there is marked on the timeline."""
+        if self.store is None or self.pane is None:
+            note = QLabel("No timeline: traffic is not recorded.", parent)
+            note.setObjectName("timelineUnavailable")
+            return note
+        pane = self.pane
+        self.timeline = TimelineView(self.store, parent)
+
+        def show_frame(n: int) -> None:
+            dock = pane.parentWidget()
+            if isinstance(dock, QDockWidget):  # tabbed with the timeline: bring the frame into view
+                dock.raise_()
+            if not pane.select_record(n):  # the timeline can be ahead of the table's next batch of rows
+                pane.model.refresh()
+                pane.select_record(n)
+
+        self.timeline.frameActivated.connect(show_frame)
+        pane.recordSelected.connect(lambda n: self.timeline.select(n) if n >= 0 else None)
+        return self.timeline
 
     def forget(self, live: LiveCheck) -> None:
         if live in self._live:

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from ... import messages
 from ...config import ServerSpec
 from ...forms.memory import ArgumentMemory
+from ...recording.files import definition_of
 from ...session import ServerSession, SessionOptions, Status, TransportOptions
 from ..auth.panel import AuthPanel, WindowAuth
 from ..base import theme
@@ -50,6 +51,7 @@ from ..calls.tasks_pane import TasksPane
 from ..calls.tool_list import ToolListPanel
 from ..library.prompts import PromptsPane
 from ..library.resources import ResourcesPane
+from ..recording.window_link import WindowSessions
 from ..servers.add_dialog import AddServerDialog
 from ..servers.catalog_link import DEMO_NAME, CatalogLink, demo_spec
 from ..servers.connection import Connection
@@ -109,6 +111,7 @@ class MainWindow(QMainWindow):
         self._build_central(memory)
         self._build_docks()
         self._build_menus()
+        self.sessions = WindowSessions(self)  # File → Open, Recent, Import, Export session; Compare with…
         self.status_label = QLabel(self)
         self.status_label.setObjectName("statusSummary")
         self.statusBar().addPermanentWidget(self.status_label)
@@ -235,12 +238,15 @@ class MainWindow(QMainWindow):
         self.log_controls = LogControls(self.log_pane)
         self.traffic_dock = layout.dock(self, "Traffic", "trafficDock", self.traffic.widget)
         self.log_dock = layout.dock(self, "Log", "logDock", self.log_controls)
-        self.tabifyDockWidget(self.traffic_dock, self.log_dock)  # drag a tab out to see both at once
+        self.timeline_dock = layout.dock(self, "Timeline", "timelineDock", self.traffic.timeline_widget(self))
+        for other in (self.log_dock, self.timeline_dock):  # drag a tab out to see them side by side
+            self.tabifyDockWidget(self.traffic_dock, other)
         self.traffic_dock.raise_()
 
     def _build_menus(self) -> None:
         view_docks = []
-        for dock, key in ((self.traffic_dock, "Ctrl+Shift+T"), (self.log_dock, "Ctrl+Shift+L")):
+        for dock, key in ((self.traffic_dock, "Ctrl+Shift+T"), (self.log_dock, "Ctrl+Shift+L"),
+                          (self.timeline_dock, "Ctrl+Shift+M")):
             a = dock.toggleViewAction()
             a.setShortcut(QKeySequence(key))
             view_docks.append(a)
@@ -303,7 +309,7 @@ class MainWindow(QMainWindow):
         conn.catalog_id = catalog_id
         self.auth.attach(conn)
         self._load_roots(conn)
-        session.traffic = self.traffic.recorder_for(session.server_id, conn.live)
+        session.traffic = self.traffic.recorder_for(session.server_id, conn.live, definition_of(spec))
         self._apply_transport_options(conn)
         conn.statusChanged.connect(lambda c=conn: self._conn_status_changed(c))
         conn.toolsChanged.connect(lambda c=conn: self._conn_tools_changed(c))
@@ -617,7 +623,7 @@ class MainWindow(QMainWindow):
         self.tool_panel.view.viewport().update()
 
     def reset_layout(self) -> None:
-        self.layout_state.reset((self.traffic_dock, self.log_dock))
+        self.layout_state.reset((self.traffic_dock, self.log_dock, self.timeline_dock))
 
     def save_screenshot(self, path: str) -> tuple[bool, str]:
         # No processEvents() here: called from a coroutine on the qasync loop, a nested event loop would

@@ -1,0 +1,242 @@
+"""A recorded server's calls (`sessionCalls`): every request the user made, in order, and the selected
+one's answer as it was (`sessionCallResult`), drawn by the renderers of live calls: a tool's result by
+`ResultView`, a resource's contents and a prompt's messages by the content blocks of `render`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QPushButton,
+    QSplitter,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ... import errors as E
+from ...protocol.jsonrpc import code_name
+from ...recording.surface import Exchange, ServerSurface
+from ...session import OK, REJECTED, TOOL_ERROR, CallRecord
+from ..base import theme
+from ..base.highlight import json_lexer
+from ..base.layout import heading_label, scrolling_column, text_label
+from ..base.text import pretty_json, visible, visible_block
+from ..render.result_view import ResultView
+from ..render.results import ContentView, render_resource_contents
+from ..render.text import TextView
+
+log = logging.getLogger("spyglass.ui.recording")
+
+OUTCOME_COLOURS = {"ok": "connected", "error": "error", "tool error": "warning", "unanswered": "muted"}
+COLUMNS = ("#", "Time", "Method", "Target", "Outcome", "Latency")
+
+
+def clock(wall: float) -> str:
+    """A recorded moment in local time, to the millisecond."""
+    try:
+        return dt.datetime.fromtimestamp(wall).strftime("%H:%M:%S.%f")[:-3]
+    except (OverflowError, OSError, ValueError):
+        return "?"
+
+
+def latency_text(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def call_record(x: Exchange, surface: ServerSurface) -> CallRecord:
+    """A recorded tools/call as the record `ResultView` draws (its timing the recorded latency)."""
+    tool = x.target or "(no name)"
+    tool_def = next((t for t in surface.tools if t.get("name") == x.target), None)
+    arguments = x.params.get("arguments") if isinstance(x.params, dict) else None
+    rec = CallRecord(id=x.n, server_id=surface.server_id, tool=tool, arguments=arguments, tool_def=tool_def,
+                     wall=x.wall, started=0.0, ended=x.latency or 0.0)
+    rec.result = x.result
+    if x.error is not None:
+        code = x.error.get("code")
+        message = x.error.get("message")
+        rec.error = E.RemoteError(x.method, code if isinstance(code, int) else 0,
+                                  message if isinstance(message, str) else repr(message), x.error.get("data"))
+        rec.error_text = rec.error.message
+        rec.outcome = REJECTED
+    else:
+        rec.outcome = TOOL_ERROR if x.outcome == "tool error" else OK
+    return rec
+
+
+def error_frame(x: Exchange, parent: QWidget) -> QFrame:
+    """A JSON-RPC error answer of a request other than tools/call."""
+    error = x.error or {}
+    f = QFrame(parent)
+    f.setObjectName("result:error")
+    f.setProperty("errorKind", "rejected")
+    c = theme.colour("error").name()
+    f.setStyleSheet(f'QFrame[objectName="result:error"] {{ border: 1px solid {c}; border-left: 4px solid {c};'
+                    " border-radius: 3px; }")
+    lay = QVBoxLayout(f)
+    lay.setContentsMargins(8, 6, 8, 8)
+    lay.addWidget(text_label(f"The server rejected {visible(x.method, 100)}", f, name="errorTitle", role="error"))
+    code = error.get("code")
+    lay.addWidget(text_label(f"{visible(code, 40)} {code_name(code)}", f, name="errorCode"))
+    lay.addWidget(text_label(visible_block(error.get("message"), 4000), f, name="errorMessage"))
+    if error.get("data") is not None:
+        lay.addWidget(TextView(pretty_json(error["data"]), f, lexer=json_lexer(), name="errorData", wrap=False,
+                               max_height=200))
+    return f
+
+
+def answer_widget(x: Exchange, surface: ServerSurface, parent: QWidget) -> QWidget:
+    """The recorded answer of `x`, drawn as the live window draws that kind of answer."""
+    if x.answer is None:
+        return scrolling_column(parent, "sessionCallAnswer", text_label(
+            "No answer was recorded: the server never answered, or the session ended first.", parent,
+            name="sessionCallUnanswered", role="muted"))
+    if x.method == "tools/call":
+        view = ResultView(parent)
+        view.show_record(call_record(x, surface))
+        return view
+    if x.error is not None:
+        return scrolling_column(parent, "sessionCallAnswer", error_frame(x, parent))
+    result = x.result if isinstance(x.result, dict) else None
+    try:
+        if x.method == "resources/read" and result is not None and isinstance(result.get("contents"), list):
+            return scrolling_column(parent, "sessionCallAnswer", render_resource_contents(result["contents"]))
+        if x.method == "prompts/get" and result is not None and isinstance(result.get("messages"), list):
+            return scrolling_column(parent, "sessionCallAnswer", *prompt_messages(result["messages"], parent))
+    except Exception as exc:  # a renderer bug: the answer is still shown, as JSON
+        log.exception("rendering a recorded answer")
+        return scrolling_column(parent, "sessionCallAnswer", text_label(
+            f"⚠ Could not render the answer: {type(exc).__name__}: {exc}", parent, role="warning"),
+            TextView(pretty_json(x.result), parent, lexer=json_lexer(), wrap=False))
+    return scrolling_column(parent, "sessionCallAnswer", TextView(pretty_json(x.result), parent, lexer=json_lexer(),
+                                                                  name="sessionCallJson", wrap=False,
+                                                                  max_height=2000))
+
+
+def prompt_messages(messages: list[Any], parent: QWidget) -> list[QWidget]:
+    out: list[QWidget] = []
+    for message in messages:
+        m = message if isinstance(message, dict) else {}
+        card = QFrame(parent)
+        card.setObjectName("promptMessage")
+        card.setFrameShape(QFrame.StyledPanel)
+        lay = QVBoxLayout(card)
+        lay.setContentsMargins(8, 6, 8, 8)
+        lay.addWidget(heading_label(visible(m.get("role", "?"), 40), card))
+        content = m.get("content")
+        view = ContentView(card)
+        view.set_blocks(content if isinstance(content, list) else [content] if isinstance(content, dict) else [])
+        lay.addWidget(view)
+        out.append(card)
+    return out
+
+
+class CallsPage(QSplitter):
+    """The list of calls on the left, the selected one's request and answer on the right."""
+
+    recordWanted = Signal(int)  # show this record in the traffic pane
+
+    def __init__(self, surface: ServerSurface, parent: QWidget | None = None) -> None:
+        super().__init__(Qt.Horizontal, parent)
+        self.setObjectName("sessionCallsPage")
+        self.surface = surface
+        self.exchanges = surface.calls()
+        self.tree = QTreeWidget(self)
+        self.tree.setObjectName("sessionCalls")
+        self.tree.setHeaderLabels(list(COLUMNS))
+        self.tree.setRootIsDecorated(False)
+        self.tree.setUniformRowHeights(True)
+        self.tree.setAlternatingRowColors(True)
+        header = self.tree.header()
+        header.setSectionResizeMode(QHeaderView.ResizeToContents)
+        header.setSectionResizeMode(3, QHeaderView.Stretch)
+        header.setStretchLastSection(False)
+        for i, x in enumerate(self.exchanges):
+            item = QTreeWidgetItem(self.tree, [str(i + 1), clock(x.wall), x.method, visible(x.target or "", 200),
+                                               x.outcome, latency_text(x.latency)])
+            item.setForeground(4, theme.colour(OUTCOME_COLOURS[x.outcome]))
+            item.setTextAlignment(5, Qt.AlignRight | Qt.AlignVCenter)
+            item.setData(0, Qt.UserRole, i)
+        self.tree.currentItemChanged.connect(lambda item, _prev: self.show_index(
+            item.data(0, Qt.UserRole) if item is not None else None))
+        self.result = QWidget(self)
+        self.result.setObjectName("sessionCallResult")
+        rl = QVBoxLayout(self.result)
+        rl.setContentsMargins(8, 0, 0, 0)
+        rl.setSpacing(4)
+        head = QHBoxLayout()
+        self.head = heading_label("", self.result)
+        self.head.setObjectName("sessionCallHead")
+        self.show_frame = QPushButton("Show in traffic", self.result)
+        self.show_frame.setObjectName("sessionCallShowFrame")
+        self.show_frame.setToolTip("Select this request in the traffic pane")
+        self.show_frame.clicked.connect(self._want_frame)
+        head.addWidget(self.head, 1)
+        head.addWidget(self.show_frame)
+        rl.addLayout(head)
+        self.sub = text_label("", self.result, name="sessionCallInfo", role="muted")
+        rl.addWidget(self.sub)
+        self.request: TextView | None = None
+        self.answer: QWidget | None = None
+        self.placeholder = text_label(
+            "Select a call to see its answer as it was." if self.exchanges else
+            "No calls in this session: the tools called, resources read and prompts got appear here.",
+            self.result, name="sessionCallsEmpty", role="muted")
+        rl.addWidget(self.placeholder)
+        rl.addStretch(1)
+        self.addWidget(self.tree)
+        self.addWidget(self.result)
+        self.setStretchFactor(0, 2)
+        self.setStretchFactor(1, 3)
+        self.setSizes([460, 640])  # the list shows every column; the answer keeps the larger part
+        self.setChildrenCollapsible(False)
+        self.current: Exchange | None = None
+        self.show_index(None)
+
+    def _want_frame(self) -> None:
+        if self.current is not None:
+            self.recordWanted.emit(self.current.n)
+
+    def select_record(self, n: int) -> bool:
+        for i, x in enumerate(self.exchanges):
+            if x.n == n:
+                self.tree.setCurrentItem(self.tree.topLevelItem(i))
+                return True
+        return False
+
+    def show_index(self, index: int | None) -> None:
+        lay = self.result.layout()
+        for w in (self.request, self.answer):
+            if w is not None:
+                lay.removeWidget(w)
+                w.hide()
+                w.deleteLater()
+        self.request = self.answer = None
+        x = self.exchanges[index] if index is not None and 0 <= index < len(self.exchanges) else None
+        self.current = x
+        for w in (self.head, self.sub, self.show_frame):
+            w.setVisible(x is not None)
+        self.placeholder.setVisible(x is None)
+        # the stretch keeps the placeholder at the top; an answer takes the whole height itself
+        lay.setStretch(lay.count() - 1, 1 if x is None else 0)
+        if x is None:
+            return
+        self.head.setText(x.label if len(x.label) < 200 else visible(x.label, 200))
+        answered = f"answered in {latency_text(x.latency)}" if x.latency is not None else "no answer"
+        self.sub.setText(f"Record {x.n} · sent {clock(x.wall)} · {answered} · {x.outcome}")
+        params = x.params.get("arguments") if x.method == "tools/call" and isinstance(x.params, dict) else x.params
+        self.request = TextView(pretty_json(params), self.result, lexer=json_lexer(), name="sessionCallRequest",
+                                wrap=False, max_height=140)
+        lay.insertWidget(3, self.request)
+        self.answer = answer_widget(x, self.surface, self.result)
+        lay.insertWidget(4, self.answer, 1)

@@ -1,0 +1,326 @@
+"""A kept session, read-only (`sessionWindow`): what could not be read (`sessionProblems`), its servers
+(`sessionServers`), each server's tabs as recorded (`SurfaceView`), and a traffic dock over every frame.
+From here a server is replayed against another (`actionReplaySession`), compared with another
+(`actionCompareWith`), and the session exported (`actionExportSession`).
+
+It is a window of its own (the main window stays usable) and holds nothing live: a session is what
+happened, shown as it happened.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QStandardItem, QStandardItemModel
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDockWidget,
+    QFrame,
+    QListView,
+    QMainWindow,
+    QSplitter,
+    QStackedWidget,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ...recording.files import Opened
+from ...recording.findings import judge_recording
+from ...recording.replay import requests_of
+from ...recording.surface import ServerSurface
+from ..base import theme
+from ..base.items import DESCRIPTION_ROLE, NAME_ROLE, ItemDelegate
+from ..base.layout import text_label
+from ..base.text import visible
+from ..render.text import human_size
+from ..traffic.pane import TrafficPane
+from ..traffic.timeline import TimelineView
+from .compare_view import CompareDialog
+from .export_dialog import ExportSessionDialog
+from .replay_view import ReplayDialog
+from .sides import LiveServer, Side, live_side, recorded_side
+from .surface_view import SurfaceView
+
+log = logging.getLogger("spyglass.ui.sessions")
+
+KINDS = {"sqlite": "a session file of the window", "mcpsession": "a portable .mcpsession"}
+
+
+def window_action(window: QWidget, text: str, slot: Callable[[], Any], name: str, tip: str = "",
+                  shortcut: Any = None) -> QAction:
+    a = QAction(text, window)
+    a.setObjectName(name)
+    if tip:
+        a.setToolTip(tip)
+        a.setStatusTip(tip)
+    if shortcut:
+        a.setShortcut(QKeySequence(shortcut))
+    a.triggered.connect(lambda _=False: slot())
+    window.addAction(a)
+    return a
+
+
+def started_text(opened: Opened) -> str:
+    try:
+        return dt.datetime.fromtimestamp(opened.store.started).strftime("%Y-%m-%d %H:%M")
+    except (OverflowError, OSError, ValueError, TypeError):
+        return "an unknown time"
+
+
+class SessionWindow(QMainWindow):
+    """`live()` lists the main window's servers (replay and compare targets); `exported(path, count)` hears
+    of an export."""
+
+    def __init__(self, opened: Opened, parent: QWidget | None = None, *,
+                 live: Callable[[], list[LiveServer]] = list,
+                 exported: Callable[[str, int], None] | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("sessionWindow")
+        self.setAttribute(Qt.WA_DeleteOnClose)
+        # the platform adds " — Spyglass" (the application's display name) to every window title
+        self.setWindowTitle(f"{opened.path.name} (read-only)")
+        self.opened = opened
+        self.live = live
+        self.exported = exported
+        self.dialogs: list[QWidget] = []
+        self.surfaces = [s for s in opened.surfaces.values() if s.frames or s.definition]
+        self.views: dict[str, SurfaceView] = {}
+        central = QWidget(self)
+        lay = QVBoxLayout(central)
+        lay.setContentsMargins(6, 6, 6, 0)
+        self.problems = self._problems_banner(central)
+        lay.addWidget(self.problems)
+        n = len(self.surfaces)
+        self.summary = text_label(f"Recorded {started_text(opened)} · {len(opened.store):,} frames · {n} server"
+                                  f"{'s' if n != 1 else ''} · {KINDS.get(opened.kind, opened.kind)} · read-only",
+                                  central, name="sessionSummary", role="muted")
+        lay.addWidget(self.summary)
+        self.servers = QListView(central)
+        self.servers.setObjectName("sessionServers")
+        self.server_model = QStandardItemModel(self.servers)
+        self.servers.setModel(self.server_model)
+        self.servers.setItemDelegate(ItemDelegate(self.servers))
+        self.servers.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.servers.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.servers.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        for surface in self.surfaces:
+            self.server_model.appendRow(self._server_item(surface))
+        self.pages = QStackedWidget(central)
+        self.pages.setObjectName("sessionPages")
+        self.empty = text_label("No server could be read from this session." if self.problem_lines else
+                                "This session has no server traffic: nothing was connected while it was recorded.",
+                                self.pages, name="sessionEmpty", role="muted")
+        self.empty.setAlignment(Qt.AlignCenter)
+        self.pages.addWidget(self.empty)
+        split = QSplitter(Qt.Horizontal, central)
+        split.setObjectName("sessionSplitter")
+        split.addWidget(self.servers)
+        split.addWidget(self.pages)
+        split.setStretchFactor(1, 1)
+        split.setSizes([220, 900])
+        split.setChildrenCollapsible(False)
+        lay.addWidget(split, 1)
+        self.setCentralWidget(central)
+        self.traffic = TrafficPane(opened.store, self, flush_ms=None)
+        self._judge()
+        self.traffic_dock = QDockWidget("Traffic", self)
+        self.traffic_dock.setObjectName("sessionTrafficDock")
+        self.traffic_dock.setWidget(self.traffic)
+        self.addDockWidget(Qt.BottomDockWidgetArea, self.traffic_dock)
+        self.timeline = TimelineView(opened.store, self)
+        self.timeline_dock = QDockWidget("Timeline", self)
+        self.timeline_dock.setObjectName("sessionTimelineDock")
+        self.timeline_dock.setWidget(self.timeline)
+        self.addDockWidget(Qt.BottomDockWidgetArea, self.timeline_dock)
+        self.tabifyDockWidget(self.traffic_dock, self.timeline_dock)
+        self.traffic_dock.raise_()
+        self.timeline.frameActivated.connect(self._timeline_frame)
+        self.traffic.recordSelected.connect(lambda n: self.timeline.select(n) if n >= 0 else None)
+        self._build_actions()
+        self.servers.selectionModel().currentChanged.connect(lambda cur, _p: self.show_server(cur.row()))
+        if self.surfaces:
+            self.servers.setCurrentIndex(self.server_model.index(0, 0))
+        self._update_actions()
+        self.resize(1200, 820)
+        self.resizeDocks([self.traffic_dock], [250], Qt.Vertical)
+
+    def _judge(self) -> None:
+        """The findings a live window would have shown (a session file does not keep them): the Expert
+        column and the `expert` / `severity` filters work on an opened session too."""
+        try:
+            found = judge_recording(self.opened.store, self.opened.surfaces)
+        except Exception:  # a bug in a rule must not keep a session from opening
+            log.exception("judging the frames of %s failed", self.opened.path)
+            return
+        self.traffic.model.set_findings({n: [f"{f.severity}: {f.message} [{f.rule}]" for f in fs]
+                                         for n, fs in found.items()})
+
+    def _timeline_frame(self, n: int) -> None:
+        self.traffic_dock.show()
+        self.traffic_dock.raise_()
+        self.traffic.select_record(n)
+
+    def _problems_banner(self, parent: QWidget) -> QFrame:
+        lines = [visible(p, 500) for p in self.opened.problems]
+        lines += [f"{visible(s.name, 60)}: {visible(p, 500)}" for s in self.surfaces for p in s.problems]
+        frame = QFrame(parent)
+        frame.setObjectName("sessionProblems")
+        frame.setStyleSheet(f"#sessionProblems {{ background: {theme.colour('banner').name()}; border: 1px solid "
+                            f"{theme.colour('banner-border').name()}; border-radius: 4px; }}")
+        fl = QVBoxLayout(frame)
+        fl.setContentsMargins(10, 6, 10, 6)
+        shown = lines[:12] + ([f"… and {len(lines) - 12} more"] if len(lines) > 12 else [])
+        label = text_label("Part of this session could not be read; what could is shown.\n" +
+                           "\n".join(f"• {line}" for line in shown), frame, name="sessionProblemsText")
+        fl.addWidget(label)
+        frame.setVisible(bool(lines))
+        self.problem_lines = lines
+        return frame
+
+    def _server_item(self, surface: ServerSurface) -> QStandardItem:
+        item = QStandardItem()
+        item.setEditable(False)
+        calls = len(surface.calls())
+        item.setData(visible(surface.name, 120), Qt.DisplayRole)
+        item.setData(surface.server_id, Qt.UserRole)
+        item.setData(visible(surface.server_id, 120) if surface.server_id != surface.name else "", NAME_ROLE)
+        item.setData(f"{surface.revision or 'unknown revision'} · {calls} call{'s' if calls != 1 else ''}",
+                     DESCRIPTION_ROLE)
+        item.setData(f"{surface.name}: {surface.frames:,} frames, {calls} call{'s' if calls != 1 else ''}, "
+                     f"{len(surface.tools)} tools", Qt.ToolTipRole)
+        item.setData(theme.status_icon("connected" if surface.frames else "idle", 20).pixmap(20, 20),
+                     Qt.DecorationRole)
+        return item
+
+    def _build_actions(self) -> None:
+        self.act_replay = window_action(self, "Replay against…", self.replay_dialog, "actionReplaySession",
+                                        "Send this server's recorded requests to a server and compare the answers")
+        self.act_compare = window_action(self, "Compare with…", self.compare_dialog, "actionCompareWith",
+                                         "What changed between this server and another (recorded or live)")
+        self.act_export = window_action(self, "Export session…", self.export_dialog, "actionExportSession",
+                                        "Write this session as .mcpsession, HAR or OTLP JSON (secrets masked)")
+        self.act_close = window_action(self, "Close", self.close, "actionCloseSession", "", QKeySequence.Close)
+        bar = QToolBar("Session", self)
+        bar.setObjectName("sessionToolbar")
+        bar.setMovable(False)
+        bar.setToolButtonStyle(Qt.ToolButtonTextOnly)
+        for a in (self.act_replay, self.act_compare, self.act_export):
+            bar.addAction(a)
+        self.addToolBar(bar)
+        menu = self.menuBar().addMenu("&Session")
+        menu.setObjectName("sessionMenu")
+        for a in (self.act_replay, self.act_compare, self.act_export, None, self.act_close):
+            if a is None:
+                menu.addSeparator()
+            else:
+                menu.addAction(a)
+        view = self.menuBar().addMenu("&View")
+        view.setObjectName("sessionViewMenu")
+        toggle = self.traffic_dock.toggleViewAction()
+        toggle.setShortcut(QKeySequence("Ctrl+Shift+T"))
+        view.addAction(toggle)
+
+    # ------------------------------------------------------------------ servers
+    def selected_surface(self) -> ServerSurface | None:
+        row = self.servers.currentIndex().row()
+        return self.surfaces[row] if 0 <= row < len(self.surfaces) else None
+
+    def select_server(self, name: str) -> bool:
+        for row, surface in enumerate(self.surfaces):
+            if name in (surface.name, surface.server_id):
+                self.servers.setCurrentIndex(self.server_model.index(row, 0))
+                return True
+        return False
+
+    def view_of(self, surface: ServerSurface) -> SurfaceView:
+        """The tabs of `surface`, built when first shown."""
+        view = self.views.get(surface.server_id)
+        if view is None:
+            view = SurfaceView(surface, self.pages)
+            view.calls.recordWanted.connect(self.show_record)
+            self.pages.addWidget(view)
+            self.views[surface.server_id] = view
+        return view
+
+    def show_server(self, row: int) -> None:
+        surface = self.surfaces[row] if 0 <= row < len(self.surfaces) else None
+        self.pages.setCurrentWidget(self.view_of(surface) if surface is not None else self.empty)
+        self._update_actions()
+
+    def current_view(self) -> SurfaceView | None:
+        surface = self.selected_surface()
+        return self.view_of(surface) if surface is not None else None
+
+    def show_record(self, n: int) -> None:
+        self.traffic_dock.show()
+        self.traffic_dock.raise_()
+        self.traffic.select_record(n)
+
+    def _update_actions(self) -> None:
+        surface = self.selected_surface()
+        self.act_replay.setEnabled(surface is not None and bool(surface.frames))
+        self.act_compare.setEnabled(surface is not None)
+        self.act_export.setEnabled(len(self.opened.store) > 0)
+        n = len(requests_of(surface)) if surface is not None else 0
+        self.act_replay.setToolTip(f"Send this server's {n} recorded request{'s' if n != 1 else ''} to a server "
+                                   "and compare the answers")
+
+    # ------------------------------------------------------------------ replay, compare, export
+    def _keep(self, dialog: QWidget) -> QWidget:
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
+        self.dialogs.append(dialog)
+        dialog.destroyed.connect(lambda _=None, d=dialog: d in self.dialogs and self.dialogs.remove(d))
+        dialog.show()
+        return dialog
+
+    def replay_dialog(self) -> ReplayDialog | None:
+        surface = self.selected_surface()
+        if surface is None:
+            return None
+        dialog = ReplayDialog(surface, self.live, self)
+        self._keep(dialog)
+        return dialog
+
+    def compare_sides(self, surface: ServerSurface) -> list[Side]:
+        others = [recorded_side(s, self.opened.path.name) for s in self.surfaces if s is not surface and s.frames]
+        return others + [live_side(server) for server in self.live()]
+
+    def compare_dialog(self) -> CompareDialog | None:
+        surface = self.selected_surface()
+        if surface is None:
+            return None
+        dialog = CompareDialog(recorded_side(surface, self.opened.path.name), self.compare_sides(surface), self)
+        self._keep(dialog)
+        return dialog
+
+    def export_dialog(self) -> ExportSessionDialog:
+        stem = self.opened.path.name[: -len(self.opened.path.suffix)] if self.opened.path.suffix else \
+            self.opened.path.name
+        suggested = str(self.opened.path.with_name(f"{stem}-shared.mcpsession"))
+        dialog = ExportSessionDialog(self.opened.store, self, suggested=suggested, exported=self._exported)
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    def _exported(self, path: str, count: int) -> None:
+        size = ""
+        try:
+            size = f" ({human_size(Path(path).stat().st_size)})"
+        except OSError:
+            pass
+        self.statusBar().showMessage(f"Exported {count:,} to {path}{size}.", 10000)
+        if self.exported is not None:
+            self.exported(path, count)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        for dialog in list(self.dialogs):
+            dialog.close()
+        super().closeEvent(event)
+        if event.isAccepted():
+            self.opened.store.close()

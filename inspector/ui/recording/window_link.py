@@ -1,0 +1,266 @@
+"""The main window's side of kept sessions: *File → Open session…* (Ctrl+Shift+O), *Recent sessions*,
+*Import session…*, *Export session…* and *Server → Compare with…*.
+
+`WindowSessions` is handed the main window and uses only what it offers everyone (its settings, store,
+servers, selection and banner), so the window itself needs two lines for all of this. Opening a file
+shows it in a `SessionWindow`; a file that is no session says so in a message box, never a traceback.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
+
+from ...recording.files import SUFFIX, SessionFileError, open_session
+from ...traffic import list_sessions, sessions_dir
+from ..base.text import visible
+from ..render.text import human_size
+from .compare_view import CompareDialog
+from .export_dialog import ExportSessionDialog, suggested_name
+from .session_window import SessionWindow
+from .sides import LiveServer, Side, live_side, recorded_side
+
+log = logging.getLogger("spyglass.ui.recording")
+
+RECENT_KEY = "sessions/recentFiles"
+RECENT_SHOWN = 10
+SESSION_FILTER = "Sessions (*.sqlite *.mcpsession);;All files (*)"
+
+
+def _action(window: QWidget, text: str, slot: Callable[[], Any], name: str, tip: str,
+            shortcut: str | None = None) -> QAction:
+    a = QAction(text, window)
+    a.setObjectName(name)
+    a.setToolTip(tip)
+    a.setStatusTip(tip)
+    if shortcut:
+        a.setShortcut(QKeySequence(shortcut))
+        a.setShortcutContext(Qt.WindowShortcut)
+    a.triggered.connect(lambda _=False: slot())
+    window.addAction(a)  # its shortcut works while the menu bar is hidden too
+    return a
+
+
+def when(moment: dt.datetime | float | None) -> str:
+    """A moment in local time, as the recent list shows it."""
+    try:
+        if isinstance(moment, dt.datetime):
+            return moment.astimezone().strftime("%Y-%m-%d %H:%M")
+        if isinstance(moment, (int, float)):
+            return dt.datetime.fromtimestamp(moment).strftime("%Y-%m-%d %H:%M")
+    except (OverflowError, OSError, ValueError):
+        pass
+    return "unknown time"
+
+
+def _same_file(a: Path | None, b: Path | None) -> bool:
+    if a is None or b is None:
+        return False
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+class WindowSessions(QObject):
+    """`directory`: where the window's own session files are (None: the user data folder)."""
+
+    def __init__(self, window: Any, directory: str | Path | None = None) -> None:
+        super().__init__(window)
+        self.window = window
+        self.directory = directory
+        self.windows: list[SessionWindow] = []
+        self.dialogs: list[QWidget] = []
+        self.act_open = _action(window, "Open session…", self.choose_open, "actionOpenSession",
+                                "Open a saved session read-only: its servers, calls, log and traffic",
+                                "Ctrl+Shift+O")
+        self.recent_menu = QMenu("Recent sessions", window)
+        self.recent_menu.setObjectName("recentSessionsMenu")
+        self.recent_menu.aboutToShow.connect(self.fill_recent)
+        self.act_import = _action(window, "Import session…", self.choose_import, "actionImportSession",
+                                  f"Open a {SUFFIX} file someone shared (read-only)")
+        self.act_export = _action(window, "Export session…", self.export_dialog, "actionExportSession",
+                                  "Write this window's session as .mcpsession, HAR or OTLP JSON (secrets masked)")
+        self.act_compare = _action(window, "Compare with…", self.compare_dialog, "actionCompareWith",
+                                   "What changed between the selected server and another, live or recorded")
+        self.install()
+        self.fill_recent()
+        window.selectionChanged.connect(self._update)
+        window.installEventFilter(self)
+        self._update()
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if obj is self.window and event.type() == QEvent.Close:
+            # the main window is closing: a replay or comparison still running stops now and closes the
+            # server it started, while the window shuts its own servers down
+            for widget in [*self.windows, *self.dialogs]:
+                widget.close()
+        return False
+
+    def install(self) -> None:
+        """Put the actions in the window's File and Server menus (and the server list's context menu)."""
+        file_menu = self.window.findChild(QMenu, "fileMenu")
+        if file_menu is not None:
+            first = file_menu.actions()[0] if file_menu.actions() else None
+            file_menu.insertAction(first, self.act_open)
+            file_menu.insertMenu(first, self.recent_menu)
+            file_menu.insertAction(first, self.act_import)
+            file_menu.insertAction(first, self.act_export)
+            file_menu.insertSeparator(first)
+        server_menu = self.window.findChild(QMenu, "serverMenu")
+        if server_menu is not None:
+            actions = server_menu.actions()
+            after = next((i for i, a in enumerate(actions) if a.objectName() == "actionRefreshTools"), None)
+            before = actions[after + 1] if after is not None and after + 1 < len(actions) else None
+            server_menu.insertAction(before, self.act_compare)
+        view = getattr(self.window, "server_view", None)
+        if view is not None:
+            view.addAction(self.act_compare)
+
+    def _update(self) -> None:
+        self.act_compare.setEnabled(self.window.selected_connection() is not None)
+        self.act_export.setEnabled(self.window.store is not None)
+
+    # ------------------------------------------------------------------ recent
+    def remembered(self) -> list[Path]:
+        value = self.window.settings.value(RECENT_KEY) or []
+        paths = [value] if isinstance(value, str) else list(value)
+        return [Path(p) for p in paths if isinstance(p, str) and p]
+
+    def remember(self, path: Path) -> None:
+        keep = [str(path)] + [str(p) for p in self.remembered() if not _same_file(p, path)]
+        self.window.settings.setValue(RECENT_KEY, keep[:RECENT_SHOWN])
+
+    def window_sessions(self) -> list[tuple[Path, str]]:
+        """(path, label) of the window's newest session files."""
+        store = self.window.store
+        live = store.path if store is not None else None
+        return [(s.path, f"{when(s.started)} · {human_size(s.size)}" + (" · this window" if _same_file(s.path, live)
+                                                                        else ""))
+                for s in list_sessions(self.directory)[:RECENT_SHOWN]]
+
+    def opened_files(self) -> list[tuple[Path, str]]:
+        """(path, label) of the files opened lately (those still there)."""
+        out = []
+        for path in self.remembered():
+            try:
+                stat = path.stat()
+            except OSError:
+                continue  # moved or deleted since: not offered
+            out.append((path, f"{visible(path.name, 60)} · {when(stat.st_mtime)} · {human_size(stat.st_size)}"))
+        return out
+
+    def recent(self) -> list[tuple[Path, str]]:
+        return self.window_sessions() + self.opened_files()
+
+    def fill_recent(self) -> None:
+        self.recent_menu.clear()
+        groups = [g for g in (self.window_sessions(), self.opened_files()) if g]
+        for i, group in enumerate(groups):
+            if i:
+                self.recent_menu.addSeparator()
+            for path, label in group:
+                a = self.recent_menu.addAction(label)
+                a.setObjectName("recentSession")
+                a.setData(str(path))
+                a.setToolTip(str(path))
+                a.triggered.connect(lambda _=False, p=str(path): self.open_path(p))
+        if not groups:
+            self.recent_menu.addAction("No saved sessions yet").setEnabled(False)
+
+    # ------------------------------------------------------------------ opening
+    def _file_dialog(self, title: str, name: str, start: str, filters: str) -> QFileDialog:
+        dialog = QFileDialog(self.window, title, start, filters)
+        dialog.setObjectName(name)
+        dialog.setFileMode(QFileDialog.ExistingFile)
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
+        dialog.fileSelected.connect(self.open_path)
+        dialog.open()
+        return dialog
+
+    def choose_open(self) -> QFileDialog:
+        start = Path(self.directory) if self.directory is not None else sessions_dir()
+        return self._file_dialog("Open session", "openSessionDialog", str(start if start.is_dir() else Path.home()),
+                                 SESSION_FILTER)
+
+    def choose_import(self) -> QFileDialog:
+        return self._file_dialog("Import session", "importSessionDialog", str(Path.home()),
+                                 f"Portable sessions (*{SUFFIX});;All files (*)")
+
+    def open_path(self, path: str | Path) -> SessionWindow | None:
+        """Show session file `path` read-only; None (and a message box) when it is no session."""
+        path = Path(path)
+        store = self.window.store
+        if store is not None and _same_file(store.path, path):
+            store.flush(wait=True)  # this window's own session: what it recorded so far is in the file
+        try:
+            opened = open_session(path)
+        except SessionFileError as exc:
+            self.error(exc.message)
+            return None
+        except Exception as exc:  # a bug of ours must not take the window down
+            log.exception("opening session %s", path)
+            self.error(f"{path.name} could not be opened: {type(exc).__name__}: {exc}")
+            return None
+        in_data_dir = any(_same_file(path, s.path) for s in list_sessions(self.directory))
+        if not in_data_dir:
+            self.remember(path)
+        win = SessionWindow(opened, self.window, live=self.live_servers,
+                            exported=lambda p, n: self.window.statusBar().showMessage(f"Exported to {p}", 8000))
+        self.windows.append(win)
+        win.destroyed.connect(lambda _=None, w=win: w in self.windows and self.windows.remove(w))
+        win.show()
+        return win
+
+    def error(self, text: str) -> QMessageBox:
+        box = QMessageBox(QMessageBox.Warning, "Cannot open the session", visible(text, 2000), QMessageBox.Ok,
+                          self.window)
+        box.setObjectName("sessionOpenError")
+        box.setInformativeText("A session is a .sqlite file the window wrote (File → Open session) or a "
+                               f"{SUFFIX} file exported from Spyglass.")
+        box.setAttribute(Qt.WA_DeleteOnClose)
+        box.open()
+        return box
+
+    # ------------------------------------------------------------------ export, compare
+    def live_servers(self) -> list[LiveServer]:
+        return [LiveServer(c.name, c.spec, c.session.options) for c in self.window.connections()]
+
+    def export_dialog(self) -> ExportSessionDialog | None:
+        store = self.window.store
+        if store is None:
+            self.window.show_banner("There is no session to export: traffic is not being recorded.")
+            return None
+        store.flush(wait=True)  # every frame so far, in the file and in the export
+        dialog = ExportSessionDialog(store, self.window, suggested=suggested_name(store), exported=lambda p, n:
+                                     self.window.show_banner(f"Exported {n:,} to {p} (secrets masked).",
+                                                             level="info"))
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    def compare_dialog(self) -> CompareDialog | None:
+        conn = self.window.selected_connection()
+        if conn is None:
+            self.window.show_banner("Select a server to compare.", level="info")
+            return None
+        servers = self.live_servers()
+        mine = next((s for s, c in zip(servers, self.window.connections(), strict=True) if c is conn), None)
+        if mine is None:
+            return None
+        others: list[Side] = [live_side(s) for s in servers if s is not mine]
+        for win in self.windows:  # the servers of the sessions open now
+            others += [recorded_side(s, win.opened.path.name) for s in win.surfaces if s.frames]
+        dialog = CompareDialog(live_side(mine), others, self.window)
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
+        self.dialogs.append(dialog)
+        dialog.destroyed.connect(lambda _=None, d=dialog: d in self.dialogs and self.dialogs.remove(d))
+        dialog.show()
+        return dialog
