@@ -161,7 +161,9 @@ async def test_connect_signs_in_through_the_browser_and_shows_each_step(open_win
                 for where, text in (("traffic", stored), ("export", exported), ("server log", log_text),
                                     ("python log", ours), ("window", everything_shown(window))):
                     assert secret not in text, f"a secret reached the {where}"
-            # Forget: gone from the session and from the store; the view says so
+            # Forget: gone from the session and from the store; the view says so. (The button is off while the
+            # refresh closes its HTTP client, after the new token and its step are already shown.)
+            await until(lambda: find(window, QPushButton, "tokenForget").isEnabled(), 5, "the refresh to end")
             find(window, QPushButton, "tokenForget").click()
             assert conn.auth.describe() == {"authorized": False}
             assert find(window, QLabel, "token:status").text() == "none"
