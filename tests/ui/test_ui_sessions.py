@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QLabel, QListView, QMessageBox, QTreeWidget, QWidget
+from PySide6.QtWidgets import QApplication, QLabel, QListView, QMessageBox, QTreeView, QTreeWidget, QWidget
 from support import PY, SDK_SERVER
 from uikit import ARTIFACTS, demo_cmd, until
 
@@ -86,9 +86,9 @@ def frames(store) -> list[tuple]:
 
 
 def calls_rows(win: SessionWindow) -> list[tuple[str, str, str]]:
-    tree = win.findChild(QTreeWidget, "sessionCalls")
-    return [(tree.topLevelItem(i).text(2), tree.topLevelItem(i).text(3), tree.topLevelItem(i).text(4))
-            for i in range(tree.topLevelItemCount())]
+    model = win.findChild(QTreeView, "sessionCalls").model()
+    return [tuple(model.index(row, col).data() for col in (2, 5, 3)) for row in range(model.rowCount())]  # method,
+    # target, outcome
 
 
 def shown(view: QWidget, name: str, cls=QWidget) -> list:

@@ -9,15 +9,14 @@ import datetime as dt
 import logging
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QFrame,
     QHBoxLayout,
-    QHeaderView,
     QPushButton,
     QSplitter,
-    QTreeWidget,
-    QTreeWidgetItem,
+    QTreeView,
     QVBoxLayout,
     QWidget,
 )
@@ -37,7 +36,7 @@ from ..render.text import TextView
 log = logging.getLogger("spyglass.ui.recording")
 
 OUTCOME_COLOURS = {"ok": "connected", "error": "error", "tool error": "warning", "unanswered": "muted"}
-COLUMNS = ("#", "Time", "Method", "Target", "Outcome", "Latency")
+COLUMNS = ("#", "Time", "Method", "Outcome", "Latency", "Target")  # the one of any width last: it gets the rest
 
 
 def clock(wall: float) -> str:
@@ -141,6 +140,55 @@ def prompt_messages(messages: list[Any], parent: QWidget) -> list[QWidget]:
     return out
 
 
+class CallsModel(QAbstractTableModel):
+    """The calls as rows, built only for the rows on screen: a session of 100,000 calls opens at once
+    (an item per call took seconds)."""
+
+    def __init__(self, exchanges: list[Exchange], parent: Any = None) -> None:
+        super().__init__(parent)
+        self.exchanges = exchanges
+        self.colours = {k: theme.colour(v) for k, v in OUTCOME_COLOURS.items()}
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.exchanges)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.DisplayRole) -> Any:
+        if orientation == Qt.Horizontal and role == Qt.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def text(self, row: int, col: int) -> str:
+        x = self.exchanges[row]
+        if col == 0:
+            return str(row + 1)
+        if col == 1:
+            return clock(x.wall)
+        if col == 2:
+            return x.method
+        if col == 3:
+            return x.outcome
+        if col == 4:
+            return latency_text(x.latency)
+        return visible(x.target or "", 200)
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row, col = index.row(), index.column()
+        if role == Qt.DisplayRole:
+            return self.text(row, col)
+        if role == Qt.ForegroundRole and col == 3:
+            return self.colours[self.exchanges[row].outcome]
+        if role == Qt.TextAlignmentRole and col == 4:
+            return int(Qt.AlignRight | Qt.AlignVCenter)
+        if role == Qt.UserRole:
+            return row
+        return None
+
+
 class CallsPage(QSplitter):
     """The list of calls on the left, the selected one's request and answer on the right."""
 
@@ -151,24 +199,26 @@ class CallsPage(QSplitter):
         self.setObjectName("sessionCallsPage")
         self.surface = surface
         self.exchanges = surface.calls()
-        self.tree = QTreeWidget(self)
+        self.tree = QTreeView(self)
         self.tree.setObjectName("sessionCalls")
-        self.tree.setHeaderLabels(list(COLUMNS))
+        self.model = CallsModel(self.exchanges, self.tree)
+        self.tree.setModel(self.model)
         self.tree.setRootIsDecorated(False)
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
+        self.tree.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.tree.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.tree.setEditTriggers(QAbstractItemView.NoEditTriggers)
         header = self.tree.header()
-        header.setSectionResizeMode(QHeaderView.ResizeToContents)
-        header.setSectionResizeMode(3, QHeaderView.Stretch)
-        header.setStretchLastSection(False)
-        for i, x in enumerate(self.exchanges):
-            item = QTreeWidgetItem(self.tree, [str(i + 1), clock(x.wall), x.method, visible(x.target or "", 200),
-                                               x.outcome, latency_text(x.latency)])
-            item.setForeground(4, theme.colour(OUTCOME_COLOURS[x.outcome]))
-            item.setTextAlignment(5, Qt.AlignRight | Qt.AlignVCenter)
-            item.setData(0, Qt.UserRole, i)
-        self.tree.currentItemChanged.connect(lambda item, _prev: self.show_index(
-            item.data(0, Qt.UserRole) if item is not None else None))
+        header.setStretchLastSection(True)
+        metrics = self.tree.fontMetrics()
+        # widths from the first rows' text (ResizeToContents would measure every row of a long session)
+        shown = range(min(len(self.exchanges), 200))
+        for col in range(len(COLUMNS)):
+            texts = [COLUMNS[col], *(self.model.text(row, col) for row in shown)]
+            header.resizeSection(col, min(max(metrics.horizontalAdvance(t) for t in texts) + 12, 260))
+        self.tree.selectionModel().currentRowChanged.connect(
+            lambda current, _previous: self.show_index(current.row() if current.isValid() else None))
         self.result = QWidget(self)
         self.result.setObjectName("sessionCallResult")
         rl = QVBoxLayout(self.result)
@@ -210,7 +260,7 @@ class CallsPage(QSplitter):
     def select_record(self, n: int) -> bool:
         for i, x in enumerate(self.exchanges):
             if x.n == n:
-                self.tree.setCurrentItem(self.tree.topLevelItem(i))
+                self.tree.setCurrentIndex(self.model.index(i, 0))
                 return True
         return False
 

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...checks.rules import Finding
 from ...recording.files import Opened
 from ...recording.findings import judge_recording
 from ...recording.replay import requests_of
@@ -79,7 +80,8 @@ class SessionWindow(QMainWindow):
 
     def __init__(self, opened: Opened, parent: QWidget | None = None, *,
                  live: Callable[[], list[LiveServer]] = list,
-                 exported: Callable[[str, int], None] | None = None) -> None:
+                 exported: Callable[[str, int], None] | None = None,
+                 findings: dict[int, list[Finding]] | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("sessionWindow")
         self.setAttribute(Qt.WA_DeleteOnClose)
@@ -128,7 +130,7 @@ class SessionWindow(QMainWindow):
         lay.addWidget(split, 1)
         self.setCentralWidget(central)
         self.traffic = TrafficPane(opened.store, self, flush_ms=None)
-        self._judge()
+        self._judge(findings)
         self.traffic_dock = QDockWidget("Traffic", self)
         self.traffic_dock.setObjectName("sessionTrafficDock")
         self.traffic_dock.setWidget(self.traffic)
@@ -150,14 +152,16 @@ class SessionWindow(QMainWindow):
         self.resize(1200, 820)
         self.resizeDocks([self.traffic_dock], [250], Qt.Vertical)
 
-    def _judge(self) -> None:
+    def _judge(self, found: dict[int, list[Finding]] | None) -> None:
         """The findings a live window would have shown (a session file does not keep them): the Expert
-        column and the `expert` / `severity` filters work on an opened session too."""
-        try:
-            found = judge_recording(self.opened.store, self.opened.surfaces)
-        except Exception:  # a bug in a rule must not keep a session from opening
-            log.exception("judging the frames of %s failed", self.opened.path)
-            return
+        column and the `expert` / `severity` filters work on an opened session too. `found`: judged
+        already (where the session was read)."""
+        if found is None:
+            try:
+                found = judge_recording(self.opened.store, self.opened.surfaces)
+            except Exception:  # a bug in a rule must not keep a session from opening
+                log.exception("judging the frames of %s failed", self.opened.path)
+                return
         self.traffic.model.set_findings({n: [f"{f.severity}: {f.message} [{f.rule}]" for f in fs]
                                          for n, fs in found.items()})
 

@@ -8,18 +8,23 @@ shows it in a `SessionWindow`; a file that is no session says so in a message bo
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QProgressDialog, QWidget
 
-from ...recording.files import SUFFIX, SessionFileError, open_session
+from ...checks.rules import Finding
+from ...recording.files import SUFFIX, Opened, SessionFileError, open_session
+from ...recording.findings import judge_recording
 from ...traffic import list_sessions, sessions_dir
+from ..base.tasks import spawn
 from ..base.text import visible
 from ..render.text import human_size
 from .compare_view import CompareDialog
@@ -28,6 +33,21 @@ from .session_window import SessionWindow
 from .sides import LiveServer, Side, live_side, recorded_side
 
 log = logging.getLogger("spyglass.ui.recording")
+
+BACKGROUND_BYTES = 8 << 20  # bigger session files are read in a thread (about 20,000 frames a second)
+
+
+def read_session(path: Path) -> tuple[Opened, dict[int, list[Finding]]]:
+    """Everything opening a session costs, in one call that may run in a thread: the frames, each server
+    rebuilt, the frames judged (none when a rule failed: the session opens without findings)."""
+    opened = open_session(path)
+    opened.surfaces  # noqa: B018  # rebuilt here, not on the window's thread
+    try:
+        found = judge_recording(opened.store, opened.surfaces)
+    except Exception:
+        log.exception("judging the frames of %s failed", path)
+        found = {}
+    return opened, found
 
 RECENT_KEY = "sessions/recentFiles"
 RECENT_SHOWN = 10
@@ -78,6 +98,7 @@ class WindowSessions(QObject):
         self.directory = directory
         self.windows: list[SessionWindow] = []
         self.dialogs: list[QWidget] = []
+        self._tasks: set[asyncio.Task[Any]] = set()
         self.act_open = _action(window, "Open session…", self.choose_open, "actionOpenSession",
                                 "Open a saved session read-only: its servers, calls, log and traffic",
                                 "Ctrl+Shift+O")
@@ -171,7 +192,7 @@ class WindowSessions(QObject):
                 a.setObjectName("recentSession")
                 a.setData(str(path))
                 a.setToolTip(str(path))
-                a.triggered.connect(lambda _=False, p=str(path): self.open_path(p))
+                a.triggered.connect(lambda _=False, p=str(path): self.open_file(p))
         if not groups:
             self.recent_menu.addAction("No saved sessions yet").setEnabled(False)
 
@@ -181,7 +202,7 @@ class WindowSessions(QObject):
         dialog.setObjectName(name)
         dialog.setFileMode(QFileDialog.ExistingFile)
         dialog.setAttribute(Qt.WA_DeleteOnClose)
-        dialog.fileSelected.connect(self.open_path)
+        dialog.fileSelected.connect(self.open_file)
         dialog.open()
         return dialog
 
@@ -194,25 +215,80 @@ class WindowSessions(QObject):
         return self._file_dialog("Import session", "importSessionDialog", str(Path.home()),
                                  f"Portable sessions (*{SUFFIX});;All files (*)")
 
+    def open_file(self, path: str | Path) -> SessionWindow | asyncio.Future[Any] | None:
+        """What the menus and the file dialog call: a small file opens at once, a big one is read in a
+        thread (`open_in_background`) so the window keeps running while it loads."""
+        try:
+            size = Path(path).stat().st_size
+        except OSError:
+            size = 0  # open_path says why it cannot be read
+        if size < BACKGROUND_BYTES:
+            return self.open_path(path)
+        return self.open_in_background(path)
+
     def open_path(self, path: str | Path) -> SessionWindow | None:
         """Show session file `path` read-only; None (and a message box) when it is no session."""
         path = Path(path)
+        self._flush_own(path)
+        try:
+            opened, found = read_session(path)
+        except Exception as exc:
+            self._failed(path, exc)
+            return None
+        return self._show(opened, found)
+
+    def open_in_background(self, path: str | Path) -> asyncio.Future[Any] | None:
+        """Read `path` in a thread behind a progress dialog (`sessionOpening`, Cancel drops the result),
+        then show it. A million frames take tens of seconds to read; the window stays usable meanwhile."""
+        path = Path(path)
+        self._flush_own(path)
+        try:
+            size = human_size(path.stat().st_size)
+        except OSError:
+            size = "?"
+        progress = QProgressDialog(f"Opening {visible(path.name, 60)} ({size})…", "Cancel", 0, 0, self.window)
+        progress.setObjectName("sessionOpening")
+        progress.setWindowTitle("Opening a session")
+        progress.setMinimumDuration(0)
+        progress.setAttribute(Qt.WA_DeleteOnClose)
+        progress.show()
+
+        async def load() -> SessionWindow | None:
+            try:
+                opened, found = await asyncio.to_thread(read_session, path)
+            except Exception as exc:
+                if shiboken6.isValid(progress):
+                    progress.close()
+                self._failed(path, exc)
+                return None
+            if not shiboken6.isValid(progress) or progress.wasCanceled():
+                return None
+            progress.close()
+            return self._show(opened, found)
+
+        task = spawn(load(), self._tasks, lambda exc: self._failed(path, exc), "opening a session")
+        if task is None:
+            progress.close()
+        return task
+
+    def _flush_own(self, path: Path) -> None:
         store = self.window.store
         if store is not None and _same_file(store.path, path):
             store.flush(wait=True)  # this window's own session: what it recorded so far is in the file
-        try:
-            opened = open_session(path)
-        except SessionFileError as exc:
+
+    def _failed(self, path: Path, exc: BaseException) -> None:
+        if isinstance(exc, SessionFileError):
             self.error(exc.message)
-            return None
-        except Exception as exc:  # a bug of ours must not take the window down
-            log.exception("opening session %s", path)
+        else:  # a bug of ours must not take the window down
+            log.error("opening session %s", path, exc_info=exc)
             self.error(f"{path.name} could not be opened: {type(exc).__name__}: {exc}")
-            return None
+
+    def _show(self, opened: Opened, found: dict[int, list[Finding]] | None) -> SessionWindow:
+        path = opened.path
         in_data_dir = any(_same_file(path, s.path) for s in list_sessions(self.directory))
         if not in_data_dir:
             self.remember(path)
-        win = SessionWindow(opened, self.window, live=self.live_servers,
+        win = SessionWindow(opened, self.window, live=self.live_servers, findings=found,
                             exported=lambda p, n: self.window.statusBar().showMessage(f"Exported to {p}", 8000))
         self.windows.append(win)
         win.destroyed.connect(lambda _=None, w=win: w in self.windows and self.windows.remove(w))
