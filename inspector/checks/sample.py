@@ -34,14 +34,14 @@ def sample(schema: Any) -> dict[str, Any] | None:
         return None  # too big, too deep, or numbers no JSON can carry: the tool is not called
     if not isinstance(value, dict):
         value = {}
-    return value if _valid(schema, value) else None
+    return value if is_valid(schema, value) else None
 
 
 class _Budget(Exception):
     pass
 
 
-def _valid(schema: Any, value: Any) -> bool:
+def is_valid(schema: Any, value: Any) -> bool:
     """Valid against `schema` (jsonschema-rs: patterns in linear time, remote references never fetched)."""
     import jsonschema_rs
 
@@ -106,7 +106,7 @@ def _first_valid(options: list[Any], rest: dict[str, Any], root: dict[str, Any],
     defs = {k: root[k] for k in ("$defs", "definitions") if k in root}  # the options' references resolve
     for option in options:
         candidate = _make(_merge(dict(rest), option) if isinstance(option, dict) else option, root, depth + 1, steps)
-        if isinstance(option, dict) and _valid({**defs, **option}, candidate):
+        if isinstance(option, dict) and is_valid({**defs, **option}, candidate):
             return candidate
     return None
 

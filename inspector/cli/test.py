@@ -1,0 +1,165 @@
+"""`spyglass test COLLECTION [--step NAME …] [--junit FILE] [--update-snapshots] [-- COMMAND… | URL]`: run a
+collection's steps against one server and say which pass (docs/collections.md); `spyglass test --init
+[--output FILE] -- COMMAND…` writes a starter collection.
+
+Exit codes: 0 every step passed, 9 a step failed, 1 a collection that is not valid (each problem with its
+line and column) or other usage, and the usual codes when the server could not be reached (3, 4, 7).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from .. import errors as E
+from ..config import ServerSpec
+from .common import (
+    UsageParser,
+    add_server_arguments,
+    parse_with_command,
+    run_command,
+    server_spec,
+    transport_options,
+    visible,
+)
+
+STARTER = "spyglass.collection.yaml"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = UsageParser(prog="spyglass test", description="Run a collection of saved calls with expectations.",
+                    epilog="Server: -- COMMAND [ARGS...] (stdio) or URL; none: the collection's server. Exit codes: "
+                           "0 every step passed, 9 a step failed, 1 an invalid collection or usage, 3 authorization, "
+                           "4 cannot connect, 7 timeout.")
+    p.add_argument("collection", nargs="?", help="the collection file (YAML)")
+    p.add_argument("--step", action="append", default=[], metavar="NAME", help="run only this step (repeatable)")
+    p.add_argument("--junit", metavar="FILE", help="also write the run as JUnit XML (one test case per step)")
+    p.add_argument("--update-snapshots", action="store_true", help="rewrite the stored answers of snapshot steps")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="report format (default text)")
+    p.add_argument("--init", action="store_true", help="write a starter collection for the server given")
+    p.add_argument("--output", metavar="FILE", help=f"with --init: the file to write (default {STARTER})")
+    add_server_arguments(p)
+    p.add_argument("target", nargs="*", help=argparse.SUPPRESS)
+    return p
+
+
+def parse(argv: Sequence[str]) -> argparse.Namespace:
+    argv = list(argv)
+    if "--init" in argv[: argv.index("--") if "--" in argv else len(argv)]:
+        # no collection to read: a word before -- is the server's URL
+        words = argv[: argv.index("--")] if "--" in argv else argv
+        if any(w.startswith(("http://", "https://")) for w in words):
+            argv = ["--", *[w for w in words if w.startswith(("http://", "https://"))]] + [
+                w for w in words if not w.startswith(("http://", "https://"))]
+    args = parse_with_command(build_parser(), argv)
+    if args.init and args.collection:
+        raise E.UsageError(f"--init writes a collection; it reads none ({args.collection!r}): use --output FILE")
+    if not args.init and not args.collection:
+        raise E.UsageError("give the collection file: spyglass test COLLECTION [-- COMMAND… | URL]")
+    if args.output and not args.init:
+        raise E.UsageError("--output is for --init")
+    # the collection's own timeout holds unless --timeout is given
+    args.timeout_given = any(a == "--timeout" or a.startswith("--timeout=") for a in
+                             argv[: argv.index("--") if "--" in argv else len(argv)])
+    return args
+
+
+def spec_of_collection(server: dict[str, Any], base: Path) -> ServerSpec:
+    """The collection's `server:` as a ServerSpec; `${NAME}` in env and headers comes from the environment."""
+    from ..collection.run import Unresolved, substitute
+
+    try:
+        server = substitute(server, {})
+    except Unresolved as exc:
+        raise E.UsageError(f"the collection's server names ${{{exc.args[0]}}}, which is not in the environment") \
+            from None
+    command = server.get("command")
+    words = command.split() if isinstance(command, str) else [str(c) for c in command or []]
+    env = server.get("env")
+    headers = server.get("headers")
+    cwd = server.get("cwd")
+    url = server.get("url")
+    return ServerSpec(name=Path(words[0]).name if words else str(url), command=words,
+                      env={str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {},
+                      cwd=str(base / str(cwd)) if isinstance(cwd, str) else str(base),
+                      url=str(url) if isinstance(url, str) else None,
+                      transport=str(server["transport"]) if isinstance(server.get("transport"), str) else None,
+                      headers={str(k): str(v) for k, v in headers.items()} if isinstance(headers, dict) else {})
+
+
+async def run(args: argparse.Namespace, out: TextIO) -> int:
+    from ..collection.load import load
+    from ..collection.run import StepAnswers
+    from ..collection.run import run as run_collection
+    from ..session import ServerSession, SessionOptions
+    from ..transport.factory import open_transport
+
+    collection = None if args.init else load(args.collection)
+    if collection is not None:
+        unknown = [name for name in args.step if name not in {s.name for s in collection.steps}]
+        if unknown:
+            raise E.UsageError(f"no step named {', '.join(repr(n) for n in unknown)} in {collection.path.name}")
+    if args.command or args.config:
+        spec = server_spec(args)
+    elif collection is not None and collection.server is not None:
+        spec = spec_of_collection(collection.server, collection.path.parent)
+    else:
+        raise E.UsageError("no server given: use -- COMMAND [ARGS...] or URL, or a server: in the collection")
+    protocol = args.protocol if args.protocol != "auto" or collection is None else collection.protocol
+    options = transport_options(spec, args)
+    answers = StepAnswers()
+    session = ServerSession(spec, options=SessionOptions(mode=protocol, timeout=args.timeout, transport=options,
+                                                         load_lists=False, listen=False, heartbeat_s=None),
+                            answerer=answers)
+    session.roots = []
+    try:
+        await session.open(open_transport(spec, options))
+        if collection is None:
+            return await _init(args, session, spec, out)
+        timeout = args.timeout if args.timeout_given or collection.timeout is None else collection.timeout
+        report = await run_collection(collection, session, answers, only=args.step,
+                                      update_snapshots=args.update_snapshots, timeout=timeout,
+                                      target=" ".join(spec.command) if spec.command else spec.url)
+    finally:
+        await session.close()
+    if args.junit:
+        from ..collection.report import junit
+
+        try:
+            Path(args.junit).write_bytes(junit(report))
+        except OSError as exc:
+            raise E.UsageError(f"--junit {args.junit}: {exc.strerror or exc}") from None
+    if args.format == "json":
+        out.write(json.dumps(report.as_json(), indent=2, ensure_ascii=False, default=str) + "\n")
+    else:
+        out.write(visible(report.text()))
+    return E.EXIT_FINDINGS if report.failed else E.EXIT_OK
+
+
+async def _init(args: argparse.Namespace, session: object, spec: ServerSpec, out: TextIO) -> int:
+    from ..collection.starter import starter, write_new
+
+    path = Path(args.output or STARTER)
+    text, calls = await starter(session, spec, timeout=args.timeout)  # type: ignore[arg-type]
+    write_new(path, text)
+    out.write(f"wrote {path}: a tools/list step and {calls} call{'s' if calls != 1 else ''} of read-only tools\n")
+    return E.EXIT_OK
+
+
+def main(argv: Sequence[str], out: TextIO | None = None) -> int:
+    stream = out or sys.stdout
+    argv = list(argv)
+    if argv[:1] == ["test"]:
+        argv = argv[1:]
+
+    def body() -> int:
+        args = parse(argv)
+        import asyncio
+
+        return asyncio.run(run(args, stream))
+
+    return run_command("spyglass test", body)
