@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import gc
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +36,28 @@ from .sides import LiveServer, Side, live_side, recorded_side
 log = logging.getLogger("spyglass.ui.recording")
 
 BACKGROUND_BYTES = 8 << 20  # bigger session files are read in a thread (about 20,000 frames a second)
+
+
+_reading = 0  # sessions being read in a thread right now
+_collecting = True  # whether the collector ran before the first of them began
+
+
+async def read_in_thread(path: Path) -> tuple[Opened, dict[int, list[Finding]]]:
+    """`read_session` in a worker thread, with Python's cyclic garbage collector paused meanwhile: a
+    collection triggered by the thread's allocations would free Qt objects left for collection (the
+    wrappers of widgets already closed) on that thread, and Qt objects must die on the window's thread
+    (it crashed the app). Collection resumes, on this thread, when the last read ends."""
+    global _reading, _collecting
+    if _reading == 0:
+        _collecting = gc.isenabled()
+        gc.disable()
+    _reading += 1
+    try:
+        return await asyncio.to_thread(read_session, path)
+    finally:
+        _reading -= 1
+        if _reading == 0 and _collecting:
+            gc.enable()  # not gc.collect() here: a full pass over a big session's objects is a pause of its own
 
 
 def read_session(path: Path) -> tuple[Opened, dict[int, list[Finding]]]:
@@ -255,7 +278,7 @@ class WindowSessions(QObject):
 
         async def load() -> SessionWindow | None:
             try:
-                opened, found = await asyncio.to_thread(read_session, path)
+                opened, found = await read_in_thread(path)
             except Exception as exc:
                 if shiboken6.isValid(progress):
                     progress.close()
