@@ -342,8 +342,8 @@ class ClientCore:
             raise self._closed_error() if self.closed else E.TransportClosed(
                 f"could not send {send.method or 'a message'}: the server is not reading") from None
 
-    def _on_sent(self, data: bytes, mono: float) -> None:
-        self._record(Frame("out", data, mono, self._wall0 + mono))
+    def _on_sent(self, data: bytes, mono: float, meta: dict[str, Any] | None = None) -> None:
+        self._record(Frame("out", data, mono, self._wall0 + mono, meta=meta))
 
     def _record(self, frame: Frame) -> None:
         if self.traffic is not None:

@@ -3,8 +3,9 @@
 The traffic store keeps an HTTP exchange as a summary (method, URL, status, headers with secrets
 masked, the stream it opened) and the JSON-RPC messages as frames of their own; this module puts them
 back together. A POST carried exactly one message we sent: the request body is that frame. Which one is
-known from the answers on the POST's stream (they name the request's id), else from the order the
-client sends in, which the stream numbers (`POST#n`) keep. The response body is the JSON body as
+recorded on the frame itself (`meta["stream"]`, since sessions recorded after that was added); for
+older sessions it is known from the answers on the POST's stream (they name the request's id), else
+from the order the client sends in, which the stream numbers (`POST#n`) keep. The response body is the JSON body as
 received, or the SSE stream rebuilt from its events (ids, event names and data as received; comments,
 keep-alives and priming events are not recorded, so its bytes may differ from the wire's).
 
@@ -193,10 +194,15 @@ class _Exchanges:
         self.numbers: dict[int, set[int]] = {}  # connection -> stream numbers that had an exchange
         epoch = 0
         latest: dict[str, _Stream] = {}
+        carried: dict[str, int] = {}  # POST stream name -> the out frame that says it went on it
+        self.exact: dict[tuple[int, str], int] = {}  # POST stream -> its body, as the frames say
         for n in rows:
             direction = store.direction(n)
             if direction == "out":
                 self.outs.append(n)
+                sent_meta = store.meta(n)
+                if isinstance(sent_meta, dict) and isinstance(sent_meta.get("stream"), str):
+                    carried[sent_meta["stream"]] = n
             elif direction == "http":
                 meta = store.meta(n)
                 if not isinstance(meta, dict):
@@ -212,6 +218,8 @@ class _Exchanges:
                 stream = old if retry else self.streams.get((epoch, name))
                 if stream is None:
                     stream = self.streams[(epoch, name)] = _Stream((epoch, name), number)
+                    if name in carried:
+                        self.exact[stream.key] = carried.pop(name)
                 latest[name] = stream
                 stream.exchanges.append(n)
                 self.order.append(n)
@@ -238,9 +246,11 @@ class _Exchanges:
             rid = store.request_id(n)
             if rid is not None and store.kind(n) == "request":
                 by_id.setdefault(rid, []).append(n)
-        taken: set[int] = set()
-        anchors: dict[tuple[int, str], int] = {}
+        taken: set[int] = set(self.exact.values())
+        anchors: dict[tuple[int, str], int] = dict(self.exact)  # recorded with its stream: known, not guessed
         for stream in posts:
+            if stream.key in anchors:
+                continue
             for rid in stream.answers:
                 candidates = [n for n in by_id.get(rid, ()) if n < stream.exchanges[0] and n not in taken]
                 if candidates:

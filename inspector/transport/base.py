@@ -32,7 +32,7 @@ class Transport(abc.ABC):
     on_frame: FrameCallback
     on_log: LogCallback
     on_close: CloseCallback
-    on_sent: Callable[[bytes, float], None] | None = None
+    on_sent: Callable[..., None] | None = None  # (data, monotonic time[, meta: which stream carried it])
     # A request that will get no JSON-RPC answer because of the transport
     # (HTTP status, wrong content type, connection refused): (wire id, error).
     on_request_error: Callable[[Any, Exception], None] | None = None

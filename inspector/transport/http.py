@@ -138,11 +138,13 @@ class HttpTransport(Transport):
         except ValueError:
             msg = {}
         headers = self._headers_for(msg)
+        stream = f"POST#{next(self._streams)}"
         if self.on_sent is not None:
-            self.on_sent(data, time.monotonic())
+            # the frame names the POST that carries it, so the exchange and its body are paired exactly
+            self.on_sent(data, time.monotonic(), {"stream": stream})
         is_request = isinstance(msg, dict) and "method" in msg and "id" in msg
         wire_id = msg.get("id") if is_request else None
-        task = self._spawn(self._post(data, msg, headers, wire_id))
+        task = self._spawn(self._post(data, msg, headers, wire_id, stream))
         if is_request:
             self._inflight[wire_id] = task
 
@@ -187,9 +189,8 @@ class HttpTransport(Transport):
         return task
 
     # ------------------------------------------------------------------ receiving
-    async def _post(self, data: bytes, msg: Any, headers: dict[str, str], wire_id: Any) -> None:
+    async def _post(self, data: bytes, msg: Any, headers: dict[str, str], wire_id: Any, stream: str) -> None:
         assert self._client is not None
-        stream = f"POST#{next(self._streams)}"
         auth = self.settings.auth
         try:
             for attempt in range(MAX_AUTH_ROUNDS + 1):

@@ -284,3 +284,28 @@ def test_damaged_exchange_records_never_break_the_file(tmp_path):
     retried = [e for e in entries if e["_stream"] == "POST#3"]
     assert [e["response"]["status"] for e in retried] == [401, 202]
     assert retried[0]["response"]["content"]["comment"].startswith("the body was read")
+
+
+def test_a_body_is_paired_with_the_post_its_frame_names(tmp_path):
+    """Out frames name the POST that carried them: pairing holds when the POSTs' answers come in another
+    order than the messages were sent (the order a guess would go by), and for notifications and our
+    answers to the server, which no answer names."""
+    from inspector.traffic import Frame
+
+    store = TrafficStore(":memory:")
+    store.set_meta("server:h", json.dumps({"name": "h", "transport": "http", "url": "http://127.0.0.1:9/mcp"}))
+    t = 1_700_000_000.0
+    frames = [("out", b'{"jsonrpc":"2.0","method":"notifications/initialized"}', {"stream": "POST#3"}),
+              ("out", b'{"jsonrpc":"2.0","id":0,"result":{"ok":true}}', {"stream": "POST#2"}),
+              ("out", b'{"jsonrpc":"2.0","id":5,"method":"ping"}', {"stream": "POST#4"}),
+              ("http", b"{}", {"method": "POST", "stream": "POST#4", "status": 200, "response_headers": {}}),
+              ("in", b'{"jsonrpc":"2.0","id":5,"result":{}}', {"stream": "POST#4", "request": 5}),
+              ("http", b"{}", {"method": "POST", "stream": "POST#3", "status": 202, "response_headers": {}}),
+              ("http", b"{}", {"method": "POST", "stream": "POST#2", "status": 202, "response_headers": {}})]
+    for i, (direction, data, meta) in enumerate(frames):
+        store.add("h", Frame(direction, data, float(i), t + i, None, None, meta))
+    path = tmp_path / "exact.har"
+    assert export_har(store, path) == 3
+    bodies = {e["_stream"]: e["request"]["postData"]["text"] for e in json.loads(path.read_text())["log"]["entries"]}
+    # (sent in the other order than numbered: a guess by send order would swap the first two)
+    assert bodies == {"POST#3": frames[0][1].decode(), "POST#2": frames[1][1].decode(), "POST#4": frames[2][1].decode()}
