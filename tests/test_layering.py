@@ -34,7 +34,8 @@ LAYERS = [
     ("app", ("inspector.app", "inspector.__main__")),
 ]
 # The window's sub-packages, lowest first: siblings of one rank do not import each other.
-UI_RANKS = [("base",), ("render",), ("servers", "traffic"), ("auth", "library", "calls", "recording"), ("window",)]
+UI_RANKS = [("base",), ("render",), ("servers", "traffic"), ("auth", "library", "calls", "recording"), ("collections",),
+            ("window",)]
 
 
 def layer_of(name: str) -> int:

@@ -131,6 +131,13 @@ class StepAnswers:
         self.step: Step | None = None
         self.asked: list[str] = []
 
+    def answers(self, kind: str) -> bool:
+        """Whether the step running now says how to answer `kind` (elicit or sampling); the window asks
+        the user otherwise."""
+        if self.step is None:
+            return False
+        return bool(self.step.elicit if kind == "elicit" else self.step.sampling)
+
     async def elicit(self, session: ServerSession, params: dict[str, Any], call: CallRecord | None,
                      ) -> dict[str, Any]:
         self.asked.append("elicitation/create")
@@ -176,11 +183,11 @@ def write_snapshots(path: Path, snapshots: dict[str, Any]) -> None:
         raise E.UsageError(f"cannot write the snapshots {path}: {exc.strerror or exc}") from None
 
 
-def _without_meta(value: Any) -> Any:
+def without_meta(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _without_meta(v) for k, v in value.items() if k != "_meta"}
+        return {k: without_meta(v) for k, v in value.items() if k != "_meta"}
     if isinstance(value, list):
-        return [_without_meta(v) for v in value]
+        return [without_meta(v) for v in value]
     return value
 
 
@@ -287,7 +294,7 @@ def _params(step: Step, saved: dict[str, Any]) -> dict[str, Any] | None:
 
 def _snapshot(r: StepResult, snapshots: dict[str, Any], update: bool) -> bool:
     """Compare with (or store) the step's snapshot; whether the snapshots changed."""
-    answer = _without_meta({"error": r.error} if r.error is not None else r.result)
+    answer = without_meta({"error": r.error} if r.error is not None else r.result)
     name = r.step.name
     if name not in snapshots or update:
         before = snapshots.get(name)

@@ -449,4 +449,4 @@ class SchemaForm(QWidget):
         if not self._focused_once:
             self._focused_once = True
             self._fix_tabs()
-            QTimer.singleShot(0, self.focus_first)
+            QTimer.singleShot(0, self, self.focus_first)  # not after the form is gone (a tab shown, then rebuilt)

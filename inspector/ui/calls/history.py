@@ -1,8 +1,9 @@
 """`callHistory`: the calls made to one server (newest first): tool, outcome, duration, arguments.
 
 Selecting one shows it in the result view; "Re-run" (`rerunButton`) calls it again with the same
-arguments; "Copy as" (`copyAsButton`) puts it on the clipboard as a `spyglass --cli` command, the
-JSON-RPC request, or a `curl` command (HTTP servers), secrets masked.
+arguments; "Save to collection…" (`historySaveButton`) keeps it as a step of a collection file; "Copy
+as" (`copyAsButton`) puts it on the clipboard as a `spyglass --cli` command, the JSON-RPC request, or a
+`curl` command (HTTP servers), secrets masked.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ def copy_text(rec: CallRecord, conn: Any, kind: str) -> str:
 class CallHistory(QWidget):
     recordSelected = Signal(object)  # CallRecord
     rerunRequested = Signal(object)  # CallRecord
+    saveRequested = Signal(object)  # CallRecord: *Save to collection…*
 
     def __init__(self, connection: Callable[[], Any], parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -76,6 +78,10 @@ class CallHistory(QWidget):
         self.rerun.setObjectName("rerunButton")
         self.rerun.setToolTip("Call the same tool again with the same arguments")
         self.rerun.clicked.connect(lambda: self.selected() and self.rerunRequested.emit(self.selected()))
+        self.save = QPushButton("Save to collection…", self)
+        self.save.setObjectName("historySaveButton")
+        self.save.setToolTip("Keep this call as a step of a collection file, with what came back as its expectation")
+        self.save.clicked.connect(lambda: self.selected() and self.saveRequested.emit(self.selected()))
         self.copy = QToolButton(self)
         self.copy.setObjectName("copyAsButton")
         self.copy.setText("Copy as")
@@ -94,6 +100,7 @@ class CallHistory(QWidget):
         self.note.setTextFormat(Qt.PlainText)
         row = QHBoxLayout()
         row.addWidget(self.rerun)
+        row.addWidget(self.save)
         row.addWidget(self.copy)
         row.addWidget(self.note, 1)
         lay = QVBoxLayout(self)
@@ -136,6 +143,8 @@ class CallHistory(QWidget):
         item.setText(3, f"{rec.elapsed:.2f} s")
         item.setText(4, visible(args, 200))
         item.setForeground(2, theme.colour(_COLOUR.get(rec.outcome, "muted")))
+        if item is self.tree.currentItem():
+            self._update_buttons()  # a call that ended can be saved now
 
     def selected(self) -> CallRecord | None:
         item = self.tree.currentItem()
@@ -150,6 +159,7 @@ class CallHistory(QWidget):
         rec = self.selected()
         conn = self.connection()
         self.rerun.setEnabled(rec is not None)
+        self.save.setEnabled(rec is not None and not rec.running)
         self.copy.setEnabled(rec is not None)
         self.copy_actions["curl"].setEnabled(bool(conn is not None and getattr(conn.spec, "url", None)))
 

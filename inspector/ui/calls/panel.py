@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -54,6 +54,8 @@ TICK_MS = 100
 
 class ToolCallPanel(QWidget):
     """Drop-in for the read-only ToolDetail: `show_tool(tool, change)`, `placeholder`, `tool`."""
+
+    saveRequested = Signal(object)  # CallRecord: *Save to collection…* (here or from History)
 
     def __init__(self, parent: QWidget | None = None, *, calls: WindowCalls, connection: Callable[[], Any],
                  confirm_policy: Callable[[], str] = lambda: confirm.DEFAULT, memory: Any = None) -> None:
@@ -148,6 +150,13 @@ class ToolCallPanel(QWidget):
         self.cancel_button.setToolTip("Cancel the call in flight (the server is told to stop)")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
+        self.save_button = QPushButton("Save to collection…", top)
+        self.save_button.setObjectName("saveCallButton")
+        self.save_button.setToolTip("Keep the call shown as a step of a collection file, with what came back as "
+                                    "its expectation")
+        self.save_button.setEnabled(False)
+        self.save_button.clicked.connect(
+            lambda: self.shown_record is not None and self.saveRequested.emit(self.shown_record))
         self.task_box = QCheckBox("Run as a task", top)
         self.task_box.setObjectName("runAsTask")
         self.task_box.hide()
@@ -164,6 +173,7 @@ class ToolCallPanel(QWidget):
         row.addWidget(self.task_box)
         row.addWidget(self.progress)
         row.addWidget(self.call_status, 1)
+        row.addWidget(self.save_button)
         t.addLayout(row)
         self.problems = QLabel(top)
         self.problems.setObjectName("callProblems")
@@ -179,6 +189,7 @@ class ToolCallPanel(QWidget):
         self.history = CallHistory(self.connection_for_history, self.result_tabs)
         self.history.recordSelected.connect(self._history_selected)
         self.history.rerunRequested.connect(self.rerun)
+        self.history.saveRequested.connect(self.saveRequested.emit)
         self.result_tabs.addTab(self.result_view, "Result")
         self.result_tabs.addTab(self.history, "History")
         self.body.addWidget(top)
@@ -530,6 +541,8 @@ class ToolCallPanel(QWidget):
     def _update_call_row(self) -> None:
         rec = self._running_here()
         self.cancel_button.setEnabled(rec is not None)
+        shown = self.shown_record
+        self.save_button.setEnabled(shown is not None and self._is_here(shown) and not shown.running)
         if rec is None:
             self.progress.hide()
             shown = self.shown_record

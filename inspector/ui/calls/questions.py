@@ -262,15 +262,30 @@ class DialogAnswers:
     def __init__(self, parent: Callable[[], QWidget | None], ask_roots: Callable[[], bool]) -> None:
         self.parent = parent
         self.ask_roots = ask_roots
+        # server id -> the answers a running collection gives (its step's `elicit` / `sampling`); a
+        # question the step says nothing about is still asked in a dialog
+        self.scripts: dict[str, Any] = {}
+
+    def _script(self, session: ServerSession, kind: str) -> Any:
+        script = self.scripts.get(session.server_id)
+        return script if script is not None and script.answers(kind) else None
 
     async def elicit(self, session: ServerSession, params: dict[str, Any], call: CallRecord | None,
                      ) -> dict[str, Any]:
+        script = self._script(session, "elicit")
+        if script is not None:
+            answer: dict[str, Any] = await script.elicit(session, params, call)
+            return answer
         dialog = ElicitationDialog(session.name, params, self.parent())
         await run_dialog(dialog)  # decline and cancel are answers too (the dialog says which)
         return dialog.answer()
 
     async def sample(self, session: ServerSession, params: dict[str, Any], call: CallRecord | None,
                      ) -> dict[str, Any] | None:
+        script = self._script(session, "sampling")
+        if script is not None:
+            reply: dict[str, Any] | None = await script.sample(session, params, call)
+            return reply
         dialog = SamplingDialog(session.name, params, self.parent())
         if await run_dialog(dialog) != QDialog.Accepted:
             return None

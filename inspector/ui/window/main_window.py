@@ -1,12 +1,11 @@
 """The main window (`mainWindow`): servers sidebar, the selected server's tabs, traffic and log docks.
 
-The window is composed of parts that each own one concern and are handed what they need: the
-`CatalogLink` (what is saved), `WindowCalls` (every server's calls), `DialogAnswers` (the server's
-questions), `WindowAuth` (sign-in), `TrafficRecorder` (the session store and pane), `ServerFiles`
-(import, export), the panes of the tabs. Each server is a `ServerSession` (inspector.session) behind a
-`Connection` that turns its callbacks into signals. Everything the window does to a server is an
-asyncio task on the qasync loop; failures become a status in the sidebar or a banner, never a modal
-dialog and never an exception escaping a slot.
+The window is composed of parts that each own one concern and are handed what they need: the `CatalogLink` (what
+is saved), `WindowCalls` (every server's calls), `DialogAnswers` (the server's questions), `WindowAuth` (sign-in),
+`TrafficRecorder` (the session store and pane), `ServerFiles` (import, export), `WindowSessions` (kept sessions),
+`CollectionsLink` (the Collections tab), the panes of the tabs. Each server is a `ServerSession` behind a
+`Connection` that turns its callbacks into signals. Everything the window does to a server is an asyncio task on
+the qasync loop; failures become a status in the sidebar or a banner, never a modal dialog or an escaped exception.
 """
 
 from __future__ import annotations
@@ -64,6 +63,7 @@ from ..traffic.recorder import TrafficRecorder
 from . import layout, menus, pages
 from .about import AboutDialog
 from .check_link import CheckLink, tool_findings
+from .collections_link import CollectionsLink
 from .command_palette import CommandPalette, palette_commands
 from .files import DropImporter, ServerFiles
 from .preferences import Preferences, PreferencesDialog, apply_font
@@ -112,6 +112,7 @@ class MainWindow(QMainWindow):
         self._build_docks()
         self._build_menus()
         self.sessions = WindowSessions(self)  # File → Open, Recent, Import, Export session; Compare with…
+        self.collections = CollectionsLink(self)  # the Collections tab, File → Open collection…, Save to collection…
         self.status_label = QLabel(self)
         self.status_label.setObjectName("statusSummary")
         self.statusBar().addPermanentWidget(self.status_label)
