@@ -19,14 +19,14 @@ MAX_LINES = 700
 
 # Layers, lowest first: a module imports only from its own layer or lower ones.
 LAYERS = [
-    ("foundation", ("inspector", "inspector.errors", "inspector.secrets", "inspector.messages", "inspector.media",
-                    "inspector.templates", "inspector.keystore", "inspector.config", "inspector.protocol",
-                    "inspector.demo")),
+    ("foundation", ("inspector", "inspector.errors", "inspector.secrets", "inspector.portable", "inspector.messages",
+                    "inspector.media", "inspector.templates", "inspector.keystore", "inspector.config",
+                    "inspector.protocol", "inspector.demo")),
     ("io", ("inspector.traffic", "inspector.transport", "inspector.auth")),
     ("client", ("inspector.client",)),
     ("session", ("inspector.session", "inspector.checks", "inspector.catalog", "inspector.importers",
                  "inspector.exporters",
-                 "inspector.replay", "inspector.recording", "inspector.collection",
+                 "inspector.replay", "inspector.recording", "inspector.collection", "inspector.tap",
                  "inspector.forms.schema", "inspector.forms.widget_choice",
                  "inspector.forms.validation", "inspector.forms.memory")),
     ("commands", ("inspector.cli", "inspector.forms")),

@@ -262,7 +262,7 @@ def visible(text: str) -> str:
 
 EXIT_INTERNAL = 70
 # the headless subcommands (`spyglass check …`): each a module of this package with `main(argv, out)`
-SUBCOMMANDS = ("check", "replay", "diff", "export", "test")
+SUBCOMMANDS = ("check", "replay", "diff", "export", "test", "tap")
 
 
 def run_command(prog: str, body: Callable[[], int]) -> int:

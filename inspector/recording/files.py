@@ -20,7 +20,6 @@ import base64
 import datetime as dt
 import gzip
 import json
-import re
 import sqlite3
 import tempfile
 import zlib
@@ -32,22 +31,14 @@ from typing import Any
 from .. import __version__
 from ..config import ServerSpec
 from ..errors import UsageError
-from ..secrets import MASK, is_secret_name, mask_mapping
+from ..portable import FORMAT, SUFFIX, VERSION, frame_line, mask_definition, mask_frame
+from ..protocol.jsonrpc import Malformed, parse
 from ..traffic import Frame, TrafficStore
 from ..traffic.columns import HEAD_MAX
 from .surface import ServerSurface, definitions, surfaces
 
-FORMAT = "mcpsession"
-VERSION = 1
-SUFFIX = ".mcpsession"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 GZIP_MAGIC = b"\x1f\x8b"
-# keys of a JSON-RPC body whose values are secrets: narrower than the env-var rule, which would also
-# take `author` or `keywords` out of a tool's result
-_BODY_SECRET = re.compile(r"(^|[_\-.])(password|passwd|passphrase|secret|api[_\-]?key|apikey|token|access[_\-]?token|"
-                          r"refresh[_\-]?token|id[_\-]?token|client[_\-]?secret|authorization|cookie|credentials?)$",
-                          re.IGNORECASE)
-
 
 class SessionFileError(UsageError):
     """A file that is not a session at all (or cannot be read): nothing to show."""
@@ -153,7 +144,9 @@ def _salvage(path: Path, store: TrafficStore, problems: list[str]) -> TrafficSto
     return salvaged
 
 
-def _frame_of(line: dict[str, Any]) -> tuple[str, Frame]:
+def frame_of_line(line: dict[str, Any]) -> tuple[str, Frame]:
+    """A frame line of a `.mcpsession` (or of a tap's live feed): its server id and the frame; KeyError,
+    TypeError or ValueError when it is not one."""
     server = line["server"]
     direction = line["dir"]
     if not isinstance(server, str) or direction not in ("out", "in", "err", "http"):
@@ -167,6 +160,15 @@ def _frame_of(line: dict[str, Any]) -> tuple[str, Frame]:
     return server, Frame(direction, data, float(line.get("mono", 0.0)), float(line["wall"]),
                          malformed if isinstance(malformed, str) else None, None,
                          meta if isinstance(meta, dict) else None)
+
+
+def _judge(frames: list[tuple[str, Frame]]) -> None:
+    """Mark the malformed frames of a file whose writer did not (the tap: it only passes bytes on)."""
+    for _server, frame in frames:
+        if frame.direction in ("in", "out") and frame.malformed is None:
+            message = parse(frame.data)
+            if isinstance(message, Malformed):
+                frame.malformed = message.reason
 
 
 def _open_portable(path: Path) -> Opened:
@@ -191,7 +193,7 @@ def _open_portable(path: Path) -> Opened:
                     ended = item.get("frames") if isinstance(item.get("frames"), int) else -1
                 else:
                     try:
-                        frames.append(_frame_of(item))
+                        frames.append(frame_of_line(item))
                     except (KeyError, TypeError, ValueError) as exc:
                         problems.append(f"line {lines} is not a frame ({type(exc).__name__}: {exc}; left out)")
     except (OSError, EOFError, zlib.error) as exc:
@@ -199,6 +201,8 @@ def _open_portable(path: Path) -> Opened:
             raise SessionFileError(f"{path.name} cannot be read: {exc}") from None
         problems.append(f"the file ends early ({exc}): {len(frames)} frames could be read")
         ended = len(frames)
+    if header.get("unjudged") is True:  # written by a tap, which leaves judging the frames to the reader
+        _judge(frames)
     if header.get("format") != FORMAT:
         raise SessionFileError(f"{path.name} is not a {SUFFIX} file (its first line names no format "
                                f"{FORMAT!r})")
@@ -222,58 +226,6 @@ def _open_portable(path: Path) -> Opened:
 
 
 # ---------------------------------------------------------------------------- writing
-def mask_body(value: Any) -> tuple[Any, bool]:
-    """A JSON value with the values of secret-named keys masked; whether anything was."""
-    if isinstance(value, dict):
-        changed = False
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if isinstance(key, str) and _BODY_SECRET.search(key) and isinstance(item, str) and item != MASK:
-                out[key] = MASK
-                changed = True
-            else:
-                out[key], sub = mask_body(item)
-                changed = changed or sub
-        return out, changed
-    if isinstance(value, list):
-        items = [mask_body(item) for item in value]
-        return [i for i, _ in items], any(c for _, c in items)
-    return value, False
-
-
-def mask_definition(definition: dict[str, Any]) -> dict[str, Any]:
-    """A server definition with its env values, headers and OAuth secret masked."""
-    out = dict(definition)
-    for key in ("env", "headers"):
-        if isinstance(out.get(key), dict):
-            out[key] = mask_mapping({str(k): str(v) for k, v in out[key].items()})
-    if isinstance(out.get("oauth"), dict):
-        out["oauth"] = {k: (MASK if is_secret_name(k) else v) for k, v in out["oauth"].items()}
-    return out
-
-
-def _masked_frame(direction: str, data: bytes) -> bytes:
-    if direction == "err":
-        return data
-    try:
-        value = json.loads(data)
-    except (ValueError, RecursionError):
-        return data
-    if direction == "http" and isinstance(value, dict):
-        changed = False
-        for key in ("request_headers", "response_headers"):
-            if isinstance(value.get(key), dict):
-                masked = mask_mapping({str(k): str(v) for k, v in value[key].items()})
-                changed = changed or masked != value[key]
-                value[key] = masked
-        headers = {k: value.pop(k) for k in ("request_headers", "response_headers") if k in value}
-        masked_value, sub = mask_body(value)
-        masked_value.update(headers)  # masked by the header rule already (which keeps the scheme)
-        return json.dumps(masked_value, ensure_ascii=False).encode() if changed or sub else data
-    masked_value, changed = mask_body(value)
-    return json.dumps(masked_value, ensure_ascii=False, separators=(",", ":")).encode() if changed else data
-
-
 def server_entries(store: TrafficStore, keep: Iterable[str] | None = None) -> list[dict[str, Any]]:
     """The header's servers: id, name, revision, era, serverInfo and the definition (masked)."""
     wanted = set(keep) if keep is not None else None
@@ -329,19 +281,8 @@ def _frame_lines(store: TrafficStore, rows: Iterable[int] | None, kept: set[str]
             continue
         data = store.raw(n)
         if mask:
-            data = _masked_frame(direction, data)
-        line: dict[str, Any] = {"server": server, "dir": direction, "wall": store.wall(n), "mono": store.mono(n)}
-        try:
-            line["data"] = data.decode("utf-8")
-        except UnicodeDecodeError:
-            line["data_b64"] = base64.b64encode(data).decode("ascii")
-        reason = store.malformed(n)
-        if reason is not None:
-            line["malformed"] = reason
-        meta = store.meta(n)
-        if meta:
-            line["meta"] = meta
-        yield json.dumps(line, ensure_ascii=False, default=str) + "\n"
+            data = mask_frame(direction, data)
+        yield frame_line(server, direction, data, store.wall(n), store.mono(n), store.malformed(n), store.meta(n))
 
 
 def definition_of(spec: ServerSpec) -> dict[str, Any]:

@@ -14,15 +14,16 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ..errors import ConnectError
 
 
 def start(command: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
-          inherit_env: bool = True) -> subprocess.Popen[bytes]:
-    """Run `command` with three pipes, in a process group of its own (so its children go with it).
-    Raises ConnectError with a sentence a person can act on when it cannot run."""
+          inherit_env: bool = True, preexec_fn: Callable[[], object] | None = None) -> subprocess.Popen[bytes]:
+    """Run `command` with three pipes, in a process group of its own (so its children go with it);
+    `preexec_fn` runs in the child before the command (POSIX). Raises ConnectError with a sentence a
+    person can act on when it cannot run."""
     if not command:
         raise ConnectError("no server command given")
     described = shlex.join(command)
@@ -40,7 +41,7 @@ def start(command: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: 
     try:
         return popen([resolved, *command[1:]], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                      stderr=subprocess.PIPE, env=full_env, cwd=cwd, bufsize=0,
-                     start_new_session=(sys.platform != "win32"))
+                     start_new_session=(sys.platform != "win32"), preexec_fn=preexec_fn)
     except FileNotFoundError:
         raise ConnectError(f"command not found: {program}", command=described) from None
     except PermissionError:

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from recordings import record_everything, record_sdk, spyglass
 
+from inspector.portable import mask_body
 from inspector.recording.files import (
     SessionFileError,
     export_session,
-    mask_body,
     open_session,
 )
 from inspector.secrets import MASK
