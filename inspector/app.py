@@ -223,6 +223,7 @@ async def _run(args: argparse.Namespace, app: Any, reporter: ErrorReporter) -> i
         window.import_file(args.import_file)
     if args.screenshot:
         return await _screenshot(window, first or None, args.screenshot)
+    window.taps.start()  # `spyglass tap` processes find this window (a local socket, never the network)
     await closed
     return 0
 

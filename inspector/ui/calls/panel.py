@@ -398,6 +398,8 @@ class ToolCallPanel(QWidget):
         """Validate, confirm when the policy says so, then start the call. Returns the record when it
         started at once (None when it waits for a confirmation, or cannot start)."""
         tool, conn = self.tool, self.connection()
+        if self._watched():
+            return None
         if tool is None or self.form is None:
             return None
         if conn is None or conn.session.client is None:
@@ -509,6 +511,11 @@ class ToolCallPanel(QWidget):
         conn = self.connection()
         reader = self.reader_for(conn) if conn is not None and conn.server_id == rec.server_id else None
         self.result_view.show_record(rec, reader)
+        if self._watched() and self.form is not None and isinstance(rec.arguments, dict) and self._is_here(rec):
+            try:
+                self.form.set_value(rec.arguments)  # what the host sent, to read (the call is the host's)
+            except Exception:
+                log.debug("the host's arguments do not fit the form of %s", rec.tool, exc_info=True)
 
     def _history_selected(self, rec: CallRecord) -> None:
         if rec is not None and rec is not self.shown_record:
@@ -538,7 +545,17 @@ class ToolCallPanel(QWidget):
         self.call_status.setText(text)
         self.call_status.setStyleSheet(f"color: {theme.colour(colour).name()};")
 
+    def _watched(self) -> bool:
+        """The selected server is a tapped one: its host makes the calls, Spyglass only watches."""
+        conn = self.connection()
+        return conn is not None and bool(getattr(conn.session, "read_only", False))
+
     def _update_call_row(self) -> None:
+        watched = self._watched()
+        self.call_button.setEnabled(not watched)
+        self.call_button.setToolTip("A tapped server: its host makes the calls; Spyglass only watches" if watched
+                                    else "Call the tool with these arguments (Ctrl+Enter)")
+        self.history.rerun.setEnabled(not watched and self.history.selected() is not None)
         rec = self._running_here()
         self.cancel_button.setEnabled(rec is not None)
         shown = self.shown_record

@@ -61,13 +61,13 @@ from ..servers.log_pane import LogPane
 from ..servers.sidebar import ServerModel, ServerSidebar
 from ..traffic.recorder import TrafficRecorder
 from . import layout, menus, pages
-from .about import AboutDialog
 from .check_link import CheckLink, tool_findings
 from .collections_link import CollectionsLink
-from .command_palette import CommandPalette, palette_commands
+from .command_palette import CommandPalette
 from .files import DropImporter, ServerFiles
-from .preferences import Preferences, PreferencesDialog, apply_font
-from .shortcuts import ShortcutsDialog
+from .preferences import Preferences
+from .tap_link import TapLink
+from .window_dialogs import WindowDialogs
 
 log = logging.getLogger("spyglass.ui")
 
@@ -77,7 +77,7 @@ LAST_TOOL = "window/lastTool"
 __all__ = ["DEMO_NAME", "MainWindow", "demo_spec"]
 
 
-class MainWindow(QMainWindow):
+class MainWindow(WindowDialogs, QMainWindow):
     closed = Signal()
     selectionChanged = Signal()
 
@@ -113,6 +113,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self.sessions = WindowSessions(self)  # File → Open, Recent, Import, Export session; Compare with…
         self.collections = CollectionsLink(self)  # the Collections tab, File → Open collection…, Save to collection…
+        self.taps = TapLink(self)  # tapped conversations as read-only servers (listening: app.py starts it)
         self.status_label = QLabel(self)
         self.status_label.setObjectName("statusSummary")
         self.statusBar().addPermanentWidget(self.status_label)
@@ -284,7 +285,7 @@ class MainWindow(QMainWindow):
     def connections(self) -> list[Connection]:
         return list(self.servers.connections)
 
-    def _unique_id(self, name: str) -> str:
+    def unique_id(self, name: str) -> str:
         taken = {c.server_id for c in self.servers.connections}
         base = name or "server"
         if base not in taken:
@@ -296,16 +297,18 @@ class MainWindow(QMainWindow):
 
     def add_server(self, spec: ServerSpec, *, mode: str | None = None, timeout: float | None = None,
                    connect: bool = True, select: bool = True, catalog_id: str | None = None,
-                   save: bool = True) -> Connection:
+                   save: bool = True, session: ServerSession | None = None) -> Connection:
         """A server joins the sidebar (and the catalog, with `save`: a server named on the command line is
-        kept for this run only until the user saves it)."""
+        kept for this run only until the user saves it). `session`: one made elsewhere (a tapped
+        conversation, read-only), never in the catalog."""
         mode = mode or self.preferences.protocol_mode
         timeout = timeout or self.preferences.timeout
-        if catalog_id is None:
+        if catalog_id is None and session is None:
             catalog_id = self.catalog_link.remember(spec, mode, None, self.servers.connections, save=save)
-        session = ServerSession(spec, self._unique_id(spec.name), SessionOptions(mode=mode, timeout=timeout),
-                                answerer=self.answers)
-        session.roots = []
+        if session is None:
+            session = ServerSession(spec, self.unique_id(spec.name), SessionOptions(mode=mode, timeout=timeout),
+                                    answerer=self.answers)
+            session.roots = []
         conn = Connection(session, self)
         conn.catalog_id = catalog_id
         self.auth.attach(conn)
@@ -529,12 +532,14 @@ class MainWindow(QMainWindow):
     def _update_actions(self) -> None:
         conn = self.selected_connection()
         live = conn is not None and conn.session.status in (Status.CONNECTED, Status.CONNECTING)
-        self.act_connect.setEnabled(conn is not None and not live)
-        self.act_disconnect.setEnabled(live)
-        for a in (self.act_restart, self.act_duplicate, self.act_remove):
-            a.setEnabled(conn is not None)
-        self.act_refresh.setEnabled(conn is not None and conn.session.status is Status.CONNECTED)
-        self.act_save_server.setEnabled(conn is not None and self.catalog_link.can_save(conn))
+        mine = conn is not None and not getattr(conn.session, "read_only", False)  # a tapped one is its host's
+        self.act_connect.setEnabled(mine and not live)
+        self.act_disconnect.setEnabled(mine and live)
+        for a in (self.act_restart, self.act_duplicate):
+            a.setEnabled(mine)
+        self.act_remove.setEnabled(conn is not None)
+        self.act_refresh.setEnabled(mine and conn is not None and conn.session.status is Status.CONNECTED)
+        self.act_save_server.setEnabled(mine and conn is not None and self.catalog_link.can_save(conn))
 
     def _update_summary(self) -> None:
         conns = self.servers.connections
@@ -559,42 +564,6 @@ class MainWindow(QMainWindow):
         if self.selected_connection() is not None:
             self.tabs.setCurrentIndex(0)
         self.tool_panel.focus_search()
-
-    # ------------------------------------------------------------------ dialogs
-    def show_preferences(self) -> PreferencesDialog:
-        dialog = PreferencesDialog(self.settings, self)
-        dialog.applied.connect(self.apply_preferences)
-        return show_sheet(dialog)
-
-    def apply_preferences(self, prefs: Preferences) -> None:
-        old, self.preferences = self.preferences, prefs
-        app = QApplication.instance()
-        if app is not None:
-            apply_font(app, prefs.font_size)
-        if old.theme != prefs.theme:
-            self.set_theme(prefs.theme)
-        for conn in self.servers.connections:
-            self._apply_transport_options(conn)
-
-    def open_command_palette(self) -> CommandPalette:
-        self.command_palette = CommandPalette.open_over(self, palette_commands(
-            server_actions=[self.act_connect, self.act_disconnect, self.act_restart, self.act_refresh],
-            actions=[self.act_import, self.act_export_all, self.act_export_one, self.act_copy_command, self.act_add,
-                     self.act_demo, self.act_preferences, self.act_shortcuts],
-            traffic=[(self.act_clear_traffic, self.traffic.pane is not None), (self.act_filter_traffic, True)],
-            servers=self.servers.connections, selected=self.selected_connection(),
-            select=self.select_connection, jump_to_tool=self.jump_to_tool))
-        return self.command_palette
-
-    def jump_to_tool(self, name: str) -> None:
-        self.tabs.setCurrentIndex(0)
-        self.tool_panel.jump_to(name)
-
-    def show_shortcuts(self) -> ShortcutsDialog:
-        return show_sheet(ShortcutsDialog(self))
-
-    def show_about(self) -> AboutDialog:
-        return show_sheet(AboutDialog(self, self.catalog))
 
     # ------------------------------------------------------------------ banner, theme, layout
     def show_banner(self, text: str, details: str | None = None, level: str = "error") -> None:
@@ -658,6 +627,7 @@ class MainWindow(QMainWindow):
                 self.save_settings()
         except Exception:
             log.exception("saving settings")
+        await self.taps.close()
         conns = list(self.servers.connections)
         await asyncio.gather(*(c.session.disconnect() for c in conns), return_exceptions=True)
         pending = [t for t in self._tasks if not t.done()]
