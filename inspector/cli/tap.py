@@ -120,29 +120,13 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def listen_address(text: str, allow_remote: bool) -> tuple[str, int]:
-    """`HOST:PORT` (`[::1]:PORT` for IPv6; a bare PORT is on 127.0.0.1) checked: a port number, and
-    loopback unless `allow_remote`."""
-    host, sep, port_text = text.rpartition(":")
-    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
-        raise E.UsageError(f"--listen expects HOST:PORT (a port 0-65535), got {text!r}")
-    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host if sep else "127.0.0.1"
-    if not host:
-        raise E.UsageError(f"--listen needs a host: 127.0.0.1:{port_text} for this machine only")
-    if not allow_remote and not is_loopback(host):
-        raise E.UsageError(f"--listen {text} is reachable from other machines: anyone who reaches it talks to "
-                           "the server with your credentials. Use 127.0.0.1, or add --allow-remote if you mean it")
-    return host, int(port_text)
+    """`HOST:PORT` (`[::1]:PORT` for IPv6; a bare PORT is on 127.0.0.1) checked by the HTTP tap's own rules:
+    a port number, and loopback unless `allow_remote`."""
+    from ..tap.http import check_listen, parse_listen
 
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    import ipaddress
-
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    host, port = parse_listen(text)
+    check_listen(host, allow_remote)
+    return host, port
 
 
 def definition(args: argparse.Namespace, name: str) -> dict[str, Any]:

@@ -241,6 +241,9 @@ class ClientCore:
         for call in list(self._calls.values()):
             if not call.future.done():
                 call.future.set_exception(E.TransportClosed("the connection was closed"))
+                # looked at here: a waiter still gets it; a request whose waiter went away (cancelled by a
+                # restart) is no error, which asyncio would otherwise report when the future is collected
+                call.future.exception()
         await self.transport.close()
         for task in list(self._tasks):
             task.cancel()
@@ -410,9 +413,11 @@ class ClientCore:
         error = self._closed_error()
         if self._handshake and not self._handshake.done():
             self._handshake.set_exception(error)
+            self._handshake.exception()  # as in close(): a waiter gets it; no waiter is no error
         for call in list(self._calls.values()):
             if not call.future.done():
                 call.future.set_exception(error)
+                call.future.exception()
         if self.on_closed:
             self.on_closed(closed)
 

@@ -566,7 +566,7 @@ def test_exit_status_of_a_return_code():
     (["--listen", "127.0.0.1:8080", "ftp://x"], "http:// or https://"),
     (["--listen", "127.0.0.1:8080", "http://x", "--", "cmd"], "no command"),
     (["--listen", "127.0.0.1:99999", "http://x"], "HOST:PORT"),
-    (["--listen", ":8080", "http://x"], "needs a host"),
+    (["--listen", ":8080", "http://x"], "expected HOST:PORT"),
     (["--listen", "0.0.0.0:8080", "http://x"], "--allow-remote"),
     (["--listen", "192.168.1.7:8080", "http://x"], "--allow-remote"),
     (["--listen", "127.0.0.1:8080", "-e", "A=1", "http://x"], "not a URL"),
