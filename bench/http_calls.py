@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from alternate import alternate
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
@@ -63,15 +65,7 @@ async def run(url: str, n: int, modern: bool) -> None:
     mode, tool = ("auto", "add") if modern else ("legacy", "get-sum")
     ours = spyglass_calls(url, n, mode, tool).__aiter__()
     sdk = sdk_calls(url, n, mode, tool).__aiter__()
-    t_ours, t_sdk = [], []
-    for _ in range(ROUNDS):  # alternate batches of n/ROUNDS calls
-        t_ours.append(await ours.__anext__())
-        t_sdk.append(await sdk.__anext__())
-    for gen in (ours, sdk):
-        try:
-            await gen.__anext__()
-        except StopAsyncIteration:
-            pass
+    t_ours, t_sdk = await alternate(ours, sdk, ROUNDS)  # batches of n/ROUNDS calls, in turn
     per = n // ROUNDS
     ours_rate = per / statistics.median(t_ours)
     sdk_rate = per / statistics.median(t_sdk)

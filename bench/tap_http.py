@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from alternate import alternate
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
@@ -59,15 +61,7 @@ async def run(url: str, tapped: str, n: int, modern: bool) -> None:
     mode, tool = ("auto", "add") if modern else ("legacy", "get-sum")
     direct = calls(url, n, mode, tool).__aiter__()
     through = calls(tapped, n, mode, tool).__aiter__()
-    t_direct, t_tap = [], []
-    for _ in range(ROUNDS):  # alternate batches of n/ROUNDS calls
-        t_direct.append(await direct.__anext__())
-        t_tap.append(await through.__anext__())
-    for gen in (direct, through):
-        try:
-            await gen.__anext__()
-        except StopAsyncIteration:
-            pass
+    t_direct, t_tap = await alternate(direct, through, ROUNDS)  # batches of n/ROUNDS calls, in turn
     per = n // ROUNDS
     direct_rate = per / statistics.median(t_direct)
     tap_rate = per / statistics.median(t_tap)
