@@ -54,6 +54,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "shows what will be added first")
     p.add_argument("--screenshot", metavar="FILE",
                    help="save a PNG of the window once the first connection has settled, then exit")
+    p.add_argument("--watch", action="append", default=[], metavar="PATH",
+                   help="restart the server when a file under PATH changes (a folder, or one file; repeatable; "
+                        "docs/devloop.md), listing it again with what changed marked")
+    p.add_argument("--watch-files", metavar="PATTERNS", default="",
+                   help='with --watch: the files that count, e.g. "*.py *.toml" (default: the source files of '
+                        "the server's language)")
+    p.add_argument("--rerun", choices=("off", "last", "pinned"), default="last",
+                   help="with --watch: what runs again after a restart (default: the last call)")
     p.add_argument("target", nargs="*", help=argparse.SUPPRESS)
     return p
 
@@ -73,6 +81,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         raise E.UsageError("--server needs --config FILE")
     if args.config and args.command:
         raise E.UsageError("give either --config or a server command, not both")
+    if (args.watch or args.watch_files) and not (args.command or args.config):
+        raise E.UsageError("--watch needs a server: spyglass --watch PATH -- COMMAND [ARGS...]")
+    for path in args.watch:
+        if not os.path.exists(os.path.expanduser(path)):
+            raise E.UsageError(f"--watch {path}: no such file or folder")
     if args.command:
         server_spec(args)  # a malformed -e, --header or --transport is a usage error, before any window
     elif not args.config and (args.env or args.header or args.transport or args.cwd):
@@ -93,6 +106,14 @@ def initial_spec(args: argparse.Namespace) -> ServerSpec | None:
 
         spec.name = guess_name(list(args.command))  # the window names it as the Add dialog would
     return spec
+
+
+def watch_settings(args: argparse.Namespace) -> Any:
+    """--watch, --watch-files and --rerun as the server's watch."""
+    from .devloop import WatchSettings
+    from .devloop.watch import parse_patterns
+
+    return WatchSettings(paths=list(args.watch), patterns=parse_patterns(args.watch_files), rerun=args.rerun)
 
 
 class ErrorReporter:
@@ -213,6 +234,8 @@ async def _run(args: argparse.Namespace, app: Any, reporter: ErrorReporter) -> i
         first = False
     if spec is not None:  # for this run: saved only when the user says so
         first = window.add_server(spec, mode=args.protocol, timeout=args.timeout, save=False)
+        if args.watch or args.watch_files:
+            window.devloop.watch(first, watch_settings(args), save=False)
     elif first is None:
         if not args.screenshot:
             window.restore_servers(skip={DEMO_NAME})

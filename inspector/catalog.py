@@ -95,6 +95,8 @@ class CatalogEntry:
     added: str = ""                         # ISO 8601 UTC
     missing_secrets: set[str] = field(default_factory=set)  # secret fields the keyring did not have
     roots: list[dict[str, str]] | None = None  # the roots offered to this server; None: never set
+    # the development loop (inspector.devloop.WatchSettings as JSON, with "on"); None: never set
+    watch: dict[str, Any] | None = None
 
     @property
     def name(self) -> str:
@@ -346,6 +348,8 @@ class Catalog:
         spec.oauth = {k: v for k, v in oauth.items() if k in OAUTH_KEPT and isinstance(v, str) and v} \
             if isinstance(oauth, dict) else {}
         spec.trace_context = raw.get("trace_context") is True
+        watch = raw.get("watch")
+        entry.watch = dict(watch) if isinstance(watch, dict) else None
         return entry
 
     def _fields_from_json(self, entry: CatalogEntry, kind: str, raw: Any) -> dict[str, str]:
@@ -460,6 +464,8 @@ class Catalog:
                 item["trace_context"] = True
             if entry.roots is not None:
                 item["roots"] = [dict(r) for r in entry.roots]
+            if entry.watch is not None:
+                item["watch"] = dict(entry.watch)
             if entry.timeout:
                 item["timeout"] = entry.timeout
             marks = sorted(entry.secret_marks)

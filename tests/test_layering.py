@@ -25,8 +25,8 @@ LAYERS = [
     ("io", ("inspector.traffic", "inspector.transport", "inspector.auth")),
     ("client", ("inspector.client",)),
     ("session", ("inspector.session", "inspector.checks", "inspector.catalog", "inspector.importers",
-                 "inspector.exporters",
-                 "inspector.replay", "inspector.recording", "inspector.collection", "inspector.tap",
+                 "inspector.exporters", "inspector.replay", "inspector.recording", "inspector.collection",
+                 "inspector.tap", "inspector.devloop",
                  "inspector.forms.schema", "inspector.forms.widget_choice",
                  "inspector.forms.validation", "inspector.forms.memory")),
     ("commands", ("inspector.cli", "inspector.forms")),
@@ -34,8 +34,8 @@ LAYERS = [
     ("app", ("inspector.app", "inspector.__main__")),
 ]
 # The window's sub-packages, lowest first: siblings of one rank do not import each other.
-UI_RANKS = [("base",), ("render",), ("servers", "traffic"), ("auth", "library", "calls", "recording"), ("collections",),
-            ("window",)]
+UI_RANKS = [("base",), ("render",), ("servers", "traffic"), ("auth", "library", "calls", "recording"),
+            ("collections", "devloop"), ("window",)]
 
 
 def layer_of(name: str) -> int:

@@ -343,3 +343,35 @@ def _first_errors(validator: Validator, instance: Any, limit: int) -> list[Valid
 def _clip(message: str, limit: int = 1000) -> str:
     """jsonschema quotes whole enums in its messages: keep them readable."""
     return message if len(message) <= limit else message[: limit - 1] + "…"
+
+
+def still_accepted(schema: Any, value: Any) -> tuple[Any, list[str]]:
+    """The part of a form's `value` a changed `schema` still accepts, and the names of what it drops: a
+    top-level argument stays when the schema still has it (or takes any other) and its value is valid
+    there. A value that is not an object is kept whole when valid, else dropped ("" named)."""
+    if not isinstance(value, dict):
+        try:
+            return (value, []) if not validate(schema, value) else (None, [""])
+        except SchemaProblem:
+            return None, [""]
+    if not isinstance(schema, dict):
+        return dict(value), []
+    props: dict[str, Any] = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
+    extra_ok = schema.get("additionalProperties", True) is not False
+    kept: dict[str, Any] = {}
+    dropped: list[str] = []
+    loose = {**schema, "required": []}  # one argument at a time: the others may be missing
+    for key, item in value.items():
+        if key not in props and not extra_ok:
+            dropped.append(key)
+            continue
+        try:
+            here = pointer([key])
+            wrong = [p for p, _m in validate(loose, {key: item}) if p == here or p.startswith(here + "/")]
+        except SchemaProblem:
+            wrong = []
+        if wrong:
+            dropped.append(key)
+        else:
+            kept[key] = item
+    return kept, dropped

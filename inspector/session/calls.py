@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -72,6 +73,8 @@ class CallRecord:
     task_status: str | None = None
     task_message: str | None = None
     task_trail: list[tuple[float, str, str | None]] = field(default_factory=list)  # (seconds in, status, message)
+    pinned: bool = False  # run again after each restart of a watched server (when it re-runs pinned calls)
+    again_of: int | None = None  # the id of the call this one ran again (after a restart)
 
     @property
     def running(self) -> bool:
@@ -114,15 +117,28 @@ class CallBook:
     def records(self) -> list[CallRecord]:
         return list(self.history)
 
+    def pinned(self) -> list[CallRecord]:
+        """The pinned calls, oldest first (one per tool and arguments: the newest of each)."""
+        seen: dict[tuple[str, str], CallRecord] = {}
+        for r in self.history:
+            if r.pinned:
+                seen[(r.tool, _key(r.arguments))] = r
+        return sorted(seen.values(), key=lambda r: r.id)
+
+    def pin(self, rec: CallRecord, on: bool = True) -> None:
+        if rec.pinned != on:
+            rec.pinned = on
+            self.updated.emit(rec)
+
     # ------------------------------------------------------------------ calling
     def call(self, tool: str, arguments: Any, tool_def: dict[str, Any] | None = None, *,
-             anyway: bool = False, as_task: bool | None = None) -> CallRecord:
+             anyway: bool = False, as_task: bool | None = None, again_of: int | None = None) -> CallRecord:
         """Start a call in the background and return its record at once."""
         rec = CallRecord(next(self._ids), self.server_id, tool, arguments, tool_def, validated_anyway=anyway,
-                         as_task=as_task)
+                         as_task=as_task, again_of=again_of)
         self.history.append(rec)
         while len(self.history) > HISTORY_LIMIT:
-            old = next((r for r in self.history if not r.running), None)
+            old = next((r for r in self.history if not r.running and not r.pinned), None)
             if old is None:
                 break
             self.history.remove(old)
@@ -206,3 +222,10 @@ class CallBook:
     def answer_round(self, rec: CallRecord, r: Round, response: Any = None, error: str | None = None) -> None:
         r.response, r.error, r.answered = response, error, error is None
         self.updated.emit(rec)
+
+
+def _key(value: Any) -> str:
+    try:
+        return json.dumps(value, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return repr(value)

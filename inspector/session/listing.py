@@ -61,6 +61,8 @@ class Listing:
     note: str | None = None
     appeared: set[str] = field(default_factory=set)
     vanished: list[dict[str, Any]] = field(default_factory=list)
+    # items still there whose definition changed, and what changed: "schema", "description", "definition"
+    changed: dict[str, str] = field(default_factory=dict)
     ttl_ms: Any = None
     cache_scope: Any = None
     fetched_at: float | None = None  # wall time of the last request that reached the server
@@ -92,10 +94,33 @@ def diff(old: Listing, items: list[dict[str, Any]], ident: str) -> tuple[set[str
     return appeared, vanished
 
 
-def change_note(kind: str, appeared: set[str], vanished: list[dict[str, Any]], ident: str) -> str:
+SCHEMA_KEYS = ("inputSchema", "outputSchema", "arguments")  # what a tool or a prompt takes and gives
+DESCRIPTION_KEYS = ("description", "title")
+
+
+def redefined(old: Listing, items: list[dict[str, Any]], ident: str) -> dict[str, str]:
+    """Items in both whose definition differs, with what differs: "schema", "description", both, or
+    "definition" (annotations, _meta, a MIME type...)."""
+    before = {i.get(ident): i for i in old.items if isinstance(i.get(ident), str)}
+    out: dict[str, str] = {}
+    for item in items:
+        name = item.get(ident)
+        was = before.get(name) if isinstance(name, str) else None
+        if was is None or was == item:
+            continue
+        assert isinstance(name, str)
+        what = [label for label, keys in (("schema", SCHEMA_KEYS), ("description", DESCRIPTION_KEYS))
+                if any(was.get(k) != item.get(k) for k in keys)]
+        out[name] = " and ".join(what) or "definition"
+    return out
+
+
+def change_note(kind: str, appeared: set[str], vanished: list[dict[str, Any]], ident: str,
+                changed: dict[str, str] | None = None) -> str:
     what = "tool list" if kind == "tools" else kind
     return f"{what} changed: " + ", ".join([f"+{n}" for n in sorted(appeared)]
-                                           + [f"-{i.get(ident)}" for i in vanished])
+                                           + [f"-{i.get(ident)}" for i in vanished]
+                                           + [f"~{n} ({c})" for n, c in sorted((changed or {}).items())])
 
 
 class Listings:
@@ -118,6 +143,11 @@ class Listings:
         self.lists = {k: Listing() for k in KINDS}
         for kind in KINDS:
             self._changed(kind)
+
+    def unmark(self) -> None:
+        """Forget the marks of the last change (the lists stay, to be compared with the next fetch)."""
+        for listing in self.lists.values():
+            listing.appeared, listing.vanished, listing.changed = set(), [], {}
 
     def _offered(self, capability: str) -> bool:
         caps = self._capabilities()
@@ -172,7 +202,8 @@ class Listings:
                                                              "resources/templates/list.")
             else:
                 self.lists[kind] = Listing(items=listing.items, loaded=True, error=exc.message,
-                                           appeared=listing.appeared, vanished=listing.vanished)
+                                           appeared=listing.appeared, vanished=listing.vanished,
+                                           changed=listing.changed)
             self._changed(kind)
             return
         if client is not self._client():
@@ -189,7 +220,8 @@ class Listings:
                 new.items.append({"name": name, REJECTED: why})
         if mark and listing.loaded:
             new.appeared, new.vanished = diff(listing, new.items, spec.ident)
-            if new.appeared or new.vanished:
-                self._note(change_note(kind, new.appeared, new.vanished, spec.ident))
+            new.changed = redefined(listing, new.items, spec.ident)
+            if new.appeared or new.vanished or new.changed:
+                self._note(change_note(kind, new.appeared, new.vanished, spec.ident, new.changed))
         self.lists[kind] = new
         self._changed(kind)

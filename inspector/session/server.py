@@ -14,6 +14,7 @@ import asyncio
 import enum
 import logging
 import shlex
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -80,6 +81,8 @@ class ServerSession:
         self.hello: ServerHello | None = None
         self.pid: int | None = None
         self.stderr_tail: list[str] = []
+        # what is being done to the server beyond its status ("restarting (3 files changed)"): said beside it
+        self.activity: str | None = None
         self.changed: Hook[[str]] = Hook("session")  # "status", a listing kind, "subscriptions", "health", "roots"
         self.resource_updated: Hook[[str]] = Hook("resource updated")  # its URI
         self.notified: Hook[[str, Any]] = Hook("notification")  # every notification: method, params
@@ -132,6 +135,15 @@ class ServerSession:
 
     def status_text(self) -> str:
         """One line a person reads at a glance."""
+        base = self._status_text()
+        if self.activity:
+            if self.status is Status.CONNECTING:
+                return self.activity + "…"
+            # a failure's reason is on the status card: the row says what happens next
+            return self.activity if self.status in (Status.ERROR, Status.EXITED) else f"{base} · {self.activity}"
+        return base
+
+    def _status_text(self) -> str:
         s = self.status
         if s is Status.CONNECTED and self.hello:
             return f"connected · {self.hello.protocol_version} ({self.hello.era.value})"
@@ -147,11 +159,11 @@ class ServerSession:
         return self.spec.url or shlex.join(self.spec.command)
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self) -> asyncio.Task[None]:
+    def start(self, *, keep_listings: bool = False) -> asyncio.Task[None]:
         """Connect in the background (cancelling a connect in flight)."""
         if self._task and not self._task.done():
             self._task.cancel()
-        self._task = asyncio.ensure_future(self.connect())
+        self._task = asyncio.ensure_future(self.connect(keep_listings=keep_listings))
         return self._task
 
     async def wait_settled(self, timeout: float | None = None) -> bool:
@@ -162,22 +174,27 @@ class ServerSession:
         except TimeoutError:
             return False
 
-    async def connect(self, opened: Opened | None = None) -> None:
+    async def connect(self, opened: Opened | None = None, *, keep_listings: bool = False) -> None:
         """One connect attempt, start to settled; a failure becomes the status (never raised)."""
         try:
-            await self.open(opened)
+            await self.open(opened, keep_listings=keep_listings)
         except E.SpyglassError:
             pass
 
-    async def open(self, opened: Opened | None = None) -> ServerHello:
-        """Connect (with `opened`: a transport already started); raises the failure after recording it."""
+    async def open(self, opened: Opened | None = None, *, keep_listings: bool = False) -> ServerHello:
+        """Connect (with `opened`: a transport already started); raises the failure after recording it.
+        With `keep_listings`, what was listed stays shown until it is listed again, and what changed in
+        between is marked (added, removed, redefined)."""
         if self.client is not None:
             old, self.client, self._subscription = self.client, None, None
             await self._close_client(old)
         self._settled.clear()
         self.hello, self.pid, self.reason, self.exit_code = None, None, None, None
         self.stderr_tail = []
-        self.listings.reset()
+        if keep_listings:
+            self.listings.unmark()
+        else:
+            self.listings.reset()
         self._set(Status.CONNECTING)
         self.log.note(f"connecting to {self.describe()}")
         try:
@@ -208,10 +225,10 @@ class ServerSession:
             raise E.ConnectError(f"{type(exc).__name__}: {exc}") from exc
         if self.client is not client:
             raise E.ConnectError("the connection was replaced while it was being made")
-        self._connected(client, hello)
+        self._connected(client, hello, mark=keep_listings)
         try:
             if self.options.load_lists:
-                await self.listings.load("tools")
+                await self.listings.load("tools", mark=keep_listings)
         finally:
             self._settled.set()
         return hello
@@ -231,7 +248,7 @@ class ServerSession:
         client.on_closed = lambda closed, c=client: self._on_closed(c, closed)
         return client
 
-    def _connected(self, client: Client, hello: ServerHello) -> None:
+    def _connected(self, client: Client, hello: ServerHello, *, mark: bool = False) -> None:
         self.hello = hello
         self.pid = client.transport.pid
         for warning in hello.warnings:
@@ -244,7 +261,7 @@ class ServerSession:
         for kind in ("subscriptions", "health"):
             self.changed.emit(kind)
         if self.options.load_lists:
-            self._spawn(self.listings.load_all(LIBRARY))
+            self._spawn(self.listings.load_all(LIBRARY, mark=mark))
         if self.modern and self.options.heartbeat_s:
             self.health.start_heartbeat(client, self.options.heartbeat_s)
         if self.modern and self.options.listen and lists_change(hello.capabilities):
@@ -280,10 +297,11 @@ class ServerSession:
 
     close = disconnect
 
-    async def restart(self) -> None:
+    async def restart(self, *, keep_listings: bool = False) -> None:
+        """Disconnect and connect again; with `keep_listings`, what changed in between is marked."""
         await self.disconnect()
         try:
-            await self.start()
+            await self.start(keep_listings=keep_listings)
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
@@ -313,6 +331,18 @@ class ServerSession:
     def _set(self, status: Status) -> None:
         self.status = status
         self.changed.emit("status")
+
+    def set_activity(self, text: str | None) -> None:
+        """Say what is being done to the server beside its status (None: nothing)."""
+        if text != self.activity:
+            self.activity = text
+            self.changed.emit("status")
+
+    def mark(self, text: str, **meta: Any) -> None:
+        """A marker in the traffic ("restarted: server.py changed") with `meta` for whoever reads it."""
+        now = time.monotonic()
+        self._record(Frame("err", f"── {text} ──".encode(), now, time.time(),
+                           meta={"marker": meta.pop("marker", "note"), **meta}))
 
     # ------------------------------------------------------------------ listings and roots
     def _listing_changed(self, kind: str) -> None:

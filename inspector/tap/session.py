@@ -53,16 +53,16 @@ class TappedSession(ServerSession):
         self.log.note("tapped: the host talks to this server; Spyglass watches (read-only)")
 
     # ------------------------------------------------------------------ what the window may ask of it
-    def start(self) -> asyncio.Task[None]:
+    def start(self, *, keep_listings: bool = False) -> asyncio.Task[None]:
         """Nothing to connect: the host has the connection. A finished task, so callers need no case."""
         async def nothing() -> None:
             return None
         return asyncio.ensure_future(nothing())
 
-    async def connect(self, opened: Any = None) -> None:
+    async def connect(self, opened: Any = None, *, keep_listings: bool = False) -> None:
         return None  # the host has the connection
 
-    async def restart(self) -> None:
+    async def restart(self, *, keep_listings: bool = False) -> None:
         self.log.note("a tapped server is started by its host: restart it there", level="warning")
 
     async def disconnect(self) -> None:

@@ -98,7 +98,7 @@ async def test_list_changed_marks_new_and_removed_tools(open_window, mode):
         await until(lambda: "bonus" in rows(tool_list), 10, "the bonus tool to appear")
         assert row_of(tool_list, "bonus").data(CHANGE_ROLE) == "new"
         assert row_of(tool_list, "echo").data(CHANGE_ROLE) is None
-        assert "1 new" in window.tool_panel.count.text()
+        assert "1 new" in window.tool_panel.changes.text() and window.tool_panel.changes.isVisible()
         tool_list.setCurrentIndex(row_of(tool_list, "bonus"))
         tool_list.scrollTo(row_of(tool_list, "bonus"))
         await shot(window, f"demo-list-changed-{mode}-light")

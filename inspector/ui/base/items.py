@@ -106,7 +106,7 @@ class ItemDelegate(QStyledItemDelegate):
         chips = [(b, b) for b in index.data(BADGES_ROLE) or []]
         chips = [(f, "warning") for f in index.data(FLAGS_ROLE) or []] + chips
         if change:
-            chips.insert(0, (change, change))
+            chips.insert(0, ("changed", "changed") if change.endswith(" changed") else (change, change))
         right = r.right()
         painter.setFont(small)
         min_title = 90

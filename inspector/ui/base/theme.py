@@ -111,6 +111,7 @@ _COLOURS = {
     "warning": ("#bc4c00", "#f0883e"),
     "new": ("#1a7f37", "#3fb950"),
     "removed": ("#6e7781", "#8b949e"),
+    "changed": ("#0969da", "#58a6ff"),  # a definition that changed (after a restart, or list_changed)
     "banner": ("#fff1e5", "#3d2212"),
     "banner-border": ("#bc4c00", "#f0883e"),
     "info-banner": ("#ddf4ff", "#0c2d48"),

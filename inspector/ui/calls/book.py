@@ -53,6 +53,15 @@ class WindowCalls(QObject):
              anyway: bool = False, as_task: bool | None = None) -> CallRecord:
         return conn.session.calls.call(tool, arguments, tool_def, anyway=anyway, as_task=as_task)
 
+    def pin(self, rec: CallRecord, on: bool) -> None:
+        """Pin a call (to run again after each restart of a watched server), or unpin it."""
+        conn = self._connections.get(rec.server_id)
+        if conn is not None:
+            conn.session.calls.pin(rec, on)
+        else:
+            rec.pinned = on
+            self.updated.emit(rec)
+
     def cancel(self, rec: CallRecord) -> None:
         conn = self._connections.get(rec.server_id)
         if conn is not None:

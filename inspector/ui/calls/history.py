@@ -1,9 +1,11 @@
 """`callHistory`: the calls made to one server (newest first): tool, outcome, duration, arguments.
 
 Selecting one shows it in the result view; "Re-run" (`rerunButton`) calls it again with the same
-arguments; "Save to collection…" (`historySaveButton`) keeps it as a step of a collection file; "Copy
-as" (`copyAsButton`) puts it on the clipboard as a `spyglass --cli` command, the JSON-RPC request, or a
-`curl` command (HTTP servers), secrets masked.
+arguments; "Pin" (`historyPinButton`) marks it to run again after each restart of a watched server
+(when its watch re-runs pinned calls; a pinned call is never dropped from the history); "Save to
+collection…" (`historySaveButton`) keeps it as a step of a collection file; "Copy as" (`copyAsButton`)
+puts it on the clipboard as a `spyglass --cli` command, the JSON-RPC request, or a `curl` command
+(HTTP servers), secrets masked.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ class CallHistory(QWidget):
     recordSelected = Signal(object)  # CallRecord
     rerunRequested = Signal(object)  # CallRecord
     saveRequested = Signal(object)  # CallRecord: *Save to collection…*
+    pinRequested = Signal(object, bool)  # CallRecord, pinned
 
     def __init__(self, connection: Callable[[], Any], parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -82,6 +85,12 @@ class CallHistory(QWidget):
         self.save.setObjectName("historySaveButton")
         self.save.setToolTip("Keep this call as a step of a collection file, with what came back as its expectation")
         self.save.clicked.connect(lambda: self.selected() and self.saveRequested.emit(self.selected()))
+        self.pin = QPushButton("Pin", self)
+        self.pin.setObjectName("historyPinButton")
+        self.pin.setCheckable(True)
+        self.pin.setToolTip("Run this call again after each restart of a watched server (Server → Watch for "
+                            "changes…, re-run: pinned calls), its answer shown beside this one")
+        self.pin.clicked.connect(lambda on: self.selected() and self.pinRequested.emit(self.selected(), on))
         self.copy = QToolButton(self)
         self.copy.setObjectName("copyAsButton")
         self.copy.setText("Copy as")
@@ -101,6 +110,7 @@ class CallHistory(QWidget):
         row = QHBoxLayout()
         row.addWidget(self.rerun)
         row.addWidget(self.save)
+        row.addWidget(self.pin)
         row.addWidget(self.copy)
         row.addWidget(self.note, 1)
         lay = QVBoxLayout(self)
@@ -138,13 +148,14 @@ class CallHistory(QWidget):
         except (TypeError, ValueError):
             args = repr(rec.arguments)
         item.setText(0, time.strftime("%H:%M:%S", time.localtime(rec.wall)))
-        item.setText(1, visible(rec.tool, 80))
+        item.setText(1, ("📌 " if rec.pinned else "") + visible(rec.tool, 80)
+                     + (" (again)" if rec.again_of is not None else ""))
         item.setText(2, rec.outcome)
         item.setText(3, f"{rec.elapsed:.2f} s")
         item.setText(4, visible(args, 200))
         item.setForeground(2, theme.colour(_COLOUR.get(rec.outcome, "muted")))
         if item is self.tree.currentItem():
-            self._update_buttons()  # a call that ended can be saved now
+            self._update_buttons()  # a call that ended can be saved now, or was pinned
 
     def selected(self) -> CallRecord | None:
         item = self.tree.currentItem()
@@ -160,6 +171,8 @@ class CallHistory(QWidget):
         conn = self.connection()
         self.rerun.setEnabled(rec is not None)
         self.save.setEnabled(rec is not None and not rec.running)
+        self.pin.setEnabled(rec is not None)
+        self.pin.setChecked(rec is not None and rec.pinned)
         self.copy.setEnabled(rec is not None)
         self.copy_actions["curl"].setEnabled(bool(conn is not None and getattr(conn.spec, "url", None)))
 

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...forms.memory import ArgumentMemory
+from ...forms.validation import still_accepted
 from ...protocol.tasks import TASKS_VERSION, task_support
 from ...protocol.tasks import describe as describe_task
 from ...session import CallRecord
@@ -71,6 +72,7 @@ class ToolCallPanel(QWidget):
         self._server_id: str | None = None
         self._anyway = False
         self._drafts: dict[tuple[str, str], Any] = {}
+        self.dropped_arguments: list[str] = []  # what the last form left out of its draft (a changed schema)
         self.shown_record: CallRecord | None = None
         self._confirming = False
         self._task_box_tool: Any = None
@@ -190,6 +192,7 @@ class ToolCallPanel(QWidget):
         self.history.recordSelected.connect(self._history_selected)
         self.history.rerunRequested.connect(self.rerun)
         self.history.saveRequested.connect(self.saveRequested.emit)
+        self.history.pinRequested.connect(self.calls.pin)
         self.result_tabs.addTab(self.result_view, "Result")
         self.result_tabs.addTab(self.history, "History")
         self.body.addWidget(top)
@@ -211,8 +214,12 @@ class ToolCallPanel(QWidget):
     def show_tool(self, tool: dict[str, Any] | None, change: str | None = None) -> None:
         conn = self.connection()
         sid = conn.server_id if conn is not None else None
-        same = tool is not None and self.tool is not None and tool.get("name") == self.tool.get("name") \
+        same_tool = tool is not None and self.tool is not None and tool.get("name") == self.tool.get("name") \
             and sid == self._server_id and self.form is not None
+        # listed again (a restart, list_changed) with another schema: a new form, the values it still takes
+        reshaped = same_tool and tool is not None and self.tool is not None \
+            and tool.get("inputSchema") != self.tool.get("inputSchema")
+        same = same_tool and not reshaped
         if not same:
             self._save_draft()
         self.tool, self.change = tool, change
@@ -229,6 +236,12 @@ class ToolCallPanel(QWidget):
         self._header(tool, change)
         if not same:
             self._build_form(tool, conn)
+            if self.dropped_arguments:
+                names = ", ".join(n or "the value" for n in self.dropped_arguments)
+                text = self.flags.text()
+                self.flags.setText((text + "; " if text else "⚠ ") + f"cleared {visible(names, 200)}: "
+                                   "no longer fits the tool's schema")
+                self.flags.show()
             rec = self.calls.last(sid, tool.get("name")) if sid else None
             if rec is not None:
                 self.show_record(rec)
@@ -262,6 +275,8 @@ class ToolCallPanel(QWidget):
             problems.insert(0, "removed: the server no longer lists this tool")
         elif change == "new":
             problems.insert(0, "new: appeared when the server said its tool list changed")
+        elif change:
+            problems.insert(0, f"{change} since the server was last listed")
         self.flags.setText("⚠ " + "; ".join(problems) if problems else "")
         self.flags.setVisible(bool(problems))
         self.flags.setStyleSheet(f"color: {theme.colour('warning').name()};")
@@ -334,7 +349,9 @@ class ToolCallPanel(QWidget):
         value = self._drafts.get(key)
         if value is None and self.memory is not None and conn is not None:
             value = self.memory.recall(self._memory_server(conn), key[1])
+        self.dropped_arguments = []
         if value is not None:
+            value, self.dropped_arguments = still_accepted(schema, value)
             try:
                 self.form.set_value(value)
             except Exception:
@@ -491,6 +508,8 @@ class ToolCallPanel(QWidget):
             self._ticker.start()
 
     def _call_updated(self, rec: CallRecord) -> None:
+        if rec.server_id == self._server_id:
+            self.history.refresh(rec)  # pinned, or a task's state
         if rec is self.shown_record:
             if (rec.rounds and len(rec.rounds) != self._rounds_shown) or len(rec.task_trail) != self._trail_shown:
                 self.show_record(rec)

@@ -42,9 +42,10 @@ from ..base.text import plain_tooltip, visible
 class ToolModel(QStandardItemModel):
     def set_tools(self, tools: Iterable[Any], appeared: set[str] = frozenset(),
                   vanished: Iterable[dict[str, Any]] = (), findings: dict[str, list[str]] | None = None,
-                  cost: Cost | None = None) -> None:
+                  cost: Cost | None = None, changed: dict[str, str] | None = None) -> None:
         """`findings`: tool name -> what the live check says of it (marked like the tool's own flags);
-        `cost`: what the list costs a model, for each tool's share in its tooltip."""
+        `cost`: what the list costs a model, for each tool's share in its tooltip; `changed`: tool name ->
+        what of its definition changed ("schema", "description"...), marked "schema changed"."""
         tools = list(tools)
         names = [t.get("name") for t in tools if isinstance(t, dict)]
         duplicates = {n for n, c in collections.Counter(names).items() if c > 1 and isinstance(n, str)}
@@ -52,9 +53,11 @@ class ToolModel(QStandardItemModel):
         self._findings = findings or {}
         self._cost = cost
         self._tools: list[Any] = []
+        changed = changed or {}
         for tool in tools:
-            self.appendRow(self._item(tool, duplicates, "new" if isinstance(tool, dict)
-                                      and tool.get("name") in appeared else None))
+            name = tool.get("name") if isinstance(tool, dict) else None
+            mark = "new" if name in appeared else f"{changed[name]} changed" if name in changed else None
+            self.appendRow(self._item(tool, duplicates, mark))
         for tool in vanished:
             self.appendRow(self._item(tool, set(), "removed"))
 
@@ -107,6 +110,8 @@ class ToolModel(QStandardItemModel):
             tip.append("New: appeared after the server said its tool list changed.")
         elif change == "removed":
             tip.append("Removed: no longer offered by the server.")
+        elif change:
+            tip.append(f"{change.capitalize()} since the server was last listed.")
         if icon_note:
             tip.append(icon_note)
         tip += ["", hints_tooltip(t)]
@@ -141,6 +146,12 @@ class ToolListPanel(QWidget):
         self.count = QLabel(self)
         self.count.setObjectName("toolCount")
         self.count.setTextFormat(Qt.PlainText)
+        self.changes = QLabel(self)  # what the last listing changed, under the search box: it needs the room
+        self.changes.setObjectName("toolChanges")
+        self.changes.setTextFormat(Qt.PlainText)
+        self.changes.setWordWrap(True)
+        self.changes.setStyleSheet(f"color: {theme.colour('muted').name()};")
+        self.changes.hide()
         self.message = QLabel(self)
         self.message.setObjectName("toolListMessage")
         self.message.setTextFormat(Qt.PlainText)
@@ -163,6 +174,7 @@ class ToolListPanel(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(4)
         lay.addLayout(top)
+        lay.addWidget(self.changes)
         lay.addWidget(self.message)
         lay.addWidget(self.view, 1)
 
@@ -197,23 +209,30 @@ class ToolListPanel(QWidget):
         elif status is Status.CONNECTED and not listing.items:
             message = listing.note or "This server lists no tools."
         elif status is not Status.CONNECTED:
-            message = f"Showing the tools as last listed: the server is {status.value}."
+            now = {Status.ERROR: "could not be reached", Status.EXITED: "has exited"}.get(status,
+                                                                                        f"is {status.value}")
+            message = f"Showing the tools as last listed: the server {now}."
         self.set_tools(listing.items, appeared=listing.appeared, vanished=listing.vanished, message=message,
                        error=bool(listing.error) or status in (Status.ERROR, Status.EXITED), findings=findings,
-                       cost=cost)
+                       cost=cost, changed=listing.changed)
 
     def set_tools(self, tools: list[Any], *, appeared: set[str] = frozenset(),
                   vanished: list[dict[str, Any]] = (), message: str | None = None, error: bool = False,
-                  findings: dict[str, list[str]] | None = None, cost: Cost | None = None) -> None:
+                  findings: dict[str, list[str]] | None = None, cost: Cost | None = None,
+                  changed: dict[str, str] | None = None) -> None:
         keep = self.selected_name()
-        self.model.set_tools(tools, appeared, vanished, findings, cost)
+        self.model.set_tools(tools, appeared, vanished, findings, cost, changed)
         total = len(tools)
         extra = []
         if appeared:
             extra.append(f"{len(appeared)} new")
         if vanished:
             extra.append(f"{len(vanished)} removed")
-        self.count.setText(f"{total} tool{'s' if total != 1 else ''}" + (f" ({', '.join(extra)})" if extra else ""))
+        if changed:
+            extra.append(f"{len(changed)} changed")
+        self.count.setText(f"{total} tool{'s' if total != 1 else ''}")
+        self.changes.setText(f"Since the last listing: {', '.join(extra)}" if extra else "")
+        self.changes.setVisible(bool(extra))
         self.message.setText(message or "")
         self.message.setVisible(bool(message))
         self.message.setStyleSheet(f"color: {theme.colour('error').name()};" if error else "")

@@ -118,7 +118,8 @@ class CatalogModel(QStandardItemModel):
         self.items: list[dict[str, Any]] = []
 
     def set_items(self, items: Iterable[Any], appeared: set[str] = frozenset(), vanished: Iterable[dict] = (),
-                  updated: set[str] = frozenset(), subscribed: set[str] = frozenset()) -> None:
+                  updated: set[str] = frozenset(), subscribed: set[str] = frozenset(),
+                  changed: dict[str, str] | None = None) -> None:
         items = [i for i in items if isinstance(i, dict)]
         keys = [i.get(self.ident) for i in items]
         duplicates = {k for k, c in collections.Counter(keys).items() if c > 1 and isinstance(k, str)}
@@ -126,7 +127,8 @@ class CatalogModel(QStandardItemModel):
         self.items = []
         for item in items:
             key = item.get(self.ident)
-            change = "new" if key in appeared else "updated" if key in updated else None
+            change = ("new" if key in appeared else "updated" if key in updated
+                      else f"{(changed or {})[key]} changed" if key in (changed or {}) else None)
             row = self._row(item, change, ["duplicate " + self.ident] if key in duplicates else [])
             if key in subscribed:
                 row.setData(["subscribed", *row.data(BADGES_ROLE)], BADGES_ROLE)
@@ -166,6 +168,8 @@ class CatalogModel(QStandardItemModel):
             lines.append("Removed: no longer offered by the server.")
         elif change == "updated":
             lines.append("Updated: the server said this resource changed (notifications/resources/updated).")
+        elif change:
+            lines.append(f"{change.capitalize()} since the server was last listed.")
         if icon_note:
             lines.append(icon_note)
         row.setData(plain_tooltip("\n".join(x for x in lines if x)), Qt.ToolTipRole)

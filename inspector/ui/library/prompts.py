@@ -162,7 +162,7 @@ class PromptsPane(QWidget):
         lst = conn.session.listings["prompts"]
         self.view.selectionModel().blockSignals(True)  # a reset must not change the shown prompt
         try:
-            self.model.set_items(lst.items, lst.appeared, lst.vanished)
+            self.model.set_items(lst.items, lst.appeared, lst.vanished, changed=lst.changed)
         finally:
             self.view.selectionModel().blockSignals(False)
         if keep:
@@ -174,7 +174,8 @@ class PromptsPane(QWidget):
                     self.view.selectionModel().blockSignals(False)
                     break
         marks = ([f"{len(lst.appeared)} new"] if lst.appeared else []) + \
-            ([f"{len(lst.vanished)} removed"] if lst.vanished else [])
+            ([f"{len(lst.vanished)} removed"] if lst.vanished else []) + \
+            ([f"{len(lst.changed)} changed"] if lst.changed else [])
         n = len(lst.items)
         self.count.setText(f"{n} prompt{'s' if n != 1 else ''}" + (f" ({', '.join(marks)})" if marks else ""))
         self.cache.setText(visible(lst.cache_note("prompts/list"), 300))

@@ -216,8 +216,9 @@ class ResourcesPane(QWidget):
         for view in (self.resource_view, self.template_view):  # a reset must not change the shown item
             view.selectionModel().blockSignals(True)
         try:
-            self.res_model.set_items(res.items, res.appeared, res.vanished, updated, set(library.subscribed))
-            self.tpl_model.set_items(tpl.items, tpl.appeared, tpl.vanished)
+            self.res_model.set_items(res.items, res.appeared, res.vanished, updated, set(library.subscribed),
+                                     changed=res.changed)
+            self.tpl_model.set_items(tpl.items, tpl.appeared, tpl.vanished, changed=tpl.changed)
         finally:
             for view in (self.resource_view, self.template_view):
                 view.selectionModel().blockSignals(False)
@@ -231,6 +232,8 @@ class ResourcesPane(QWidget):
                 marks.append(f"{len(lst.appeared)} new")
             if lst.vanished:
                 marks.append(f"{len(lst.vanished)} removed")
+            if lst.changed:
+                marks.append(f"{len(lst.changed)} changed")
         self.count.setText(", ".join(parts) + (f" ({', '.join(marks)})" if marks else ""))
         self.cache.setText("\n".join(visible(t, 300) for t in (res.cache_note("resources/list"),
                                                             tpl.cache_note("resources/templates/list")) if t))

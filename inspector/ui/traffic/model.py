@@ -55,6 +55,7 @@ MALFORMED_BRUSH = QBrush(QColor(220, 38, 38, 90))
 ERROR_BRUSH = QBrush(QColor(234, 120, 12, 80))
 PAIR_BRUSH = QBrush(QColor(37, 99, 235, 110))
 DIM_BRUSH = QBrush(QColor(128, 128, 128))
+MARKER_BRUSH = QBrush(QColor(130, 80, 223, 70))  # a restart and the like (Frame.meta "marker"), a line across
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 _FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
@@ -279,9 +280,12 @@ class TrafficModel(QAbstractTableModel):
                 return MALFORMED_BRUSH
             if kind == K_ERROR:  # a JSON-RPC error response
                 return ERROR_BRUSH
+            if kind == K_STDERR and self._marker(n):
+                return MARKER_BRUSH
             return None
         if role == _FOREGROUND:
-            return DIM_BRUSH if store.kind_code(n) >= K_STDERR else None  # stderr, http
+            kind = store.kind_code(n)
+            return DIM_BRUSH if kind >= K_STDERR and not (kind == K_STDERR and self._marker(n)) else None
         if role == _DECORATION:
             severity = store.flags.get(n) if col == COL_EXPERT else None
             return severity_icon(severity) if severity is not None else None
@@ -305,6 +309,10 @@ class TrafficModel(QAbstractTableModel):
             if col in (COL_SUMMARY, COL_METHOD):
                 return store.summary(n)
         return None
+
+    def _marker(self, n: int) -> bool:
+        meta = self.store.meta(n)
+        return bool(meta and meta.get("marker"))
 
     def _text(self, store: TrafficStore, n: int, row: int, col: int) -> str:
         if col == COL_N:

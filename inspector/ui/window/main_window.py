@@ -64,6 +64,7 @@ from . import layout, menus, pages
 from .check_link import CheckLink, tool_findings
 from .collections_link import CollectionsLink
 from .command_palette import CommandPalette
+from .devloop_link import DevLoopLink
 from .files import DropImporter, ServerFiles
 from .preferences import Preferences
 from .tap_link import TapLink
@@ -114,6 +115,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         self.sessions = WindowSessions(self)  # File → Open, Recent, Import, Export session; Compare with…
         self.collections = CollectionsLink(self)  # the Collections tab, File → Open collection…, Save to collection…
         self.taps = TapLink(self)  # tapped conversations as read-only servers (listening: app.py starts it)
+        self.devloop = DevLoopLink(self)  # Server → Restart on save, Watch settings…; the Re-run dock
         self.status_label = QLabel(self)
         self.status_label.setObjectName("statusSummary")
         self.statusBar().addPermanentWidget(self.status_label)
@@ -390,6 +392,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         return self._spawn(self._dispose(conn), f"removing {conn.name}")
 
     async def _dispose(self, conn: Connection) -> None:
+        await self.devloop.forget(conn)
         await conn.session.disconnect()
         self.calls.detach(conn)
         self.traffic.forget(conn.live)
@@ -446,9 +449,11 @@ class MainWindow(WindowDialogs, QMainWindow):
             self.select_connection(added[0])
 
     def _add_saved(self, entry: Any) -> Connection:
-        """A server of the catalog in the sidebar, not connected."""
-        return self.add_server(entry.spec, mode=entry.mode, timeout=entry.timeout, connect=False, select=False,
+        """A server of the catalog in the sidebar, not connected (watched again if it was)."""
+        conn = self.add_server(entry.spec, mode=entry.mode, timeout=entry.timeout, connect=False, select=False,
                                catalog_id=entry.id)
+        self.devloop.restore(conn)
+        return conn
 
     def restore_servers(self, *, skip: set[str] = frozenset()) -> list[Connection]:
         """Put the catalog's servers back in the sidebar, not connected."""
@@ -628,6 +633,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         except Exception:
             log.exception("saving settings")
         await self.taps.close()
+        await self.devloop.close()
         conns = list(self.servers.connections)
         await asyncio.gather(*(c.session.disconnect() for c in conns), return_exceptions=True)
         pending = [t for t in self._tasks if not t.done()]
