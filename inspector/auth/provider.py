@@ -51,6 +51,10 @@ class OAuthProvider:
     def settings(self) -> AuthSettings:
         return self.flow.settings
 
+    def has_token(self) -> bool:
+        """Whether an access token is at hand (requests then carry its Authorization header)."""
+        return self.flow.tokens is not None
+
     # ------------------------------------------------------------------ AuthProvider
     async def request_headers(self, method: str, url: str) -> dict[str, str]:
         flow = self.flow

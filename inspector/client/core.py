@@ -29,6 +29,7 @@ from ..protocol.session import ClientSession, State
 from ..protocol.versions import MODERN_VERSION, Era
 from ..traffic.frame import Frame
 from ..transport.base import Closed, Transport
+from .handmade import BLIND_WINDOW, META_ANSWER, META_SENT, Handmade, HandmadeBook
 from .task_store import ClientTaskStore
 
 log = logging.getLogger("spyglass.client")
@@ -133,6 +134,7 @@ class ClientCore:
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL)
         self.malformed_count = 0
         self._calls: dict[rpc.RequestId, _Call] = {}
+        self.handmade = HandmadeBook()  # the raw composer's frames on this connection
         self._task_owners: dict[str, tuple[rpc.RequestId | None, Any]] = {}  # task id -> (its call, owner)
         self._handshake: asyncio.Future[ServerHello] | None = None
         self._probe_window = probe_timeout
@@ -238,6 +240,7 @@ class ClientCore:
 
     async def close(self) -> None:
         self.task_store.close()
+        self.handmade.close("the connection was closed")
         for call in list(self._calls.values()):
             if not call.future.done():
                 call.future.set_exception(E.TransportClosed("the connection was closed"))
@@ -278,6 +281,33 @@ class ClientCore:
             if not call.future.done() or call.future.cancelled():
                 # The awaiting task was cancelled: tell the server.
                 self._cancel_on_wire(rid, "cancelled by the user")
+
+    async def send_handmade(self, data: bytes, headers: Mapping[str, str] | None = None, *,
+                            timeout: float | None | EllipsisType = ...) -> Handmade:
+        """Write a hand-made frame exactly as given (see client/handmade.py); returns it at once, its answers
+        joining it as they come. Raises UsageError when it is refused, and what the transport raises."""
+        self._check_open()
+        handmade = self.handmade.open(data, self.session, self.transport.max_message)
+        try:
+            sent = await self.transport.send_raw(data, headers=headers, meta={META_SENT: handmade.number})
+        except E.TransportClosed:
+            handmade.give_up("it could not be written: the connection is closed")
+            raise self._closed_error() if self.closed else E.TransportClosed("the server is not reading") from None
+        self.handmade.written(handmade, sent.stream, sent.data)
+        if sent.ended is not None:
+            sent.ended.add_done_callback(
+                lambda t: None if t.cancelled() else self.handmade.post_ended(handmade, self.session, *t.result()))
+        wait = self.timeout if timeout is ... else timeout
+        loop = asyncio.get_running_loop()
+        if handmade.ids and wait is not None:
+            loop.call_later(wait, lambda: handmade.give_up(f"no answer within {wait:g} s", timed_out=True))
+        elif handmade.unreadable and sent.stream is None:
+            loop.call_later(BLIND_WINDOW, handmade.give_up, f"no answer within {BLIND_WINDOW:g} s")
+        return handmade
+
+    def reserve_id(self) -> int:
+        """An id for a hand-made request that this session will never use for its own."""
+        return self.session.reserve_id()
 
     def new_token(self) -> str:
         return f"spyglass-{next(self._tokens)}"
@@ -357,18 +387,33 @@ class ClientCore:
 
     def _on_frame(self, raw: Any, mono: float, meta: dict[str, Any] | None = None) -> None:
         msg = rpc.parse(raw)
-        events = self.session.receive_parsed(msg, raw, stream_of=meta.get("request") if meta else None)
         data = raw if isinstance(raw, bytes) else raw.head
-        malformed = None
+        if self.handmade.active and (owner := self.handmade.null_error_owner(msg, meta)) is not None:
+            # the server could not read a hand-made frame and said so: its answer, nothing of the session's
+            frame = Frame("in", data, mono, self._wall0 + mono, None, msg, {**(meta or {}), META_ANSWER: owner.number})
+            self._record(frame)
+            owner.answer(frame, final=True)
+            return
+        events = self.session.receive_parsed(msg, raw, stream_of=meta.get("request") if meta else None)
+        malformed = owner = None
+        answered: tuple[rpc.RequestId, ...] = ()
         for event in events:
-            if type(event) is ev.MalformedFrame:
+            if type(event) is ev.MalformedFrame and malformed is None:
                 malformed = event.reason
-                break
+            elif type(event) is ev.HandmadeAnswer:
+                owner, answered = self.handmade.claim(event.request_id), (event.request_id,)
         if malformed:
             self.malformed_count += 1
             if meta and meta.get("eof"):
                 malformed = f"the stream ended in the middle of this message ({malformed})"
-        self._record(Frame("in", data, mono, self._wall0 + mono, malformed, msg, meta))
+            if self.handmade.active and owner is None:
+                owner, answered = self.handmade.batch_owner(msg)
+        if owner is not None:
+            meta = {**(meta or {}), META_ANSWER: owner.number}
+        frame = Frame("in", data, mono, self._wall0 + mono, malformed, msg, meta)
+        self._record(frame)
+        if owner is not None:
+            owner.answer(frame, answered)
         self._handle_events(events)
 
     def _on_exchange(self, record: dict[str, Any], mono: float) -> None:
@@ -410,6 +455,7 @@ class ClientCore:
     def _on_close(self, closed: Closed) -> None:
         self.closed = closed
         self._closed_event.set()
+        self.handmade.close(closed.reason)
         error = self._closed_error()
         if self._handshake and not self._handshake.done():
             self._handshake.set_exception(error)

@@ -13,6 +13,7 @@ _EXPORTS = {
     "events": ("events", None),
     "ErrorReceived": ("events", "ErrorReceived"),
     "Event": ("events", "Event"),
+    "HandmadeAnswer": ("events", "HandmadeAnswer"),
     "HandshakeComplete": ("events", "HandshakeComplete"),
     "HandshakeFailed": ("events", "HandshakeFailed"),
     "InputRequired": ("events", "InputRequired"),

@@ -123,3 +123,10 @@ class LateResponse(Event):
 
     id: RequestId
     method: str
+
+
+@dataclass(frozen=True)
+class HandmadeAnswer(Event):
+    """An answer to a hand-made request (the raw composer's): it is the composer's, not the session's."""
+
+    request_id: RequestId

@@ -97,6 +97,8 @@ class ClientSession:
         self._discover_retried = False
         # MRTR: logical id -> (the request as first sent, rounds so far, requestState)
         self._awaiting_input: dict[rpc.RequestId, tuple[_Pending, int, str | None]] = {}
+        # ids of hand-made requests (the raw composer) whose answer may still come: never ours to settle
+        self._handmade: OrderedDict[rpc.RequestId, None] = OrderedDict()
 
     # ------------------------------------------------------------------ handshake
     def start(self) -> list[ev.Event]:
@@ -263,8 +265,7 @@ class ClientSession:
         logical_id: rpc.RequestId | None = None,
         rounds: int = 0,
     ) -> ev.Send:
-        wire_id = self._next_id
-        self._next_id += 1
+        wire_id = self.reserve_id()
         logical = wire_id if logical_id is None else logical_id
         params = dict(params) if params else {}
         meta = dict(params.get("_meta") or {})
@@ -272,13 +273,7 @@ class ClientSession:
             meta["progressToken"] = progress_token
             self._by_token[progress_token] = logical
         if modern:
-            meta[META_PROTOCOL_VERSION] = MODERN_VERSION
-            meta[META_CLIENT_CAPABILITIES] = {
-                k: copy.deepcopy(v) for k, v in self.capabilities.items() if k != "tasks"
-            }  # (2026-07-28 has no tasks)
-            meta[META_CLIENT_INFO] = self.client_info
-            if self.log_level:
-                meta[META_LOG_LEVEL] = self.log_level
+            meta.update(self.request_meta())
         if self.traces is not None:
             self.traces.stamp(meta, logical, method, logical_id is None, params)
         if meta:
@@ -289,6 +284,42 @@ class ClientSession:
         self._pending[wire_id] = _Pending(method, sent_params, logical, progress_token, rounds, internal)
         self._by_logical[logical] = wire_id
         return ev.Send(rpc.serialize(rpc.Request(wire_id, method, sent_params)), method, logical)
+
+    def request_meta(self) -> dict[str, Any]:
+        """What every request of the modern era carries in its `_meta`: revision, capabilities, client info
+        and the log level asked for."""
+        meta: dict[str, Any] = {META_PROTOCOL_VERSION: MODERN_VERSION,
+                                META_CLIENT_CAPABILITIES: {k: copy.deepcopy(v) for k, v in self.capabilities.items()
+                                                           if k != "tasks"},  # (2026-07-28 has no tasks)
+                                META_CLIENT_INFO: self.client_info}
+        if self.log_level:
+            meta[META_LOG_LEVEL] = self.log_level
+        return meta
+
+    def reserve_id(self) -> int:
+        """A fresh id, never used by this session (a hand-made request may take it): ours skip it from now."""
+        while self._next_id in self._handmade:
+            self._next_id += 1
+        self._next_id += 1
+        return self._next_id - 1
+
+    def in_flight(self, wire_id: rpc.RequestId) -> str | None:
+        """The method of our request, or "a hand-made request", still waiting for an answer under this id."""
+        if wire_id in self._handmade:
+            return "a hand-made request"
+        pending = self._pending.get(wire_id)
+        return pending.method if pending is not None else None
+
+    def expect_handmade(self, wire_id: rpc.RequestId) -> None:
+        """A hand-made request went out with this id: its answer is reported as `HandmadeAnswer`, never settles
+        one of ours, and our ids skip it while it may come."""
+        self._handmade[wire_id] = None
+        while len(self._handmade) > _LATE_MEMORY:
+            self._handmade.popitem(last=False)
+
+    def release_handmade(self, wire_id: rpc.RequestId) -> None:
+        """No answer can come for this hand-made id any more (the HTTP POST that carried it is over)."""
+        self._handmade.pop(wire_id, None)
 
     def _notification(self, method: str, params: dict[str, Any] | None) -> ev.Send:
         return ev.Send(rpc.serialize(rpc.Notification(method, params)), method)
@@ -417,7 +448,10 @@ class ClientSession:
             rid = obj.get("id")
         elif msg.refused:  # too deep or too big to parse: the id may still lead the frame
             rid = _sniff_id(msg.raw)
-        if rid is not None:
+        if isinstance(rid, (int, str)) and not isinstance(rid, bool) and rid in self._handmade:
+            del self._handmade[rid]
+            out.append(ev.HandmadeAnswer(rid))
+        elif rid is not None:
             if isinstance(rid, (int, str)) and not isinstance(rid, bool) and rid in self._pending:
                 pending = self._pending.pop(rid)
                 self._drop_logical(pending)
@@ -444,6 +478,9 @@ class ClientSession:
             # An error with a null id: the server could not read something we sent.
             assert isinstance(msg, rpc.ErrorResponse)
             return [ev.MalformedFrame(raw, f"error response with a null id: {msg.error.code} {msg.error.message}")]
+        if rid in self._handmade:
+            del self._handmade[rid]
+            return [ev.HandmadeAnswer(rid)]
         pending = self._pending.pop(rid, None)
         if pending is None:
             return self._stray_answer(rid, raw)

@@ -3,13 +3,14 @@
 `ServerSession` (server.py) owns a server's connection and what is known of it: status and reasons,
 `Listings` (listing.py: tools, resources, templates, prompts), the `Library` in use (library.py:
 reading, subscriptions, prompts, completion), `Health` (health.py: ping, heartbeat, log level), the
-`ServerLog` (log.py), the `CallBook` of tool calls (calls.py) and the server's `Questions`
-(requests.py), answered by an `Answerer`. Changes are announced through `Hook`s (hooks.py), plain
-callbacks that the window's adapters turn into Qt signals.
+`ServerLog` (log.py), the `CallBook` of tool calls (calls.py), the server's `Questions`
+(requests.py), answered by an `Answerer`, and the `Composer` of hand-made frames (composer.py). Changes
+are announced through `Hook`s (hooks.py), plain callbacks that the window's adapters turn into Qt signals.
 """
 
 from ..transport.factory import TransportOptions, uses_oauth  # how a server is reached (the window sets it)
 from .calls import CANCELLED, FAILED, OK, REJECTED, RUNNING, TIMEOUT, TOOL_ERROR, CallBook, CallRecord, Round
+from .composer import Composer, Handmade
 from .health import HEARTBEAT_S, Health
 from .hooks import Hook
 from .library import Completion, Library, check_completion, path_to_root, root_to_path
@@ -20,7 +21,7 @@ from .requests import Answerer, Question, Questions
 from .server import ServerSession, SessionOptions, Status
 
 __all__ = ["CANCELLED", "FAILED", "HEARTBEAT_S", "KINDS", "LIBRARY", "OK", "REJECTED", "REJECTED_TOOL", "RUNNING",
-           "TIMEOUT", "TOOL_ERROR", "Answerer", "CallBook", "CallRecord", "Completion", "Health", "Hook", "Library",
-           "Listing", "Listings", "LogEntry", "Question", "Questions", "Round", "ServerLog", "ServerSession",
-           "SessionOptions", "Status", "TransportOptions", "check_completion", "path_to_root", "root_to_path",
-           "uses_oauth"]
+           "TIMEOUT", "TOOL_ERROR", "Answerer", "CallBook", "CallRecord", "Completion", "Composer", "Handmade",
+           "Health", "Hook", "Library", "Listing", "Listings", "LogEntry", "Question", "Questions", "Round",
+           "ServerLog", "ServerSession", "SessionOptions", "Status", "TransportOptions", "check_completion",
+           "path_to_root", "root_to_path", "uses_oauth"]

@@ -31,6 +31,7 @@ from ..traffic.frame import Frame
 from ..transport.base import Closed
 from ..transport.factory import Opened, TransportOptions, open_transport
 from .calls import CallBook
+from .composer import Composer
 from .health import HEARTBEAT_S, Health
 from .hooks import Hook
 from .library import Library, lists_change
@@ -93,6 +94,7 @@ class ServerSession:
         self.health = Health(self)
         self.calls = CallBook(self.server_id, lambda: self.client, lambda: self.name)
         self.questions = Questions(self)
+        self.composer = Composer(self)  # hand-made frames: the raw composer, Edit and resend
         self._subscription: Subscription | None = None
         self._task: asyncio.Task[None] | None = None
         self._settled = asyncio.Event()

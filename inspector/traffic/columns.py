@@ -31,6 +31,8 @@ DIR_CODE = {"out": D_OUT, "in": D_IN, "err": D_ERR, "http": D_HTTP}
 
 HEAD_MAX = 64 * 1024  # bytes of each frame kept in memory (and searched)
 BACKGROUND = "background"  # Frame.meta key of frames sent on the session's own behalf (its heartbeat)
+HANDMADE = "handmade"  # Frame.meta key of a hand-made frame (the raw composer's): its number on the connection
+HANDMADE_ANSWER = "answers_handmade"  # Frame.meta key of a frame answering one: the hand-made frame's number
 WIDE = 255  # the server code of rows whose server is numbered 255 or more (see `Columns.wide`)
 
 # A row's sparse columns not yet handed to the writer: (n, request id, malformed reason, meta as JSON).
@@ -41,7 +43,8 @@ class Columns:
     """The in-memory index of a traffic store, one array per column."""
 
     __slots__ = ("srv", "dir", "kind", "method", "mono", "wall", "size", "pair", "off", "buf", "ids", "reasons",
-                 "meta", "big", "servers", "server_code", "wide", "methods", "method_code", "sparse", "background")
+                 "meta", "big", "servers", "server_code", "wide", "methods", "method_code", "sparse", "background",
+                 "handmade")
 
     def __init__(self) -> None:
         self.srv = bytearray()  # server number, or WIDE
@@ -65,6 +68,7 @@ class Columns:
         self.method_code: dict[str, int] = {"": 0}
         self.sparse: list[Sparse] = []  # rows with sparse columns since the last batch
         self.background: set[int] = set()  # rows a session marked as background traffic (its heartbeat)
+        self.handmade: set[int] = set()  # hand-made frames and their answers (HANDMADE, HANDMADE_ANSWER)
 
     def server_of(self, n: int) -> int:
         """The server number of row n (the one-byte column cannot hold them all)."""

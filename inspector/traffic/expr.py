@@ -64,7 +64,8 @@ FIELDS: dict[str, Field] = {f.name: f for f in (
     Field("size", "size", ORDER_OPS, "bytes on the wire: B, kB, MB, GB, KiB, MiB, GiB"),
     Field("id", "id", EQUALITY_OPS, "JSON-RPC id: 7 or \"a\""),
 )}
-FLAGS = {"malformed": "frames that are not valid JSON-RPC", "expert": "frames with a finding"}
+FLAGS = {"malformed": "frames that are not valid JSON-RPC", "expert": "frames with a finding",
+         "handmade": "hand-made frames (the raw composer, Edit and resend) and their answers"}
 KEYWORDS = ("and", "or", "not", "contains", "matches")
 
 
@@ -94,7 +95,7 @@ class Compare:
 
 @dataclass(frozen=True, slots=True)
 class Flag:
-    name: str  # malformed | expert
+    name: str  # malformed | expert | handmade
 
 
 @dataclass(frozen=True, slots=True)

@@ -250,6 +250,15 @@ def known_tools(store: TrafficStore) -> list[str]:
     return index.names[1:]
 
 
+def _rows_mask(rows: set[int], lo: int, hi: int) -> Mask:
+    """Rows lo..hi that are in `rows` (a few: the hand-made frames)."""
+    mask = bytearray(hi - lo)
+    for n in rows:
+        if lo <= n < hi:
+            mask[n - lo] = 1
+    return mask
+
+
 def _raw_mask(c: Columns, lo: int, hi: int, needle: bytes, fold: bool) -> bytearray:
     """1 where the raw text of the row holds `needle` (`fold`: compared in ASCII lowercase)."""
     if not needle:
@@ -434,6 +443,8 @@ class _Program:
         if isinstance(node, Flag):
             if node.name == "malformed":
                 return self._column(c.kind, {K_MALFORMED})
+            if node.name == "handmade":
+                return lambda lo, hi: _rows_mask(c.handmade, lo, hi)
             return self._flags(lambda _severity: True)
         assert isinstance(node, Compare)
         field, op, value = node.field, node.op, node.value

@@ -62,6 +62,8 @@ from .columns import (
     D_OUT,
     DIR_CODE,
     DIRECTIONS,
+    HANDMADE,
+    HANDMADE_ANSWER,
     HEAD_MAX,
     K_ERROR,
     K_HTTP,
@@ -232,6 +234,8 @@ class TrafficStore:
             c.meta[n] = meta
             if meta.get(BACKGROUND):
                 c.background.add(n)
+            if HANDMADE in meta or HANDMADE_ANSWER in meta:
+                c.handmade.add(n)
         mcode = 0
         if method:
             mcode = c.method_code.get(method, -1)

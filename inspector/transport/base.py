@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable
+import asyncio
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from ..protocol.framing import DEFAULT_MAX_MESSAGE
 
 FrameCallback = Callable[..., None]
 """`on_frame(frame, mono, meta=None)`: a frame exactly as received (or an oversize
@@ -26,6 +29,16 @@ class Closed:
 CloseCallback = Callable[[Closed], None]
 
 
+@dataclass(frozen=True)
+class RawSent:
+    """A hand-made frame written (`send_raw`): the bytes that went out, the HTTP POST that carries it, and
+    (HTTP) a task that ends with the POST: (status, why no answer can come, or None)."""
+
+    data: bytes
+    stream: str | None = None
+    ended: asyncio.Future[tuple[int | None, str | None]] | None = None
+
+
 class Transport(abc.ABC):
     """Frames in, frames out. Callbacks are set by the client before `open()`."""
 
@@ -43,6 +56,9 @@ class Transport(abc.ABC):
 
     #: True when closing a request's stream is how it is cancelled (modern HTTP).
     cancels_by_closing = False
+    #: The largest message this transport takes (a hand-made frame over it is refused).
+    max_message: int = DEFAULT_MAX_MESSAGE
+
     @property
     def mirrors_tool_headers(self) -> bool:
         """Tools' `x-mcp-header` parameters are mirrored as HTTP headers (modern HTTP)."""
@@ -88,6 +104,17 @@ class Transport(abc.ABC):
 
     def set_tool_headers(self, tools: dict[str, Any]) -> None:  # noqa: B027 - by default no headers
         """Tool name → its `x-mcp-header` parameters (modern HTTP only)."""
+
+    def headers_for(self, data: bytes) -> dict[str, str] | None:
+        """The headers a hand-made frame would be sent with, secrets masked (a masked value stands for the
+        session's own when sent); None when the transport has no headers (stdio)."""
+        return None
+
+    async def send_raw(self, data: bytes, *, headers: Mapping[str, str] | None = None,
+                       meta: dict[str, Any] | None = None) -> RawSent:
+        """Write a hand-made frame as it is (stdio: on one line), with `headers` (HTTP; None: the session's);
+        `meta` joins what `on_sent` is told of it. Raises TransportClosed if gone."""
+        raise NotImplementedError
 
     def abort(self, wire_id: Any) -> bool:
         """Cancel one request by closing its stream; False if not applicable."""

@@ -33,8 +33,18 @@ from ..errors import ConnectError, HttpStatusError, InvalidResponse, SessionExpi
 from ..protocol.headers import HeaderParam, param_headers, standard_headers
 from ..protocol.versions import Era
 from ..secrets import mask_mapping
-from .base import Closed, Transport
-from .http_common import MAX_AUTH_ROUNDS, HttpSettings, auth_required, excerpt, failure_text, read_capped
+from .base import Closed, RawSent, Transport
+from .http_common import (
+    MAX_AUTH_ROUNDS,
+    MAX_BODY,
+    HttpSettings,
+    auth_required,
+    excerpt,
+    failure_text,
+    read_capped,
+    real_headers,
+    shown_headers,
+)
 
 log = logging.getLogger("spyglass.http")
 
@@ -44,6 +54,8 @@ PROTOCOL_HEADER_SINCE = "2025-06-18"
 
 
 class HttpTransport(Transport):
+    max_message = MAX_BODY
+
     def __init__(self, url: str, settings: HttpSettings | None = None) -> None:
         self.url = url
         self.settings = settings or HttpSettings()
@@ -52,7 +64,7 @@ class HttpTransport(Transport):
         self.version: str | None = None
         self._client: httpx.AsyncClient | None = None
         self._inflight: dict[Any, asyncio.Task[None]] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
         self._tool_headers: dict[str, list[HeaderParam]] = {}
         self._streams = itertools.count(1)
         self._closing = False
@@ -181,6 +193,59 @@ class HttpTransport(Transport):
         elif msg.get("method") == "initialize":
             headers.pop("MCP-Protocol-Version", None)
         return headers
+
+    # ------------------------------------------------------------------ hand-made frames
+    def headers_for(self, data: bytes) -> dict[str, str]:
+        try:
+            msg = json.loads(data)
+        except (ValueError, RecursionError):
+            msg = {}
+        return shown_headers(self._headers_for(msg), self.settings)
+
+    async def send_raw(self, data: bytes, *, headers: Mapping[str, str] | None = None,
+                       meta: dict[str, Any] | None = None) -> RawSent:
+        """POST a hand-made frame exactly as given, with `headers` as given (None: the session's). Its answer
+        is read like any other (a JSON body, an SSE stream); it is never retried, re-issued nor authorized."""
+        if self._client is None or self._closing:
+            raise TransportClosed("the HTTP connection is closed")
+        chosen = dict(headers) if headers is not None else self.headers_for(data)
+        stream = f"POST#{next(self._streams)}"
+        if self.on_sent is not None:
+            self.on_sent(data, time.monotonic(), {"stream": stream, **(meta or {})})
+        ended = asyncio.ensure_future(self._post_raw(data, chosen, stream, meta or {}))
+        self._tasks.add(ended)
+        ended.add_done_callback(self._tasks.discard)
+        return RawSent(data, stream, ended)
+
+    async def _post_raw(self, data: bytes, headers: dict[str, str], stream: str,
+                        meta: dict[str, Any]) -> tuple[int | None, str | None]:
+        assert self._client is not None
+        try:
+            sent = await real_headers(headers, self.settings, "POST", self.url)
+            async with self._client.stream("POST", self.url, content=data, headers=sent) as resp:
+                self._exchange("POST", sent, resp, stream, meta)
+                status = resp.status_code
+                ctype = resp.headers.get("content-type", "").split(";")[0].strip().lower()
+                if status < 400 and ctype == "text/event-stream":
+                    await self._read_sse(resp, None, stream)
+                    return status, None
+                body = await read_capped(resp)
+                if body.strip() and ("json" in ctype or body.lstrip()[:1] in (b"{", b"[")):
+                    self._frame(body, {"stream": stream, "status": status})
+                if status < 400:
+                    return status, None
+                return status, f"HTTP {status} {resp.reason_phrase}" + (f": {excerpt(body)}" if body.strip() else "")
+        except asyncio.CancelledError:
+            raise
+        except SpyglassError as exc:
+            return None, exc.message
+        except httpx.HTTPError as exc:
+            return None, f"the POST to {self.url} failed: {failure_text(exc)}"
+        except ValueError as exc:  # a header the user typed that HTTP cannot carry (not ASCII)
+            return None, f"not sent: a header cannot be sent as typed ({exc})"
+        except Exception as exc:  # a bug of ours must still end the frame's wait clearly
+            log.exception("POST of a hand-made frame failed")
+            return None, f"the POST to {self.url} failed: {type(exc).__name__}: {exc}"
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.ensure_future(coro)
@@ -405,13 +470,14 @@ class HttpTransport(Transport):
         if self.on_request_error is not None:
             self.on_request_error(wire_id, error)
 
-    def _exchange(self, method: str, headers: Mapping[str, str], resp: httpx.Response, stream: str) -> None:
+    def _exchange(self, method: str, headers: Mapping[str, str], resp: httpx.Response, stream: str,
+                  meta: dict[str, Any] | None = None) -> None:
         if self.on_exchange is None:
             return
         record = {"method": method, "url": str(resp.request.url) if resp.request else self.url,
                   "status": resp.status_code, "reason": resp.reason_phrase, "stream": stream,
                   "request_headers": mask_mapping(dict(headers)),
-                  "response_headers": mask_mapping(dict(resp.headers))}
+                  "response_headers": mask_mapping(dict(resp.headers)), **(meta or {})}
         try:
             self.on_exchange(record, time.monotonic())
         except Exception:

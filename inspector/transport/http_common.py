@@ -14,6 +14,7 @@ from typing import Protocol
 import httpx
 
 from ..errors import AuthRequired
+from ..secrets import MASK, mask_mapping
 
 MAX_BODY = 64 * 1024 * 1024
 EXCERPT = 300
@@ -121,3 +122,34 @@ def auth_required(resp: httpx.Response, url: str) -> AuthRequired:
     if challenge:
         message += f"; WWW-Authenticate: {challenge[:300]}"
     return AuthRequired(message, url=url, www_authenticate=challenge or None)
+
+
+def shown_headers(headers: Mapping[str, str], settings: HttpSettings) -> dict[str, str]:
+    """Headers as a hand-made frame's editor shows them: secrets masked (a value left masked is sent as the
+    session's own), and the authorization provider's header as a mask (its value is made when sent)."""
+    out = mask_mapping(headers)
+    holds = getattr(settings.auth, "has_token", None)  # a provider that can tell: only when it has a token
+    if settings.auth is not None and (holds is None or holds()) and not any(k.lower() == "authorization" for k in out):
+        out["Authorization"] = MASK
+    return out
+
+
+async def real_headers(headers: Mapping[str, str], settings: HttpSettings, method: str, url: str) -> dict[str, str]:
+    """The headers to send for a hand-made frame: a value still masked is replaced by the session's own secret
+    (a static header, or what the authorization provider makes now: a fresh DPoP proof with its token)."""
+    if not any(MASK in value for value in headers.values()):
+        return dict(headers)
+    real = {k.lower(): v for k, v in settings.headers.items()}
+    if settings.auth is not None:
+        real.update({k.lower(): v for k, v in (await settings.auth.request_headers(method, url)).items()})
+    named = {k.lower() for k in headers}
+    out: dict[str, str] = {}
+    for name, value in headers.items():
+        if MASK not in value:
+            out[name] = value
+            continue
+        if name.lower() in real:  # a mask with nothing behind it is dropped
+            out[name] = real[name.lower()]
+        if name.lower() == "authorization" and "dpop" in real and "dpop" not in named:
+            out["DPoP"] = real["dpop"]  # a DPoP token is no use without its proof
+    return out

@@ -12,6 +12,7 @@ import itertools
 import json
 import logging
 import time
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -20,20 +21,32 @@ from httpx_sse import EventSource
 
 from ..errors import ConnectError, HttpStatusError, SpyglassError, TransportClosed
 from ..secrets import mask_mapping
-from .base import Closed, Transport
-from .http_common import MAX_AUTH_ROUNDS, HttpSettings, auth_required, excerpt, failure_text, read_capped
+from .base import Closed, RawSent, Transport
+from .http_common import (
+    MAX_AUTH_ROUNDS,
+    MAX_BODY,
+    HttpSettings,
+    auth_required,
+    excerpt,
+    failure_text,
+    read_capped,
+    real_headers,
+    shown_headers,
+)
 
 log = logging.getLogger("spyglass.sse")
 
 
 class SseTransport(Transport):
+    max_message = MAX_BODY
+
     def __init__(self, url: str, settings: HttpSettings | None = None) -> None:
         self.url = url
         self.settings = settings or HttpSettings()
         self.endpoint: str | None = None
         self._client: httpx.AsyncClient | None = None
         self._reader: asyncio.Task[None] | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
         self._closing = False
         self._posts = itertools.count(1)
         self._authorizing = 0  # authorization flows under way
@@ -200,6 +213,47 @@ class SseTransport(Transport):
         except httpx.HTTPError as exc:
             self._fail(wire_id, ConnectError(f"cannot post to {self.endpoint}: {failure_text(exc)}"))
 
+    def headers_for(self, data: bytes) -> dict[str, str]:
+        return shown_headers({**self.settings.headers, "Content-Type": "application/json"}, self.settings)
+
+    async def send_raw(self, data: bytes, *, headers: Mapping[str, str] | None = None,
+                       meta: dict[str, Any] | None = None) -> RawSent:
+        """POST a hand-made frame to the endpoint as given; its answer, if any, comes on the SSE stream."""
+        if self._client is None or self.endpoint is None or self._closing:
+            raise TransportClosed("the SSE connection is closed")
+        chosen = dict(headers) if headers is not None else self.headers_for(data)
+        stream = f"POST#{next(self._posts)}"
+        if self.on_sent is not None:
+            self.on_sent(data, time.monotonic(), {"stream": stream, **(meta or {})})
+        ended = asyncio.ensure_future(self._post_raw(data, chosen, stream, meta or {}))
+        self._tasks.add(ended)
+        ended.add_done_callback(self._tasks.discard)
+        return RawSent(data, None, ended)
+
+    async def _post_raw(self, data: bytes, headers: dict[str, str], stream: str,
+                        meta: dict[str, Any]) -> tuple[int | None, str | None]:
+        assert self._client is not None and self.endpoint is not None
+        try:
+            sent = await real_headers(headers, self.settings, "POST", self.endpoint)
+            async with self._client.stream("POST", self.endpoint, content=data, headers=sent) as resp:
+                self._exchange("POST", sent, resp, stream, meta)
+                body = await read_capped(resp)
+            if resp.status_code >= 400:
+                return resp.status_code, f"HTTP {resp.status_code} {resp.reason_phrase}" + (
+                    f": {excerpt(body)}" if body.strip() else "")
+            return resp.status_code, None
+        except asyncio.CancelledError:
+            raise
+        except SpyglassError as exc:
+            return None, exc.message
+        except httpx.HTTPError as exc:
+            return None, f"the POST to {self.endpoint} failed: {failure_text(exc)}"
+        except ValueError as exc:  # a header the user typed that HTTP cannot carry (not ASCII)
+            return None, f"not sent: a header cannot be sent as typed ({exc})"
+        except Exception as exc:  # a bug of ours must still end the frame's wait clearly
+            log.exception("POST of a hand-made frame failed")
+            return None, f"the POST to {self.endpoint} failed: {type(exc).__name__}: {exc}"
+
     def _fail(self, wire_id: Any, error: Exception) -> None:
         if wire_id is not None and self.on_request_error is not None:
             self.on_request_error(wire_id, error)
@@ -212,14 +266,16 @@ class SseTransport(Transport):
         except Exception:
             log.exception("frame consumer failed")
 
-    def _exchange(self, method: str, headers: dict[str, str], resp: httpx.Response, stream: str) -> None:
+    def _exchange(self, method: str, headers: dict[str, str], resp: httpx.Response, stream: str,
+                  meta: dict[str, Any] | None = None) -> None:
         if self.on_exchange is None:
             return
         try:
             self.on_exchange({"method": method, "url": str(resp.request.url), "status": resp.status_code,
                               "reason": resp.reason_phrase, "stream": stream,
                               "request_headers": mask_mapping(headers),
-                              "response_headers": mask_mapping(dict(resp.headers))}, time.monotonic())
+                              "response_headers": mask_mapping(dict(resp.headers)), **(meta or {})},
+                             time.monotonic())
         except Exception:
             log.exception("exchange consumer failed")
 

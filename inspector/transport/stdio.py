@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -27,12 +28,13 @@ from typing import IO, Any
 from ..errors import ConnectError, TransportClosed
 from ..protocol.framing import DEFAULT_MAX_MESSAGE, LineFramer, Oversize
 from . import process
-from .base import Closed, Transport
+from .base import Closed, RawSent, Transport
 
 log = logging.getLogger("spyglass.stdio")
 
 READ_CHUNK = 64 * 1024  # frames of one read are handled in one go: this bounds that turn of the loop
 STDERR_LINE_MAX = 64 * 1024
+LINE_BREAKS = re.compile(rb"\r\n|\r|\n")
 
 
 class StdioTransport(Transport):
@@ -98,6 +100,16 @@ class StdioTransport(Transport):
         self._tasks.append(asyncio.create_task(self._watch_exit(), name="stdio-exit"))
 
     async def send(self, data: bytes) -> None:
+        await self._send(data, None)
+
+    async def send_raw(self, data: bytes, *, headers: Mapping[str, str] | None = None,
+                       meta: dict[str, Any] | None = None) -> RawSent:
+        """A message is a line: the line breaks of a hand-made frame go out as spaces (JSON whitespace)."""
+        line = LINE_BREAKS.sub(b" ", data)
+        await self._send(line, meta or {})
+        return RawSent(line)
+
+    async def _send(self, data: bytes, meta: dict[str, Any] | None) -> None:
         stdin = self._stdin
         if stdin is None or self._closing or stdin.is_closing():
             raise TransportClosed("the server's stdin is closed")
@@ -105,7 +117,10 @@ class StdioTransport(Transport):
             try:
                 stdin.write(data + b"\n")
                 if self.on_sent is not None:
-                    self.on_sent(data, time.monotonic())
+                    if meta is None:
+                        self.on_sent(data, time.monotonic())
+                    else:
+                        self.on_sent(data, time.monotonic(), meta)
                 await stdin.drain()
             except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
                 raise TransportClosed(f"the server stopped reading its stdin ({type(exc).__name__})") from None

@@ -106,6 +106,14 @@ class JsonHighlighter(QSyntaxHighlighter):
         self.document().setPlainText(text)  # triggers highlightBlock per line
         return colour and json
 
+    def recolour(self) -> bool:
+        """Colour the document's text as it is now (an editor's: its text, cursor and undo stay)."""
+        text = self.document().toPlainText()
+        colour = len(text) <= HIGHLIGHT_MAX
+        self._ranges = token_ranges(text, self._lexer, self.style_name) if colour else []
+        self.rehighlight()
+        return colour
+
     def highlightBlock(self, text: str) -> None:
         number = self.currentBlock().blockNumber()
         if 0 <= number < len(self._ranges):

@@ -3,7 +3,8 @@
 Selecting one shows it in the result view; "Re-run" (`rerunButton`) calls it again with the same
 arguments; "Pin" (`historyPinButton`) marks it to run again after each restart of a watched server
 (when its watch re-runs pinned calls; a pinned call is never dropped from the history); "Save to
-collection…" (`historySaveButton`) keeps it as a step of a collection file; "Copy as" (`copyAsButton`)
+collection…" (`historySaveButton`) keeps it as a step of a collection file; "Edit and resend…"
+(`historyResendButton`) opens its request in an editor to send again by hand; "Copy as" (`copyAsButton`)
 puts it on the clipboard as a `spyglass --cli` command, the JSON-RPC request, or a `curl` command
 (HTTP servers), secrets masked.
 """
@@ -64,6 +65,7 @@ class CallHistory(QWidget):
     rerunRequested = Signal(object)  # CallRecord
     saveRequested = Signal(object)  # CallRecord: *Save to collection…*
     pinRequested = Signal(object, bool)  # CallRecord, pinned
+    resendRequested = Signal(object)  # CallRecord: *Edit and resend…*
 
     def __init__(self, connection: Callable[[], Any], parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -88,9 +90,14 @@ class CallHistory(QWidget):
         self.pin = QPushButton("Pin", self)
         self.pin.setObjectName("historyPinButton")
         self.pin.setCheckable(True)
-        self.pin.setToolTip("Run this call again after each restart of a watched server (Server → Watch for "
-                            "changes…, re-run: pinned calls), its answer shown beside this one")
+        self.pin.setToolTip("Run this call again after each restart of a watched server (Server → Watch settings…, "
+                            "run again: the pinned calls), its answer shown beside this one")
         self.pin.clicked.connect(lambda on: self.selected() and self.pinRequested.emit(self.selected(), on))
+        self.resend = QPushButton("Edit and resend…", self)
+        self.resend.setObjectName("historyResendButton")
+        self.resend.setToolTip("Open this call's request as JSON, edit it and send it again with a fresh id "
+                               "(the answer is paired in the traffic pane)")
+        self.resend.clicked.connect(lambda: self.selected() and self.resendRequested.emit(self.selected()))
         self.copy = QToolButton(self)
         self.copy.setObjectName("copyAsButton")
         self.copy.setText("Copy as")
@@ -111,6 +118,7 @@ class CallHistory(QWidget):
         row.addWidget(self.rerun)
         row.addWidget(self.save)
         row.addWidget(self.pin)
+        row.addWidget(self.resend)
         row.addWidget(self.copy)
         row.addWidget(self.note, 1)
         lay = QVBoxLayout(self)
@@ -173,6 +181,7 @@ class CallHistory(QWidget):
         self.save.setEnabled(rec is not None and not rec.running)
         self.pin.setEnabled(rec is not None)
         self.pin.setChecked(rec is not None and rec.pinned)
+        self.resend.setEnabled(rec is not None)
         self.copy.setEnabled(rec is not None)
         self.copy_actions["curl"].setEnabled(bool(conn is not None and getattr(conn.spec, "url", None)))
 

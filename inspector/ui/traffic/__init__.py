@@ -1,5 +1,6 @@
 """Traffic in the window: `model` (`TrafficModel`, Wireshark style), `pane` (`TrafficPane`: filter bar,
-table, the selected frame), `recorder` (`TrafficRecorder`: the window's session store and flush) and `timeline`
-(`TimelineView`: each server's requests in time, latency per method)."""
+table, the selected frame), `recorder` (`TrafficRecorder`: the window's session store and flush), `timeline`
+(`TimelineView`: each server's requests in time, latency per method) and `composer` (`FrameDialog`: the raw
+composer and the Edit and resend editor)."""
 
-__all__ = ["model", "pane", "recorder", "timeline"]
+__all__ = ["composer", "model", "pane", "recorder", "timeline"]

@@ -18,6 +18,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QBrush, QColor
 
 from ...traffic import FilteredView, TrafficFilter, TrafficStore
+from ...traffic.columns import HANDMADE, HANDMADE_ANSWER
 from ...traffic.store import K_ERROR, K_MALFORMED, K_STDERR
 from ..base.theme import severity_icon
 
@@ -36,7 +37,8 @@ HEADER_TIPS = (
     "Seconds since the first frame of the session",
     "Seconds since the previous row shown",
     "Server",
-    "→ sent to the server, ← received from it, err: its stderr, http: an HTTP exchange",
+    "→ sent to the server, ← received from it, err: its stderr, http: an HTTP exchange; ✎ hand-made (the raw "
+    "composer, Edit and resend) or its answer",
     "request, response, notification, error (JSON-RPC error response), malformed, stderr, http",
     "JSON-RPC method (for a response: the method of its request)",
     "JSON-RPC id (\"quoted\" when it is a string)",
@@ -85,6 +87,19 @@ def format_id(rid: Any) -> str:
     if rid is None:
         return ""
     return f'"{rid}"' if isinstance(rid, str) else str(rid)
+
+
+HANDMADE_KEYS = (HANDMADE, HANDMADE_ANSWER)
+
+
+def handmade_mark(meta: dict[str, Any] | None) -> str:
+    """"✎ hand-made #k" for a hand-made frame (the raw composer's, Edit and resend), "✎ answers #k" for its
+    answer, "" for the rest."""
+    if meta and HANDMADE in meta:
+        return f"✎ hand-made #{meta[HANDMADE]}"
+    if meta and HANDMADE_ANSWER in meta:
+        return f"✎ answers hand-made #{meta[HANDMADE_ANSWER]}"
+    return ""
 
 
 def format_wall(wall: float) -> str:
@@ -296,7 +311,8 @@ class TrafficModel(QAbstractTableModel):
         if role == _TOOLTIP:
             reason = store.malformed(n)
             if col == COL_DIR:
-                return DIR_TIPS.get(store.direction(n))
+                tip = DIR_TIPS.get(store.direction(n))
+                return f"{tip} · {handmade_mark(store.meta(n))}" if n in store.columns.handmade else tip
             if col == COL_TIME:
                 return format_wall(store.wall(n))
             if col == COL_EXPERT:
@@ -324,8 +340,9 @@ class TrafficModel(QAbstractTableModel):
             return f"{mono - store.mono(self._rows[row - 1]) if row else 0.0:.6f}"
         if col == COL_SERVER:
             return store.server_id(n)
-        if col == COL_DIR:
-            return ARROWS.get(store.direction(n), "?")
+        if col == COL_DIR:  # ✎: a hand-made frame or its answer
+            arrow = ARROWS.get(store.direction(n), "?")
+            return f"{arrow} ✎" if n in store.columns.handmade else arrow
         if col == COL_KIND:
             return store.kind(n)
         if col == COL_METHOD:

@@ -52,10 +52,12 @@ from .model import (
     COL_SERVER,
     COL_SIZE,
     COL_TIME,
+    HANDMADE_KEYS,
     TrafficModel,
     format_id,
     format_latency,
     format_wall,
+    handmade_mark,
 )
 
 FLUSH_MS = 100
@@ -208,6 +210,8 @@ class TrafficDetail(QWidget):
         self.n = n
         self.raw_text = raw.decode("utf-8", errors="backslashreplace")
         parts = [f"#{n}", f"{ARROWS.get(rec.direction, rec.direction)} {rec.kind}"]
+        if mark := handmade_mark(rec.meta):
+            parts.insert(1, mark)
         if rec.method:
             parts.append(rec.method)
         if rec.id is not None:
@@ -224,8 +228,8 @@ class TrafficDetail(QWidget):
             problem = "JSON-RPC error response"
         for finding in findings or ():
             problem = (problem + "\n" if problem else "") + finding
-        if rec.meta:
-            problem = (problem + "\n" if problem else "") + "Transport: " + json.dumps(rec.meta, ensure_ascii=False,
+        if transport := {k: v for k, v in (rec.meta or {}).items() if k not in HANDMADE_KEYS}:  # ✎ is in the header
+            problem = (problem + "\n" if problem else "") + "Transport: " + json.dumps(transport, ensure_ascii=False,
                                                                                      default=str)
         self.problem.setText(problem)
         self.problem.setVisible(bool(problem))

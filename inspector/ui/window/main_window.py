@@ -64,6 +64,7 @@ from . import layout, menus, pages
 from .check_link import CheckLink, tool_findings
 from .collections_link import CollectionsLink
 from .command_palette import CommandPalette
+from .composer_link import ComposerLink
 from .devloop_link import DevLoopLink
 from .files import DropImporter, ServerFiles
 from .preferences import Preferences
@@ -116,6 +117,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         self.collections = CollectionsLink(self)  # the Collections tab, File → Open collection…, Save to collection…
         self.taps = TapLink(self)  # tapped conversations as read-only servers (listening: app.py starts it)
         self.devloop = DevLoopLink(self)  # Server → Restart on save, Watch settings…; the Re-run dock
+        self.composer = ComposerLink(self)  # the raw composer; Edit and resend… in the traffic pane and History
         self.status_label = QLabel(self)
         self.status_label.setObjectName("statusSummary")
         self.statusBar().addPermanentWidget(self.status_label)

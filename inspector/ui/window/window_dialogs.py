@@ -40,7 +40,8 @@ class WindowDialogs:
         self.command_palette = CommandPalette.open_over(self, palette_commands(
             server_actions=[self.act_connect, self.act_disconnect, self.act_restart, self.act_refresh],
             actions=[self.act_import, self.act_export_all, self.act_export_one, self.act_copy_command, self.act_add,
-                     self.act_demo, self.act_preferences, self.act_shortcuts],
+                     self.act_demo, self.act_preferences, self.act_shortcuts, self.composer.act_composer,
+                     self.devloop.act_watch, self.devloop.act_settings],
             traffic=[(self.act_clear_traffic, self.traffic.pane is not None), (self.act_filter_traffic, True)],
             servers=self.servers.connections, selected=self.selected_connection(),
             select=self.select_connection, jump_to_tool=self.jump_to_tool))
