@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 PROG = "spyglass tap"
 EXIT_INTERNAL = 70  # as cli.common's: a bug of ours, one line and this code
+NO_HTTP_INTERCEPT = "intercept works with stdio taps only; this is an HTTP tap (--listen)"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -152,11 +153,13 @@ def default_name(args: argparse.Namespace) -> str:
     return str(os.path.basename(args.command[0]) or args.command[0])
 
 
-def recorder_for(args: argparse.Namespace, name: str) -> TapRecorder:
+def recorder_for(args: argparse.Namespace, name: str, listener: Any = None,
+                 hello: dict[str, Any] | None = None) -> TapRecorder:
     from ..tap.record import TapRecorder, default_session_path
 
     path = None if args.no_session else Path(args.session) if args.session else default_session_path(name)
-    return TapRecorder(path, server_id=name, definition=definition(args, name), host=None, live=not args.no_live)
+    return TapRecorder(path, server_id=name, definition=definition(args, name), host=None, live=not args.no_live,
+                       listener=listener, hello=hello)
 
 
 class Unrecorded:
@@ -164,6 +167,9 @@ class Unrecorded:
     parse every frame)."""
 
     def chunk(self, direction: str, data: bytes) -> None:
+        pass
+
+    def frame(self, direction: str, data: bytes, meta: dict[str, Any] | None = None) -> None:
         pass
 
     def close(self) -> None:
@@ -183,8 +189,9 @@ def run_stdio(args: argparse.Namespace) -> int:
             failed.note(exc.message)
             failed.close()
         raise
-    try:
-        recorder = recorder_for(args, name) if recorded else Unrecorded()  # the server boots meanwhile
+    try:  # the server boots meanwhile
+        port = tap.window_port(name) if not args.no_live else None  # intercept, when a window asks for it
+        recorder = recorder_for(args, name, port) if recorded else Unrecorded()
     except BaseException:
         tap.stop()
         raise
@@ -204,7 +211,8 @@ def run_listen(args: argparse.Namespace) -> int:
     if args.insecure:
         print(f"{PROG}: WARNING: --insecure: the remote server's TLS certificate is NOT verified; anyone on the "
               "network path can read and change this traffic", file=sys.stderr)
-    recorder = recorder_for(args, default_name(args))
+    recorder = recorder_for(args, default_name(args), hello={"intercept": 0,
+                                                             "intercept_unavailable": NO_HTTP_INTERCEPT})
     try:
         return int(run_proxy(args.host, args.port, args.url, recorder, ready=ready, allow_remote=args.allow_remote,
                              insecure=args.insecure))

@@ -175,12 +175,16 @@ class _Builder:
         self.s = surface
         self.open: dict[int, Exchange] = {}  # request row -> its exchange, until answered
         self.pages: dict[str, list[dict[str, Any]]] = {}  # a listing being paged through
+        self.holds: dict[int, Exchange] = {}  # a tap's intercept: held requests by their number
 
     def take(self, store: TrafficStore, n: int) -> None:
         s = self.s
         s.frames += 1
         kind = store.kind(n)
         direction = store.direction(n)
+        said = (store.meta(n) or {}).get("intercept")
+        if isinstance(said, dict) and said.get("state") in ("edited", "dropped"):
+            self.superseded(said.get("hold"))
         if kind == "stderr":
             s.stderr.append(store.head(n).decode("utf-8", "replace"))
             return
@@ -195,6 +199,8 @@ class _Builder:
                                 direction, wall=store.wall(n), background=n in store.columns.background)
             s.exchanges.append(exchange)
             self.open[n] = exchange
+            if isinstance(said, dict) and said.get("state") == "held" and isinstance(said.get("hold"), int):
+                self.holds[said["hold"]] = exchange
             if direction == "out" and exchange.params and ("inputResponses" in exchange.params
                                                            or "requestState" in exchange.params):
                 self.continue_round(exchange)
@@ -225,6 +231,14 @@ class _Builder:
                 exchange.result = message.get("result")
             if direction == "in":
                 self.answered(exchange)
+
+    def superseded(self, hold: Any) -> None:
+        """A request a tap held, then edited (the edited one follows) or dropped: the peer never got it as
+        it was, so it is no exchange of the conversation (replay does not send it)."""
+        held = self.holds.pop(hold, None) if isinstance(hold, int) else None
+        if held is not None and held.answer is None:
+            self.s.exchanges.remove(held)
+            self.open.pop(held.n, None)
 
     def continue_round(self, x: Exchange) -> None:
         """A re-send with the answers to a server's input requests: a round of the latest request of the

@@ -10,7 +10,9 @@ or gone, the feed skips lines (the file keeps them all) and says so in the sessi
 The live socket is a Unix socket in the user's runtime folder (`socket_path()`, mode 0600 in a 0700
 folder): nothing listens on the network. The window owns it; a tap started before the window keeps
 trying to reach it, and when it does, says where its session file is and how many frames that file
-holds already, so the window reads those from the file and the rest live.
+holds already, so the window reads those from the file and the rest live. The window may answer on the
+same socket (intercept, `Listener`): the writer thread reads what it said every tick, also during a
+flood, and never waits for it; an older window says nothing, and is told nothing it did not ask for.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .. import __version__
 from ..portable import FORMAT, SUFFIX, VERSION, frame_line, mask_definition, mask_frame
@@ -39,10 +41,25 @@ BACKLOG_MAX = 200_000  # chunks the writer lets wait during a flood before it wo
 RECONNECT_S = 1.0  # a tap with no window tries the socket again this often
 LIVE_BUFFER = 4 * 1024 * 1024  # bytes the live feed holds for a slow window before it skips lines
 LINE_MAX = 64 * 1024 * 1024  # a "line" longer than this is recorded in parts (the pipe is not held up)
+WINDOW_LINE_MAX = 256 * 1024 * 1024  # a line from the window (an edited message) longer than this ends the feed
 SOCKET_ENV = "SPYGLASS_TAP_SOCKET"  # another socket path (tests, or two windows kept apart)
 # a frame that may hold a secret-named key: only those are parsed for masking (a flood of progress
 # notifications is not); a superset of the masking rule's names, so nothing it would mask is missed
 SECRETISH = re.compile(rb"(?i)pass|secret|key|token|auth|cookie|credential|\\u")  # \u: an escaped name
+
+
+class Listener(Protocol):
+    """What hears the window on the socket (intercept: `inspector.tap.intercept.WindowPort`), called from
+    the recorder's thread: `hello()` adds to the tap's hello, `command` is each line the window sent,
+    `tick()` what to tell it now, `gone()` when it went away."""
+
+    def hello(self) -> dict[str, Any]: ...
+
+    def command(self, message: dict[str, Any]) -> None: ...
+
+    def tick(self) -> list[dict[str, Any]]: ...
+
+    def gone(self) -> None: ...
 
 
 def socket_path() -> Path:
@@ -110,10 +127,12 @@ class LiveFeed:
         self.hello = hello
         self.sock: socket.socket | None = None
         self._out = bytearray()
+        self._in = bytearray()  # what the window sent, up to its next line break
         self._next_try = 0.0
         self.skipped = 0  # lines not sent since the window last caught up
         self.skipped_total = 0
         self.connected_once = False
+        self.connections = 0  # windows reached so far (the number of the one now)
 
     def connected(self) -> bool:
         return self.sock is not None
@@ -136,6 +155,7 @@ class LiveFeed:
             return False
         self.sock = sock
         self.connected_once = True
+        self.connections += 1
         self._out = bytearray(json.dumps({**self.hello, "frames": frames_so_far}, ensure_ascii=False).encode() + b"\n")
         self.skipped = 0
         return True
@@ -159,6 +179,40 @@ class LiveFeed:
         self.skipped += n
         self.skipped_total += n
 
+    def tell(self, message: dict[str, Any]) -> None:
+        """A line of the tap's own for the window (intercept): never skipped, however far behind it is."""
+        if self.sock is not None:
+            self._out += json.dumps(message, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n"
+
+    def receive(self) -> list[dict[str, Any]]:
+        """The lines the window sent since (an old window sends none); never waits. A window that closed
+        its end ends the feed."""
+        while self.sock is not None:
+            try:
+                data = self.sock.recv(65536)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                self.drop()
+                break
+            if not data:
+                self.drop()
+                break
+            self._in += data
+            if len(self._in) > WINDOW_LINE_MAX and b"\n" not in data:
+                self.drop()
+        found: list[dict[str, Any]] = []
+        while (cut := self._in.find(b"\n")) >= 0:
+            line = bytes(self._in[:cut])
+            del self._in[:cut + 1]
+            try:
+                item = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(item, dict):
+                found.append(item)
+        return found
+
     def pump(self) -> None:
         """Send what the socket takes now; a window that went away ends the feed (tried again later)."""
         while self.sock is not None and self._out:
@@ -179,6 +233,7 @@ class LiveFeed:
                 pass
         self.sock = None
         self._out.clear()
+        self._in.clear()
 
     def close(self) -> None:
         """Send what is left (briefly: a window that does not read is not waited for), then close; the
@@ -195,10 +250,12 @@ class LiveFeed:
 
 class TapRecorder:
     """Records one tapped conversation (`server_id`, started from `definition`) into `path` (None: not
-    kept), and feeds it live to a window unless `live` is False."""
+    kept), and feeds it live to a window unless `live` is False. `listener` hears what the window says
+    back (intercept); `hello` adds to what the tap says first (a tap that cannot intercept says why)."""
 
     def __init__(self, path: Path | None, server_id: str, definition: dict[str, Any], *, host: str | None = None,
-                 live: bool = True, mask: bool = True) -> None:
+                 live: bool = True, mask: bool = True, listener: Listener | None = None,
+                 hello: dict[str, Any] | None = None) -> None:
         self.path = path
         self.server_id = server_id
         self.mask = mask
@@ -226,9 +283,11 @@ class TapRecorder:
             except OSError as exc:
                 self.error = f"cannot write the session {path}: {exc.strerror or exc}"
                 self._file = None
-        hello = {"tap": 1, "server": server_id, "session": str(path) if path is not None and self._file else None,
-                 "header": self.header}
-        self.live = LiveFeed(socket_path() if live else None, hello)
+        said = {"tap": 1, "server": server_id, "session": str(path) if path is not None and self._file else None,
+                "header": self.header, **(hello or {}), **(listener.hello() if listener is not None else {})}
+        self.live = LiveFeed(socket_path() if live else None, said)
+        self.listener = listener
+        self._window = 0  # the number of the window the listener hears (0: none)
         self._last_flush = time.monotonic()
         self._thread = threading.Thread(target=self._run, name="spyglass-tap-recorder", daemon=True)
         self._thread.start()
@@ -252,7 +311,29 @@ class TapRecorder:
             if not self._busy():
                 with self._lock:
                     self._work()
+            if self.listener is not None and (self._window or self.live.sock is not None):
+                with self._lock:  # a window to hear (no window: nothing to do, not even the lock)
+                    self._answer()
             self._stop.wait(TICK_S)
+
+    def _answer(self) -> None:
+        """The window's side of the socket: what it asked (also during a flood), what the listener tells it,
+        and the listener told when it went away."""
+        listener = self.listener
+        live = self.live
+        if listener is None:
+            return
+        if live.connected():
+            for message in live.receive():
+                listener.command(message)
+        if live.connected():
+            for message in listener.tick():
+                live.tell(message)
+            live.pump()
+        now = live.connections if live.connected() else 0
+        if self._window and now != self._window:  # gone (another may have come since)
+            listener.gone()
+        self._window = now
 
     def _busy(self) -> bool:
         """Bytes are pouring through (the newest chunk is fresh) and the backlog is not too big yet: the
@@ -345,6 +426,7 @@ class TapRecorder:
         self._stop.set()
         self._thread.join(timeout=5)
         with self._lock:
+            self._answer()  # the last word of intercept (what it let go as the tap ends) before the end
             self._work(final=True)
             self.live.send([json.dumps({"end": True, "frames": self.frames}) + "\n"])
             self.live.close()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import errors as E
 from ..client.core import ServerHello
@@ -23,6 +23,9 @@ from ..session import CallRecord, ServerSession, SessionOptions, Status
 from ..session.calls import FAILED, OK, REJECTED, TOOL_ERROR
 from ..session.log import entry_from_message
 from ..traffic import Frame
+
+if TYPE_CHECKING:
+    from .held import InterceptLink
 
 LISTED = {"tools/list": ("tools", "tools"), "resources/list": ("resources", "resources"),
           "resources/templates/list": ("templates", "resourceTemplates"), "prompts/list": ("prompts", "prompts")}
@@ -49,6 +52,8 @@ class TappedSession(ServerSession):
         self._ids = itertools.count(1)
         self._version: str | None = None
         self._tokens: dict[Any, CallRecord] = {}  # progress tokens of the host's calls
+        self._holds: dict[int, Any] = {}  # intercept: held host requests (their number) by their id
+        self.intercept: InterceptLink | None = None  # what the window may ask of the tap (set by the window)
         self.status = Status.CONNECTING
         self.log.note("tapped: the host talks to this server; Spyglass watches (read-only)")
 
@@ -66,8 +71,11 @@ class TappedSession(ServerSession):
         self.log.note("a tapped server is started by its host: restart it there", level="warning")
 
     async def disconnect(self) -> None:
-        """Stop showing it live (the host's conversation goes on; the tap keeps recording)."""
+        """Stop showing it live (the host's conversation goes on; the tap keeps recording), and stop
+        intercepting: what the tap holds goes on."""
         self.live = False
+        if self.intercept is not None and self.intercept.on:
+            self.intercept.turn_off()
 
     close = disconnect
 
@@ -98,6 +106,9 @@ class TappedSession(ServerSession):
                 frame.malformed = message.reason
         if self.traffic is not None:
             self.traffic(frame)
+        said = frame.meta.get("intercept") if frame.meta else None
+        if isinstance(said, dict):
+            self._intercepted(frame, said)
         if frame.direction == "err":
             self.log.stderr(frame.text())
         elif frame.direction == "out":
@@ -113,7 +124,30 @@ class TappedSession(ServerSession):
                 self._finish(rec, FAILED, error_text="no answer before the conversation ended")
         self._pending.clear()
         self.log.note("the tapped conversation ended" + (f": {reason}" if reason else ""))
+        if self.intercept is not None:
+            self.intercept.ended(reason or "")
         self._set(Status.EXITED)
+
+    def _intercepted(self, frame: Frame, said: dict[str, Any]) -> None:
+        """What intercept did to a host's request: held (its id kept), then edited (the server got another
+        request: the first ends so) or dropped (the server never got it)."""
+        hold, state = said.get("hold"), said.get("state")
+        if frame.direction == "out" and state == "held":
+            message = rpc.parse(frame.data)
+            if isinstance(message, rpc.Request) and isinstance(hold, int):
+                self._holds[hold] = message.id
+            return
+        if not isinstance(hold, int) or (frame.direction == "out") != (state == "edited"):
+            return
+        if frame.direction == "err" and (state != "dropped" or said.get("dir") != "out"):
+            return
+        request_id = self._holds.pop(hold, None)
+        pending = self._pending.pop(request_id, None) if request_id is not None else None
+        rec = pending[3] if pending is not None else None
+        if rec is not None and rec.running:
+            why = ("held and edited in the window (intercept): the server got the edited request" if state == "edited"
+                   else "held and dropped in the window (intercept): the server never got it")
+            self._finish(rec, FAILED, error_text=why, wall=frame.wall)
 
     def _from_host(self, message: Any, frame: Frame) -> None:
         if isinstance(message, rpc.Request):

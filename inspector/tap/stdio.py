@@ -25,9 +25,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..transport import process
+
+if TYPE_CHECKING:
+    from .intercept import WindowPort
 
 READ_SIZE = 65536
 DRAIN_S = 1.0  # after the server exits, how long a child of it may hold its stdout and stderr open
@@ -43,6 +46,8 @@ SWITCH_INTERVAL_S = 0.0002
 
 class Recorder(Protocol):
     def chunk(self, direction: str, data: bytes) -> None: ...
+
+    def frame(self, direction: str, data: bytes, meta: dict[str, Any] | None = None) -> None: ...
 
 
 def exit_status(returncode: int) -> int:
@@ -105,20 +110,33 @@ class StdioTap:
         self._host = (stdin, stdout, stderr)
         self._done = threading.Event()
         self._timer: threading.Timer | None = None
+        self.port: WindowPort | None = None  # intercept's end of the window's socket (`window_port`)
         self._previous = self._forward_signals()  # from now on: the server boots while the caller gets ready
+
+    def window_port(self, server_id: str) -> WindowPort:
+        """What a window may ask of this tap (intercept), for its recorder; loaded now that the server has
+        started. The filter code it uses loads only when a window turns intercept on."""
+        from .intercept import WindowPort
+
+        self.port = WindowPort(server_id)
+        return self.port
 
     def run(self, recorder: Recorder) -> int:
         proc = self.proc
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         host_in, host_out, host_err = self._host
         server_in = proc.stdin
+        port = self.port
+        slots = port.slots if port is not None else None
+        if port is not None:
+            port.attach(recorder, {"out": server_in.fileno(), "in": host_out})
         pumps = [
-            threading.Thread(target=self._pump, args=(host_in, server_in.fileno(), "out", recorder, server_in.close),
-                             name="spyglass-tap-out", daemon=True),
+            threading.Thread(target=self._pump, args=(host_in, server_in.fileno(), "out", recorder, server_in.close,
+                                                      slots, 0), name="spyglass-tap-out", daemon=True),
             threading.Thread(target=self._pump, args=(proc.stdout.fileno(), host_out, "in", recorder,
-                                                      lambda: _close_keeping_fd(host_out)),
+                                                      lambda: _close_keeping_fd(host_out), slots, 1),
                              name="spyglass-tap-in", daemon=True),
-            threading.Thread(target=self._pump, args=(proc.stderr.fileno(), host_err, "err", recorder, None),
+            threading.Thread(target=self._pump, args=(proc.stderr.fileno(), host_err, "err", recorder, None, None, 0),
                              name="spyglass-tap-err", daemon=True),
         ]
         interval = sys.getswitchinterval()
@@ -131,6 +149,8 @@ class StdioTap:
             deadline = time.monotonic() + DRAIN_S
             for pump in pumps[1:]:
                 pump.join(max(0.0, deadline - time.monotonic()))
+            if port is not None:  # what intercept still holds goes on unchanged before the tap ends
+                port.close("the server exited", DRAIN_S)
             return exit_status(code)
         finally:
             self._done.set()
@@ -155,8 +175,12 @@ class StdioTap:
 
     # ------------------------------------------------------------------ the pumps (one thread each)
     @staticmethod
-    def _pump(src: int, dst: int, direction: str, recorder: Recorder, at_end: Callable[[], None] | None) -> None:
+    def _pump(src: int, dst: int, direction: str, recorder: Recorder, at_end: Callable[[], None] | None,
+              slots: list[Any] | None, slot: int) -> None:
+        """`slots[slot]`: intercept's gate for this direction, when a window turned it on (None: the bytes
+        go straight on, as they always do with intercept off)."""
         broken = False  # the reader went away: keep reading, so the writer is never stuck on a full pipe
+        previous = b""
         while True:
             try:
                 data = os.read(src, READ_SIZE)
@@ -167,12 +191,25 @@ class StdioTap:
                 break
             if not data:
                 break
+            if slots is not None:
+                gate = slots[slot]
+                if gate is not None:
+                    passed = gate.take(data, previous)
+                    previous = data
+                    if passed is None:
+                        continue  # the gate records it and passes it on, in order
+                    data = passed
+                previous = data
             recorder.chunk(direction, data)
             if not broken:
                 try:
                     _write_all(dst, data)
                 except OSError:
                     broken = True
+        if slots is not None:
+            gate = slots[slot]
+            if gate is not None and gate.finish(at_end or (lambda: None)):
+                return  # the end goes on after what the gate still holds
         if at_end is not None:
             with contextlib.suppress(OSError):
                 at_end()

@@ -254,3 +254,150 @@ async def test_a_real_spyglass_tap_process_shows_in_the_window(open_window, tmp_
             tap.stdout.close()
         await until(lambda: session.status is Status.EXITED, 10, "the tap's goodbye")
         await link.close()
+
+
+async def test_intercept_a_tapped_servers_call_edit_it_forward_it_and_drop_another(open_window, tmp_path, monkeypatch):
+    """The Intercept tab driven by object name against a real `spyglass tap` of the demo server: a filter of
+    the traffic pane's language held the host's call; the edit in the window is what the server answered;
+    a second call dropped is never answered; intercept off lets the rest through."""
+    import sys
+
+    from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPlainTextEdit, QTreeWidget
+
+    from inspector.ui.window.intercept_pane import InterceptPane
+
+    sock = tmp_path / "tap.sock"
+    monkeypatch.setenv(SOCKET_ENV, str(sock))
+    async with open_window() as window:
+        link = window.taps
+        link.path = sock
+        assert await link.listen()
+        tap = subprocess.Popen([sys.executable, "-m", "inspector", "tap", "--session", str(tmp_path / "i.mcpsession"),
+                                "--name", "demo", "--", *demo_cmd()],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+        def send(message: dict) -> None:
+            tap.stdin.write(line(message))
+            tap.stdin.flush()
+
+        def call(rid: int, text: str) -> dict:
+            return {"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                    "params": {"name": "echo", "arguments": {"message": text}}}
+
+        try:
+            send(INIT)
+            assert json.loads(await asyncio.to_thread(tap.stdout.readline))["id"] == 1
+            send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            await until(lambda: link.sessions and link.sessions[0].status is Status.CONNECTED, 15, "the handshake")
+            session = link.sessions[0]
+            conn = next(c for c in window.servers.connections if c.session is session)
+            window.select_connection(conn)
+            pane = find(window, InterceptPane, "interceptPane")
+            tabs = window.tabs
+            assert tabs.isTabVisible(tabs.indexOf(pane))
+            link.show_intercept()
+            state = find(pane, QLabel, "interceptState")
+            assert state.text().startswith("Intercept is off")
+            toggle = find(pane, QPushButton, "interceptToggle")
+            assert not toggle.isChecked() and toggle.isEnabled()
+            # a filter that does not parse is underlined and nothing is asked
+            flt = find(pane, QLineEdit, "interceptFilter")
+            flt.setText("tool == ")
+            toggle.click()
+            assert not toggle.isChecked() and flt.error is not None
+            assert find(pane, QLabel, "interceptError").isVisibleTo(pane)
+            flt.setText("tool == echo")
+            assert find(pane, QComboBox, "interceptDirection").currentText() == "host → server"
+            toggle.click()
+            await until(lambda: session.intercept.on, 10, "the tap to say intercept is on")
+            assert toggle.isChecked() and state.text().startswith("Intercepting host → server messages matching "
+                                                                  "tool == echo")
+            send(call(3, "as the host wrote it"))
+            held = find(pane, QTreeWidget, "interceptHeld")
+            await until(lambda: held.topLevelItemCount() == 1, 10, "the held call in the list")
+            item = held.topLevelItem(0)
+            assert [item.text(i) for i in (0, 1, 2, 4)] == ["1", "host → server", "tools/call, id 3", "waiting"]
+            editor = find(pane, QPlainTextEdit, "interceptEditor")
+            assert '"message": "as the host wrote it"' in editor.toPlainText()
+            send({"jsonrpc": "2.0", "id": 4, "method": "ping"})  # waits behind the held call
+            queue = find(pane, QLabel, "interceptQueue")
+            await until(lambda: "1 message queued behind" in queue.text(), 10, "the ping counted behind it")
+            assert queue.text().startswith("host → server: 1 held for ")
+            editor.setPlainText(editor.toPlainText().replace("as the host wrote it", "edited in the window"))
+            note = find(pane, QLabel, "interceptEditNote")
+            assert note.text().startswith("Edited: sent as compact JSON")
+            await shot(window, "tap-intercept-light")
+            window.set_theme("dark")
+            pane._refresh_state()
+            await shot(window, "tap-intercept-dark")
+            window.set_theme("light")
+            find(pane, QPushButton, "interceptForward").click()
+            answers = [json.loads(await asyncio.to_thread(tap.stdout.readline)) for _ in range(2)]
+            by_id = {a["id"]: a for a in answers}
+            assert by_id[3]["result"]["content"][0]["text"] == "edited in the window" and "result" in by_id[4]
+            await until(lambda: held.topLevelItemCount() == 0, 10, "the list emptied")
+            # a second call dropped: never answered
+            send(call(5, "to be dropped"))
+            await until(lambda: held.topLevelItemCount() == 1, 10, "the second call held")
+            find(pane, QPushButton, "interceptDrop").click()
+            await until(lambda: held.topLevelItemCount() == 0, 10, "the dropped call gone")
+            find(pane, QComboBox, "interceptDirection").setCurrentIndex(2)  # while on: applies at once
+            await until(lambda: session.intercept.directions == ("out", "in"), 10, "both ways")
+            assert "host → server and server → host messages" in state.text()
+            toggle.click()
+            await until(lambda: not session.intercept.on, 10, "intercept off")
+            assert state.text().startswith("Intercept is off")
+            send({"jsonrpc": "2.0", "id": 6, "method": "ping"})
+            assert json.loads(await asyncio.to_thread(tap.stdout.readline))["id"] == 6  # not 5: it was dropped
+            # the window's own view of the calls says what happened to each
+            await until(lambda: len(session.calls.history) == 3, 10, "the calls")
+            history = [(r.outcome, r.error_text or (r.result or {}).get("content", [{}])[0].get("text"))
+                       for r in session.calls.history]
+            assert history[0][0] == "failed" and "edited in the window" in history[0][1]
+            assert history[1] == ("ok", "edited in the window")
+            assert history[2][0] == "failed" and "dropped" in history[2][1]
+        finally:
+            tap.stdin.close()
+            assert await asyncio.to_thread(tap.wait, 15) == 0
+            tap.stdout.close()
+        await until(lambda: session.status is Status.EXITED, 10, "the tap's goodbye")
+        assert not toggle.isEnabled() and "the tap ended" in state.text()
+        from inspector.recording.files import open_session
+
+        kept = open_session(tmp_path / "i.mcpsession")  # the edited call only: the dropped one never reached it
+        assert [c.params["arguments"]["message"] for c in kept.surface().calls()] == ["edited in the window"]
+        await link.close()
+
+
+async def test_intercept_is_unavailable_with_a_tap_that_cannot(open_window, tmp_path, monkeypatch):
+    """An older tap (its hello says nothing of intercept) and an HTTP tap (it says it cannot): the tab says
+    why, and its controls are off."""
+    from PySide6.QtWidgets import QLabel
+
+    from inspector.ui.window.intercept_pane import InterceptPane
+
+    sock = tmp_path / "tap.sock"
+    monkeypatch.setenv(SOCKET_ENV, str(sock))
+    async with open_window() as window:
+        link = window.taps
+        link.path = sock
+        assert await link.listen()
+        old = TapRecorder(tmp_path / "old.mcpsession", "old", {"name": "old", "command": demo_cmd()})
+        http = TapRecorder(None, "remote", {"name": "remote", "url": "http://127.0.0.1:9/mcp"},
+                           hello={"intercept": 0, "intercept_unavailable": "intercept works with stdio taps only"})
+        try:
+            await until(lambda: len(link.sessions) == 2, 10, "both taps")
+            pane = find(window, InterceptPane, "interceptPane")
+            named = {s.server_name: s for s in link.sessions}
+            for name, says in (("old", "older Spyglass"), ("remote", "stdio taps only")):
+                conn = next(c for c in window.servers.connections if c.session is named[name])
+                window.select_connection(conn)
+                text = find(pane, QLabel, "interceptState").text()
+                assert text.startswith("Intercept is unavailable") and says in text, text
+                assert not find(pane, QPushButton, "interceptToggle").isEnabled()
+            window.select_connection(None)
+            assert not window.tabs.isTabVisible(window.tabs.indexOf(pane))
+        finally:
+            old.close()
+            http.close()
+        await link.close()

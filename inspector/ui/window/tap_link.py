@@ -6,6 +6,9 @@ socket, 0600, in a 0700 folder of the user's runtime directory; nothing on the n
 A tap that started before the window says where its session file is and how many frames it holds: those
 are read from the file first, then the rest arrives live. A second window finds the socket taken and
 says so; a socket left by a window that crashed is taken over.
+
+The socket is two-way for intercept (`inspector.tap.held`): a tapped server's Intercept tab (`InterceptPane`,
+shown while a tapped server is selected) asks its tap to hold matching messages and forwards or drops them.
 """
 
 from __future__ import annotations
@@ -27,11 +30,14 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
 from ...recording.files import frame_of_line
+from ...tap.held import KEYS as INTERCEPT_KEYS
+from ...tap.held import InterceptLink
 from ...tap.record import socket_path
 from ...tap.session import TappedSession
 from ...traffic import Frame
 from ..base.dialogs import show_sheet
 from ..base.tasks import spawn
+from .intercept_pane import InterceptPane
 from .tap_dialog import TapHostDialog
 
 if TYPE_CHECKING:
@@ -87,6 +93,34 @@ class TapLink(QObject):
             after = next((i for i, a in enumerate(actions) if a.objectName() == "actionAddDemo"), None)
             menu.insertAction(actions[after + 1] if after is not None and after + 1 < len(actions) else None,
                               self.act_tap)
+        pane = window.tabs.findChild(InterceptPane, "interceptPane")  # one tab, however many links listen
+        if pane is None:
+            pane = InterceptPane(window.store, window.tabs)
+            tab = window.tabs.addTab(pane, "Intercept")
+            window.tabs.setTabToolTip(tab, "Hold the host's or the server's messages that match a filter, edit "
+                                           "them, forward or drop them")
+            window.tabs.setTabVisible(tab, False)
+        self.intercept_pane: InterceptPane = pane
+        window.selectionChanged.connect(self._selected)
+
+    def _selected(self) -> None:
+        """The Intercept tab is there for a tapped server only, showing its intercept."""
+        w = self.window
+        if not shiboken6.isValid(w):
+            return
+        conn = w.selected_connection()
+        session = conn.session if conn is not None else None
+        tapped = isinstance(session, TappedSession)
+        tab = w.tabs.indexOf(self.intercept_pane)
+        if not tapped and w.tabs.currentIndex() == tab:
+            w.tabs.setCurrentIndex(0)
+        w.tabs.setTabVisible(tab, tapped)
+        self.intercept_pane.show_link(session.intercept if isinstance(session, TappedSession) else None)
+
+    def show_intercept(self) -> InterceptPane:
+        """Bring the selected tapped server's Intercept tab forward."""
+        self.window.tabs.setCurrentIndex(self.window.tabs.indexOf(self.intercept_pane))
+        return self.intercept_pane
 
     def tap_dialog(self) -> TapHostDialog:
         return show_sheet(TapHostDialog(self.window))
@@ -159,7 +193,7 @@ class TapLink(QObject):
             hello = json.loads(first) if first else None
             if not isinstance(hello, dict) or hello.get("tap") != 1:
                 return  # not a tap (or one of a version this window does not speak): nothing shown
-            session = self._begin(hello)
+            session = self._begin(hello, writer)
             if session is None:
                 return
             await self._catch_up(session, hello)
@@ -180,7 +214,7 @@ class TapLink(QObject):
             self._writers.discard(writer)
             writer.close()
 
-    def _begin(self, hello: dict[str, Any]) -> TappedSession | None:
+    def _begin(self, hello: dict[str, Any], writer: asyncio.StreamWriter) -> TappedSession | None:
         w = self.window
         if not shiboken6.isValid(w):
             return None
@@ -191,6 +225,7 @@ class TapLink(QObject):
         name = str(hello.get("server") or definition.get("name") or "server")
         session = TappedSession(w.unique_id(f"{name} (tapped)"), {**definition, "name": name})
         session.session_file = hello.get("session") if isinstance(hello.get("session"), str) else None
+        session.intercept = InterceptLink(hello, lambda message: self._tell(writer, message))
         self.sessions.append(session)
         first = not w.servers.connections
         w.add_server(session.spec, connect=False, select=first or w.selected_connection() is None,
@@ -199,6 +234,12 @@ class TapLink(QObject):
         where = f"; recorded in {session.session_file}" if session.session_file else ""
         w.statusBar().showMessage(f"Tapping {name}{where}.", 8000)
         return session
+
+    @staticmethod
+    def _tell(writer: asyncio.StreamWriter, message: dict[str, Any]) -> None:
+        """A line to a tap (intercept): buffered, never awaited, so the window never waits on a tap."""
+        if not writer.is_closing():
+            writer.write(json.dumps(message, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n")
 
     def _renamed(self, session: TappedSession) -> None:
         w = self.window
@@ -227,6 +268,12 @@ class TapLink(QObject):
             return
         if "server" in item:
             session.feed(frame_of_line(item)[1])
+        elif any(key in item for key in INTERCEPT_KEYS):
+            if session.intercept is not None and session.intercept.receive(item) and "held" in item:
+                held = session.intercept.held.get(item["held"].get("hold"))
+                if held is not None and shiboken6.isValid(self.window):
+                    self.window.statusBar().showMessage(f"{session.title}: a {held.arrow} message is held "
+                                                        "(its Intercept tab)", 8000)
         elif "skipped" in item:
             session.log.note(f"the window was slow: {item['skipped']} frames were not sent live; the session "
                              "file has them", level="warning")
