@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import abc
-import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..protocol.framing import DEFAULT_MAX_MESSAGE
+
+if TYPE_CHECKING:  # asyncio stays unloaded until the session needs it: --cli starts the server first
+    import asyncio
 
 FrameCallback = Callable[..., None]
 """`on_frame(frame, mono, meta=None)`: a frame exactly as received (or an oversize

@@ -294,7 +294,7 @@ async def test_intercept_a_tapped_servers_call_edit_it_forward_it_and_drop_anoth
             window.select_connection(conn)
             pane = find(window, InterceptPane, "interceptPane")
             tabs = window.tabs
-            assert tabs.isTabVisible(tabs.indexOf(pane))
+            assert tabs.isTabVisible(tabs.indexOf(pane.page))
             link.show_intercept()
             state = find(pane, QLabel, "interceptState")
             assert state.text().startswith("Intercept is off")
@@ -396,7 +396,7 @@ async def test_intercept_is_unavailable_with_a_tap_that_cannot(open_window, tmp_
                 assert text.startswith("Intercept is unavailable") and says in text, text
                 assert not find(pane, QPushButton, "interceptToggle").isEnabled()
             window.select_connection(None)
-            assert not window.tabs.isTabVisible(window.tabs.indexOf(pane))
+            assert not window.tabs.isTabVisible(window.tabs.indexOf(pane.page))
         finally:
             old.close()
             http.close()

@@ -34,9 +34,7 @@ class ComposerLink(QObject):
                                          "invalid JSON, a batch, a response nobody asked for")
         server_menu = window.findChild(QMenu, "serverMenu")
         if server_menu is not None:
-            actions = server_menu.actions()
-            after = actions.index(window.act_refresh) + 1 if window.act_refresh in actions else len(actions)
-            server_menu.insertAction(actions[after] if after < len(actions) else None, self.act_composer)
+            menus.insert_after_group(server_menu, [self.act_composer])
         pane = window.traffic_pane
         if pane is not None:
             pane.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)

@@ -18,7 +18,7 @@ from ..base.tasks import spawn
 from ..devloop.rerun_view import RerunView
 from ..devloop.watch_dialog import WatchDialog
 from ..servers.connection import Connection
-from . import layout
+from . import layout, menus
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -49,9 +49,7 @@ class DevLoopLink(QObject):
         self.act_settings.triggered.connect(self.open_settings)
         menu = window.findChild(QMenu, "serverMenu")
         if menu is not None:
-            actions = menu.actions()
-            at = actions[actions.index(window.act_refresh) + 1] if window.act_refresh in actions else None
-            menu.insertActions(at, [self.act_watch, self.act_settings])
+            menus.insert_after_group(menu, [self.act_watch, self.act_settings])
         view_menu = window.findChild(QMenu, "viewMenu")
         if view_menu is not None:
             docks = view_menu.actions()

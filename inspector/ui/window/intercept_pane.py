@@ -51,6 +51,7 @@ def _held_for(seconds: float) -> str:
 class InterceptPane(QWidget):
     def __init__(self, store: TrafficStore | None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.page: QWidget = self  # what the window's tabs hold: a scroll area around this pane
         self.setObjectName("interceptPane")
         self.link: InterceptLink | None = None
         self._shown_hold: int | None = None  # the message in the editor
@@ -79,7 +80,7 @@ class InterceptPane(QWidget):
         self.held.setHeaderLabels(["#", "Direction", "Message", "Held for", "Decision"])
         self.held.setRootIsDecorated(False)
         self.held.setUniformRowHeights(True)
-        self.held.setMinimumHeight(80)
+        self.held.setMinimumHeight(48)  # the window fits a 768-pixel screen: the splitter gives room when there is
         header = self.held.header()
         for column in (0, 1, 3, 4):
             header.setSectionResizeMode(column, QHeaderView.ResizeToContents)
@@ -88,6 +89,7 @@ class InterceptPane(QWidget):
         self.held.currentItemChanged.connect(lambda *_: self._show_current())
         self.editor = QPlainTextEdit(self)
         self.editor.setObjectName("interceptEditor")
+        self.editor.setMinimumHeight(48)
         self.editor.setPlaceholderText("Select a held message to see it here, edit it, then Forward or Drop it.")
         font = QFontDatabase.systemFont(QFontDatabase.FixedFont)
         font.setStyleHint(QFont.Monospace)

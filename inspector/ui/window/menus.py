@@ -67,3 +67,13 @@ def fill(menu_bar: QMenuBar, menus: Sequence[tuple[str, str, Sequence[Entry]]]) 
                 menu.addAction(entry)
         out[name] = menu
     return out
+
+
+def insert_after_group(menu: QMenu, actions: Sequence[QAction]) -> None:
+    """Put `actions` at the end of the Server menu's group of what is done to the selected server: after
+    Refresh tools and what other links added after it, before the next separator."""
+    existing = menu.actions()
+    names = [a.objectName() for a in existing]
+    start = names.index("actionRefreshTools") if "actionRefreshTools" in names else len(existing) - 1
+    end = next((i for i in range(start + 1, len(existing)) if existing[i].isSeparator()), len(existing))
+    menu.insertActions(existing[end] if end < len(existing) else None, list(actions))

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import shiboken6
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QFrame, QMenu, QScrollArea
 
 from ...recording.files import frame_of_line
 from ...tap.held import KEYS as INTERCEPT_KEYS
@@ -96,7 +96,13 @@ class TapLink(QObject):
         pane = window.tabs.findChild(InterceptPane, "interceptPane")  # one tab, however many links listen
         if pane is None:
             pane = InterceptPane(window.store, window.tabs)
-            tab = window.tabs.addTab(pane, "Intercept")
+            page = QScrollArea(window.tabs)  # scrolls in a small window: the tabs' least height stays the others'
+            page.setObjectName("interceptPage")
+            page.setWidgetResizable(True)
+            page.setFrameShape(QFrame.NoFrame)
+            page.setWidget(pane)
+            pane.page = page
+            tab = window.tabs.addTab(page, "Intercept")
             window.tabs.setTabToolTip(tab, "Hold the host's or the server's messages that match a filter, edit "
                                            "them, forward or drop them")
             window.tabs.setTabVisible(tab, False)
@@ -111,7 +117,7 @@ class TapLink(QObject):
         conn = w.selected_connection()
         session = conn.session if conn is not None else None
         tapped = isinstance(session, TappedSession)
-        tab = w.tabs.indexOf(self.intercept_pane)
+        tab = w.tabs.indexOf(self.intercept_pane.page)
         if not tapped and w.tabs.currentIndex() == tab:
             w.tabs.setCurrentIndex(0)
         w.tabs.setTabVisible(tab, tapped)
@@ -119,7 +125,7 @@ class TapLink(QObject):
 
     def show_intercept(self) -> InterceptPane:
         """Bring the selected tapped server's Intercept tab forward."""
-        self.window.tabs.setCurrentIndex(self.window.tabs.indexOf(self.intercept_pane))
+        self.window.tabs.setCurrentIndex(self.window.tabs.indexOf(self.intercept_pane.page))
         return self.intercept_pane
 
     def tap_dialog(self) -> TapHostDialog:
