@@ -8,7 +8,8 @@ Launch forms:
   -e KEY=VALUE, --cwd DIR, --transport, --header, --protocol auto|legacy|modern|VERSION, --timeout S
   as in --cli;
   --theme light|dark|system; --screenshot FILE saves a PNG once the first connection settled, and exits;
-  --import FILE previews a server list (Claude Desktop, Cursor, VS Code, ...) for the catalog.
+  --import FILE previews a server list (Claude Desktop, Cursor, VS Code, ...) for the catalog;
+  --present starts in presentation mode (with --server NAME alone: a saved server).
 """
 
 from __future__ import annotations
@@ -62,6 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "the server's language)")
     p.add_argument("--rerun", choices=("off", "last", "pinned"), default="last",
                    help="with --watch: what runs again after a restart (default: the last call)")
+    p.add_argument("--present", action="store_true",
+                   help="start in presentation mode (docs/present.md): the server's tools for an audience; "
+                        "--server NAME alone picks a saved server")
     p.add_argument("target", nargs="*", help=argparse.SUPPRESS)
     return p
 
@@ -77,7 +81,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         Mode.parse(args.protocol or "auto")
     except ValueError as exc:
         raise E.UsageError(str(exc)) from None
-    if args.server and not args.config:
+    if args.server and not args.config and not args.present:
         raise E.UsageError("--server needs --config FILE")
     if args.config and args.command:
         raise E.UsageError("give either --config or a server command, not both")
@@ -198,12 +202,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             app.setQuitOnLastWindowClosed(quit_on_close)
 
 
+def saved_or_demo(window: Any, args: argparse.Namespace) -> Any:
+    """With no server on the command line: the catalog's servers back in the sidebar (not for a screenshot,
+    but for `--present --server NAME`, which needs them), the demo server, and the connection to show first:
+    the saved server NAME when presenting one (connected and selected), else the demo server."""
+    from .ui.servers.catalog_link import DEMO_NAME, demo_spec
+
+    presenting = bool(args.present and args.server)
+    if not args.screenshot or presenting:
+        window.restore_servers(skip={DEMO_NAME})
+    first = window.add_server(demo_spec(), mode=args.protocol, timeout=args.timeout)
+    if presenting:
+        return window.present.saved_server(args.server) or first
+    if not args.screenshot and not args.import_file and not args.present:
+        window.restore_selection()  # last session's server and tool
+    return first
+
+
 async def _run(args: argparse.Namespace, app: Any, reporter: ErrorReporter) -> int:
     from PySide6.QtCore import QSettings
 
     from .catalog import Catalog
     from .ui.base import theme
-    from .ui.servers.catalog_link import DEMO_NAME, demo_spec
     from .ui.window.main_window import MainWindow
     from .ui.window.preferences import Preferences, apply_font, prune_sessions
 
@@ -237,11 +257,9 @@ async def _run(args: argparse.Namespace, app: Any, reporter: ErrorReporter) -> i
         if args.watch or args.watch_files:
             window.devloop.watch(first, watch_settings(args), save=False)
     elif first is None:
-        if not args.screenshot:
-            window.restore_servers(skip={DEMO_NAME})
-        first = window.add_server(demo_spec(), mode=args.protocol, timeout=args.timeout)
-        if not args.screenshot and not args.import_file:
-            window.restore_selection()  # last session's server and tool
+        first = saved_or_demo(window, args)
+    if args.present:
+        window.present.enter()
     if args.import_file:
         window.import_file(args.import_file)
     if args.screenshot:

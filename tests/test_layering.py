@@ -35,7 +35,7 @@ LAYERS = [
 ]
 # The window's sub-packages, lowest first: siblings of one rank do not import each other.
 UI_RANKS = [("base",), ("render",), ("servers", "traffic"), ("auth", "library", "calls", "recording"),
-            ("collections", "devloop"), ("window",)]
+            ("collections", "devloop", "present"), ("window",)]
 
 
 def layer_of(name: str) -> int:

@@ -7,6 +7,7 @@
 - `calls/`   the tool list, the call panel and its history, running marks, confirmation, the server's
              questions as dialogs, the Tasks tab;
 - `library/` resources, templates and prompts;
+- `present/` presentation mode: the tools as cards, the friendly form, the answer card, in plain words;
 - `render/`  result renderers: one widget per content block, the result of a call;
 - `traffic/` the traffic table, its pane and the window's recorder;
 - `auth/`    the Authorization tab, the sign-in session and dialog, the token view;

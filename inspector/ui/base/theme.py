@@ -1,4 +1,5 @@
-"""Light and dark palettes (Fusion), following the system unless forced; status colours and icons."""
+"""Light and dark palettes (Fusion), following the system unless forced; a high-contrast palette (presentation
+mode); status colours and icons."""
 
 from __future__ import annotations
 
@@ -92,6 +93,25 @@ def dark_palette() -> QPalette:
         p.setColor(QPalette.Disabled, role, QColor("#6e7681"))
     return p
 
+
+
+def high_contrast_palette() -> QPalette:
+    """White on black with yellow focus and links (for projectors and low vision; presentation mode's third look)."""
+    p = QPalette()
+    c = {
+        QPalette.Window: "#000000", QPalette.WindowText: "#ffffff", QPalette.Base: "#000000",
+        QPalette.AlternateBase: "#101010", QPalette.ToolTipBase: "#000000", QPalette.ToolTipText: "#ffffff",
+        QPalette.PlaceholderText: "#d0d0d0", QPalette.Text: "#ffffff", QPalette.Button: "#000000",
+        QPalette.ButtonText: "#ffffff", QPalette.BrightText: "#ffff00", QPalette.Highlight: "#ffff00",
+        QPalette.HighlightedText: "#000000", QPalette.Link: "#ffff00", QPalette.LinkVisited: "#ffd700",
+        QPalette.Light: "#ffffff", QPalette.Midlight: "#ffffff", QPalette.Mid: "#ffffff",
+        QPalette.Dark: "#ffffff", QPalette.Shadow: "#ffffff",
+    }
+    for role, colour in c.items():
+        p.setColor(role, QColor(colour))
+    for role in (QPalette.WindowText, QPalette.Text, QPalette.ButtonText):
+        p.setColor(QPalette.Disabled, role, QColor("#b0b0b0"))
+    return p
 
 # ---------------------------------------------------------------------- semantic colours
 _COLOURS = {

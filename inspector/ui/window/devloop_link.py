@@ -153,7 +153,8 @@ class DevLoopLink(QObject):
                 self.view.show_loop(loop)
         if what == "rerun" and loop.reruns and loop.rerun_at is not None and \
                 all(r.after is None or not r.after.running for r in loop.reruns):
-            if conn is self.window.selected_connection():
+            presenting = getattr(getattr(self.window, "present", None), "active", False)
+            if conn is self.window.selected_connection() and not presenting:  # a stage shows no docks
                 self.dock.show()
                 self.dock.raise_()
             differ = [r for r in loop.reruns if r.changes]

@@ -68,6 +68,7 @@ from .composer_link import ComposerLink
 from .devloop_link import DevLoopLink
 from .files import DropImporter, ServerFiles
 from .preferences import Preferences
+from .present_link import PresentLink
 from .tap_link import TapLink
 from .window_dialogs import WindowDialogs
 
@@ -118,6 +119,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         self.taps = TapLink(self)  # tapped conversations as read-only servers (listening: app.py starts it)
         self.devloop = DevLoopLink(self)  # Server → Restart on save, Watch settings…; the Re-run dock
         self.composer = ComposerLink(self)  # the raw composer; Edit and resend… in the traffic pane and History
+        self.present = PresentLink(self)  # View → Presentation mode (F11): the tools shown to an audience
         self.status_label = QLabel(self)
         self.status_label.setObjectName("statusSummary")
         self.statusBar().addPermanentWidget(self.status_label)

@@ -1,0 +1,5 @@
+"""Presentation mode: a server's tools shown to people who do not program. `view` (`PresentView`, the stage),
+`cards` (the tools as cards), `friendly_form` (the friendly presentation of `SchemaForm`), `answer` (the answer
+card) and `words` (what every part says, in plain words; no Qt)."""
+
+__all__ = ["answer", "cards", "friendly_form", "view", "words"]

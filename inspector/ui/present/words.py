@@ -1,0 +1,188 @@
+"""Presentation mode's words: what a tool, a field, a problem and a value say to someone who does not program.
+No Qt here: names turned into words, a description's first sentence, whether a tool is for people at all,
+validator messages told in plain words, values formatted for the locale, a call's outcome said calmly."""
+
+from __future__ import annotations
+
+import datetime
+import locale
+import re
+from typing import Any
+
+from ...session.tools import display_name, hints
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?$")
+
+DESTRUCTIVE_WORDS = "Changes or deletes data"
+
+
+def words(name: str) -> str:
+    """A property or tool name as words: `user_id` → "User id", `maxResults` → "Max results"."""
+    text = _CAMEL.sub(" ", str(name)).replace("_", " ").replace("-", " ").replace(".", " ")
+    text = " ".join(text.split())
+    return text[:1].upper() + text[1:].lower() if text else ""
+
+
+def tool_title(tool: dict[str, Any]) -> str:
+    """The tool's title; its name turned into words when it has none."""
+    shown = display_name(tool)
+    return words(shown) if shown == tool.get("name") or shown == "(no name)" else shown
+
+
+def field_label(schema: Any, key: str) -> str:
+    """A field's label: its schema title unless that is only the key (as generated titles are), else words."""
+    title = schema.get("title") if isinstance(schema, dict) else None
+    if isinstance(title, str) and title.strip() and title.replace(" ", "").lower() != key.replace("_", "").lower():
+        return title.strip()
+    return words(key)
+
+
+def first_sentence(text: Any, limit: int = 160) -> str:
+    """The description's first sentence (one line), cut at `limit` characters."""
+    if not isinstance(text, str):
+        return ""
+    flat = " ".join(text.split())
+    first = _SENTENCE.split(flat, maxsplit=1)[0] if flat else ""
+    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+
+
+def for_people(tool: Any) -> bool:
+    """False for a tool only an app may call (`_meta.ui.visibility` without "model")."""
+    if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+        return False
+    meta = tool.get("_meta")
+    ui = meta.get("ui") if isinstance(meta, dict) else None
+    seen = ui.get("visibility") if isinstance(ui, dict) else None
+    return not (isinstance(seen, list) and "model" not in seen)
+
+
+def destructive(tool: dict[str, Any]) -> bool:
+    """The tool says it may delete or overwrite data (explicitly: the spec's default is not a claim)."""
+    h = hints(tool)
+    return not h["readOnlyHint"][0] and h["destructiveHint"][0] and h["destructiveHint"][1]
+
+
+def problem(message: str, label: str, schema: Any = None) -> str:
+    """A validator's message about a field said in plain words: "Please enter a city"."""
+    thing = label[:1].lower() + label[1:] if label else "a value"
+    article = "an" if thing[:1] in "aeiou" else "a"
+    low = message.lower()
+    s = schema if isinstance(schema, dict) else {}
+    if "required" in low or "is not set" in low or "must not be empty" in low:
+        return f"Please enter {article} {thing}."
+    if "too short" in low or "minlength" in low or "fewer than" in low or "should be non-empty" in low:
+        n = s.get("minLength")
+        if n == 1 or n is None:
+            return f"Please enter {article} {thing}."
+        return f"Please enter at least {n} characters."
+    if "too long" in low or "maxlength" in low:
+        return f"Please use at most {s.get('maxLength', 'fewer')} characters."
+    if "less than the minimum" in low or "minimum" in low:
+        return f"Please choose {s.get('minimum', 'a larger number')} or more."
+    if "greater than the maximum" in low or "maximum" in low:
+        return f"Please choose {s.get('maximum', 'a smaller number')} or less."
+    if "is not one of" in low or "enum" in low:
+        return "Please choose one of the options."
+    if "not a number" in low or "is not of type 'number'" in low or "is not of type 'integer'" in low:
+        return "Please enter a number."
+    if "integer" in low:
+        return "Please enter a whole number."
+    if "format" in low or "does not match" in low:
+        return f"This doesn't look like {article} {thing}."
+    return f"Please check the {thing}."
+
+
+def number_text(value: float | int) -> str:
+    """A number with the locale's grouping and decimal mark."""
+    try:
+        if isinstance(value, int):
+            return locale.format_string("%d", value, grouping=True)
+        return locale.format_string("%.10g", value, grouping=True)
+    except (TypeError, ValueError):  # pragma: no cover - a broken locale
+        return str(value)
+
+
+def value_text(value: Any) -> str:
+    """One value for a person: numbers and dates for the locale, yes/no, lists joined; never JSON."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "Yes" if value else "No"
+    if isinstance(value, (int, float)):
+        return number_text(value)
+    if isinstance(value, str):
+        if _DATE.match(value):
+            try:
+                return datetime.date.fromisoformat(value).strftime("%x")
+            except ValueError:
+                return value
+        if _DATETIME.match(value):
+            try:
+                return datetime.datetime.fromisoformat(value.replace("Z", "+00:00")).strftime("%x %X")
+            except ValueError:
+                return value
+        return value
+    if isinstance(value, list):
+        return ", ".join(value_text(v) for v in value) if value else "none"
+    if isinstance(value, dict):
+        return "; ".join(f"{words(str(k))}: {value_text(v)}" for k, v in value.items())
+    return str(value)
+
+
+def label_of(key: str, schema: Any) -> str:
+    """A structured field's label from the output schema's property title, else its key in words."""
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    sub = props.get(key) if isinstance(props, dict) else None
+    return field_label(sub, key)
+
+
+def table_of(rows: Any) -> tuple[list[str], list[list[str]]] | None:
+    """An array of objects as (column labels, rows of texts); None when it is not one."""
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
+        return None
+    keys: list[str] = []
+    for r in rows:
+        keys += [k for k in r if k not in keys]
+    return [words(k) for k in keys], [[value_text(r.get(k)) for k in keys] for r in rows]
+
+
+_SDK_PREFIX = re.compile(r"^\s*(error executing tool|tool)\s+\S+\s*(failed)?:\s*", re.IGNORECASE)
+
+
+def server_words(text: str, tool: dict[str, Any]) -> str:
+    """The server's own message for a person: an SDK's "Error executing tool NAME:" dropped, the tool's raw
+    name said by its title."""
+    said = _SDK_PREFIX.sub("", text).strip() or text.strip()
+    name = tool.get("name")
+    if isinstance(name, str) and name and re.search(rf"\b{re.escape(name)}\b", said):
+        said = re.sub(rf"\b{re.escape(name)}\b", f"“{tool_title(tool)}”", said)
+    return said
+
+
+OUTCOME_WORDS = {
+    "rejected": "The server couldn't run this tool.",
+    "timeout": "The server took too long to answer.",
+    "cancelled": "You stopped this before it finished.",
+    "failed": "The connection to the server broke before an answer came.",
+}
+
+
+def failure_words(outcome: str, code: Any = None) -> str:
+    """What went wrong in words, for an outcome other than an answer (a protocol error, a crash, a timeout)."""
+    if outcome == "rejected" and code == -32602:
+        return "The server didn't accept what was filled in."
+    if outcome == "rejected" and code == -32601:
+        return "The tool isn't available on this server."
+    return OUTCOME_WORDS.get(outcome, "Something went wrong.")
+
+
+def confirm_words(tool: dict[str, Any], arguments: Any) -> str:
+    """The plain question before a destructive tool runs: "This will delete a user (User id: 42). Continue?"."""
+    what = tool_title(tool)
+    bits = [f"{field_label(None, str(k))}: {value_text(v)}" for k, v in (arguments or {}).items()] \
+        if isinstance(arguments, dict) else []
+    said = f" ({'; '.join(bits)})" if bits else ""
+    return f"“{what}”{said} changes or deletes data, and it may not be possible to undo it. Continue?"
