@@ -7,6 +7,12 @@ import sys
 from pathlib import Path
 
 HEADER = '''import sys
+
+if "coverage" in sys.modules:  # a peer, not Spyglass: untraced by the suite's coverage of subprocesses
+    _current = sys.modules["coverage"].Coverage.current()
+    if _current is not None:
+        _current.stop()
+
 from mcp.server.mcpserver import MCPServer
 
 app = MCPServer("watched")

@@ -83,6 +83,15 @@ docstring (its help line) and override the hooks it needs; see ``Case``.
 
 from __future__ import annotations
 
+import sys as _sys
+
+if __name__ == "__main__" and "coverage" in _sys.modules:
+    # a peer, not Spyglass: the suite measures coverage in every Python subprocess it starts, and tracing a
+    # peer only slows it down (every call of its code passes through the tracer)
+    _current = _sys.modules["coverage"].Coverage.current()
+    if _current is not None:
+        _current.stop()
+
 import json
 import os
 import queue

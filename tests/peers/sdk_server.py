@@ -61,6 +61,15 @@ http:  binds 127.0.0.1 only; once it accepts connections it prints
 
 from __future__ import annotations
 
+import sys as _sys
+
+if __name__ == "__main__" and "coverage" in _sys.modules:
+    # a peer, not Spyglass: the suite measures coverage in every Python subprocess it starts, and tracing a
+    # peer only slows it down (every call of its code passes through the tracer)
+    _current = _sys.modules["coverage"].Coverage.current()
+    if _current is not None:
+        _current.stop()
+
 import argparse
 import json
 import socket
