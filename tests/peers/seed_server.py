@@ -9,6 +9,8 @@ tools
     ``delete_user(user_id)``      titled, ``destructiveHint: true``
     ``slow_report(seconds)``      progress with a message every 0.1 s, then a Markdown report
     ``app_refresh()``             app-only (``_meta.ui.visibility: ["app"]``): hidden from people and models
+    ``write_poem(subject)``       asks the client for a written reply (sampling), and returns it as the poem
+    ``count_folders()``           asks the client which folders it may work in (roots), and counts them
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ if __name__ == "__main__" and "coverage" in _sys.modules:
 from typing import Annotated, Literal
 
 import anyio
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context, MCPServer, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.server.mcpserver.resolve import ListRoots, Sample
+from mcp.types import CreateMessageResult, ListRootsResult, SamplingMessage, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 
@@ -89,7 +92,29 @@ def build_server() -> MCPServer:
     def app_refresh() -> str:
         return "refreshed"
 
+    @server.tool(title="Write a poem", description="Writes a short poem about a subject, with your help.",
+                 annotations=ToolAnnotations(read_only_hint=True))
+    def write_poem(subject: Annotated[str, Field(description="What the poem is about", examples=["the sea"])],
+                   reply: Annotated[CreateMessageResult, Resolve(ask_for_poem)]) -> str:
+        text = reply.content.text if isinstance(reply.content, TextContent) else ""
+        return f"A poem about {subject}:\n\n{text}" if text.strip() else "No poem came back."
+
+    @server.tool(title="Count my folders", description="Counts the folders you let it work in.",
+                 annotations=ToolAnnotations(read_only_hint=True))
+    def count_folders(roots: Annotated[ListRootsResult, Resolve(ask_for_roots)]) -> str:
+        n = len(roots.roots)
+        return f"You shared {n} folder{'s' if n != 1 else ''}."
+
     return server
+
+
+def ask_for_poem(subject: str) -> Sample:
+    asked = SamplingMessage(role="user", content=TextContent(type="text", text=f"Write a poem about {subject}."))
+    return Sample([asked], max_tokens=200, system_prompt="You are a poet. Answer with four short lines.")
+
+
+def ask_for_roots() -> ListRoots:
+    return ListRoots()
 
 
 def main() -> None:

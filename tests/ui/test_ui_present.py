@@ -35,7 +35,8 @@ from inspector.ui.present import words
 from inspector.ui.present.friendly_form import FileField, FriendlyForm, bounds, file_kind, step_of
 
 SEED = [PY, str(PEERS / "seed_server.py")]
-SEED_NAMES = ("get_weather", "add_numbers", "count_words", "delete_user", "slow_report", "app_refresh")
+SEED_NAMES = ("get_weather", "add_numbers", "count_words", "delete_user", "slow_report", "app_refresh", "write_poem",
+              "count_folders")
 PROTOCOL_WORDS = ("isError", "inputSchema", "outputSchema", "structuredContent", "jsonrpc", "tools/call",
                   "tools/list", "resources/read", "-32602", "-32601", "-32603", "mimeType")
 JSON_LIKE = re.compile(r'[{\[]\s*"|"\s*:\s*[\[{"0-9tfn]')
@@ -150,6 +151,7 @@ def test_words_say_things_plainly():
     assert words.problem("1.5 is not of type 'integer'", "Age").startswith("Please enter")
     assert words.problem("'x' is not a 'email'... format", "Email") == "This doesn't look like an email."
     assert words.problem("something else", "Age") == "Please check the age."
+    assert words.problem("'name' is a required property", "Your name") == "Please enter your name."
     assert words.value_text(True) == "Yes" and words.value_text(None) == "—" and words.value_text([]) == "none"
     assert words.value_text(1234567).replace(",", "").replace(".", "").replace("\u202f", "") == "1234567"
     assert words.value_text({"max_temp": 3}) == "Max temp: 3"
@@ -165,6 +167,19 @@ def test_words_say_things_plainly():
     assert words.destructive(tool) and not words.destructive({"name": "x"})
     assert words.confirm_words(tool, {"user_id": 42}) == (
         "“Delete a user” (User id: 42) changes or deletes data, and it may not be possible to undo it. Continue?")
+    # the server's questions in words
+    assert words.asking(tool) == "“Delete a user” needs something from you"
+    assert words.asking(None) == "The server needs something from you"
+    assert words.page_host("https://a.example:8443/x") == ("a.example:8443", True)
+    assert words.page_host("mailto:someone@example.com") == ("an address that doesn't work", False)
+    assert words.page_host("http://[::1") == ("an address that doesn't work", False)
+    assert words.conversation({"systemPrompt": " Be brief. ", "messages": [
+        {"role": "user", "content": {"type": "text", "text": "Hi"}},
+        {"role": "assistant", "content": [{"type": "audio"}, {"type": "tool_use"}]}, "junk"]}) == [
+        ("How to answer", "Be brief."), ("Asked", "Hi"), ("Answered before", "(a sound)"),
+        ("Answered before", "(something that can't be shown here)")]
+    assert words.folders_text([{"uri": "file:///home/ada/My%20photos", "name": "Photos"},
+                               {"uri": "file:///tmp"}]) == "• Photos (/home/ada/My photos)\n• /tmp"
 
 
 def test_the_friendly_form_uses_the_schema_machinery(qapp):
@@ -319,7 +334,8 @@ async def test_seed_tools_end_to_end_in_words(open_window):
         assert not window.menuBar().isVisible() and not window.statusBar().isVisible()
         assert not find(window, QWidget, "trafficView").isVisible()
         # the cards: titles, first sentences, destructive said in words, app-only hidden
-        assert card_names(window) == ["get_weather", "add_numbers", "count_words", "delete_user", "slow_report"]
+        assert card_names(window) == ["get_weather", "add_numbers", "count_words", "delete_user", "slow_report",
+                                      "write_poem", "count_folders"]
         cards = find(window, QAbstractItemView, "presentCards")
         texts = [cards.model().index(r, 0).data() for r in range(cards.model().rowCount())]
         assert texts[0] == "Weather lookup\nLooks up today's weather for a city."

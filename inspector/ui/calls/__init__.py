@@ -5,7 +5,8 @@
 - `book`: `WindowCalls`, every server's calls as one list for the window;
 - `history`, `indicators`: `CallHistory`, the running marks of the tool list and the sidebar;
 - `confirm`: the confirmation before a tool that may change things;
-- `questions`: the server's questions as dialogs (`DialogAnswers`, the window's `Answerer`);
+- `questions`: the server's questions as dialogs (`DialogAnswers`, the window's `Answerer`; a `stage` asks them instead
+  while it is set, and `HANDED_BACK` gives one back to the dialog);
 - `tasks_pane`: the Tasks tab.
 """
 

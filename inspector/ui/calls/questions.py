@@ -44,6 +44,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("spyglass.ui.questions")
 
 ROOTS_FROM_SETTINGS, ROOTS_ASK = "settings", "ask"  # the rootsPolicy preference
+# What a stage (presentation mode) answers when it gives a question back unanswered: it was left while the
+# question was on it. The question is then asked in the dialog, so no question goes unanswered or twice.
+HANDED_BACK: Any = object()
 
 
 def _plain(text: str, parent: QWidget, name: str = "", bold: bool = False) -> QLabel:
@@ -257,7 +260,11 @@ class RootsDialog(QDialog):
 class DialogAnswers:
     """The window's answers to a server's questions (an `Answerer` of inspector.session): a window-modal
     dialog for each, over `parent()`. Roots are shared as the server's Roots tab lists them, or, when
-    `ask_roots()` says so (the rootsPolicy preference), after the user agreed in a dialog."""
+    `ask_roots()` says so (the rootsPolicy preference), after the user agreed in a dialog.
+
+    While `stage` is set (presentation mode: an object with the same three coroutines), a question no
+    running collection answers is asked there instead, in words for an audience; what the stage hands back
+    (`HANDED_BACK`) is asked in the dialog."""
 
     def __init__(self, parent: Callable[[], QWidget | None], ask_roots: Callable[[], bool]) -> None:
         self.parent = parent
@@ -265,6 +272,7 @@ class DialogAnswers:
         # server id -> the answers a running collection gives (its step's `elicit` / `sampling`); a
         # question the step says nothing about is still asked in a dialog
         self.scripts: dict[str, Any] = {}
+        self.stage: Any = None
 
     def _script(self, session: ServerSession, kind: str) -> Any:
         script = self.scripts.get(session.server_id)
@@ -276,6 +284,10 @@ class DialogAnswers:
         if script is not None:
             answer: dict[str, Any] = await script.elicit(session, params, call)
             return answer
+        if self.stage is not None:
+            staged = await self.stage.elicit(session, params, call)
+            if staged is not HANDED_BACK:
+                return staged
         dialog = ElicitationDialog(session.name, params, self.parent())
         await run_dialog(dialog)  # decline and cancel are answers too (the dialog says which)
         return dialog.answer()
@@ -286,6 +298,10 @@ class DialogAnswers:
         if script is not None:
             reply: dict[str, Any] | None = await script.sample(session, params, call)
             return reply
+        if self.stage is not None:
+            staged = await self.stage.sample(session, params, call)
+            if staged is not HANDED_BACK:
+                return staged
         dialog = SamplingDialog(session.name, params, self.parent())
         if await run_dialog(dialog) != QDialog.Accepted:
             return None
@@ -295,4 +311,8 @@ class DialogAnswers:
                           ) -> bool:
         if not self.ask_roots():
             return True
+        if self.stage is not None:
+            staged = await self.stage.share_roots(session, roots, call)
+            if staged is not HANDED_BACK:
+                return bool(staged)
         return await run_dialog(RootsDialog(session.name, roots, self.parent())) == QDialog.Accepted

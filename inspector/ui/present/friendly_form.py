@@ -266,13 +266,25 @@ class FileField(TextField):
             self._say("No file chosen yet")
 
 
+class FriendlyText(TextField):
+    """A text a person must fill in: left empty, it is a problem ("Please enter a city"), not an empty string
+    sent as a value (the developer's form sends it: an empty string is a value)."""
+
+    def local_errors(self) -> list[tuple[str, str]]:
+        out = super().local_errors()
+        if self.required and not self.local_problem and not self.get().strip():
+            out.append((self.ptr, "required"))
+        return out
+
+
 def friendly_text(*args: Any, widget: str = "text", **kw: Any) -> Field:
     """A text field, or a file input when the schema says it takes a file (see `file_kind`)."""
     shape, path = args[1], args[2]
     how = file_kind(shape.schema, str(path[-1]) if path else "")
     if how is not None and widget in ("text", "textarea", "uri"):
         return FileField(*args, how=how, **kw)
-    return default_widgets()[widget](*args, widget=widget, **kw)
+    maker = default_widgets()[widget]
+    return (FriendlyText if maker is TextField else maker)(*args, widget=widget, **kw)
 
 
 class SwitchField(Field):
@@ -454,7 +466,8 @@ def friendly_registry() -> Registry:
 class FriendlyForm(SchemaForm):
     """`SchemaForm` built from the friendly registry, with no Form | JSON switch and optional fields folded."""
 
-    def __init__(self, schema: Any, parent: QWidget | None = None):
+    def __init__(self, schema: Any, parent: QWidget | None = None, *, fold: bool = True):
+        """`fold=False` shows the optional fields with the rest (a server's short question asks for them all)."""
         super().__init__(schema, parent, friendly_registry())
         self.setObjectName("presentForm")
         self.form_button.parentWidget().hide()  # no JSON mode here
@@ -469,7 +482,8 @@ class FriendlyForm(SchemaForm):
         self.required_fields: list[Field] = []
         self.optional_fields: list[Field] = []
         self._name_groups(self.root)
-        self._fold_optional()
+        if fold:
+            self._fold_optional()
         for button in self.findChildren(QPushButton):
             if button.objectName().startswith("add:"):
                 button.setText("Add another")

@@ -6,6 +6,7 @@ stepped through with → and ← (and the clicker)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -36,11 +37,13 @@ from PySide6.QtWidgets import (
 from ...collection import load as collection_load
 from ...session.calls import CallRecord
 from ..base import theme
+from ..calls.questions import HANDED_BACK
 from ..servers.connection import Connection
 from . import words
 from .answer import AnswerCard
 from .cards import ToolCards
 from .friendly_form import FriendlyForm, plain_label
+from .question import QuestionCard
 
 BODY_PT, TITLE_PT = 14.0, 20.0  # at 100 %
 ZOOMS = (100, 125, 150, 175, 200, 250)
@@ -84,6 +87,10 @@ class PresentView(QWidget):
         self.script: list[tuple[str, str, Any]] = []  # (step name, tool, arguments)
         self.script_at = -1
         self.played: list[tuple[str, Any]] = []  # the calls run in this mode, for Save as script
+        self.question: QuestionCard | None = None  # the server's question on the stage, one at a time
+        self.asking = asyncio.Lock()
+        self.staged = True  # False once left: a question waiting its turn goes back to the dialog
+        self.resume = 0  # the page to show again once the question is answered
         self._build()
         self.set_look("dark" if theme.is_dark() else "light")
         self.set_zoom(100)
@@ -213,6 +220,16 @@ class PresentView(QWidget):
         self.page_layout.addStretch(1)
         self.scroll.setWidget(page)
         self.stack.addWidget(self.scroll)
+        # a question the server asks during a call
+        self.question_scroll = QScrollArea()
+        self.question_scroll.setWidgetResizable(True)
+        self.question_scroll.setFrameShape(QFrame.NoFrame)
+        qpage = QWidget()
+        self.question_layout = QVBoxLayout(qpage)
+        self.question_layout.setContentsMargins(0, 0, 12, 0)
+        self.question_layout.addStretch(1)
+        self.question_scroll.setWidget(qpage)
+        self.stack.addWidget(self.question_scroll)
         for keys in ("Return", "Enter"):
             sc = QShortcut(QKeySequence(keys), self.scroll)
             sc.setContext(Qt.WidgetWithChildrenShortcut)
@@ -264,6 +281,9 @@ class PresentView(QWidget):
 
     # ------------------------------------------------------------------ pages
     def show_cards(self) -> None:
+        if self.question is not None:
+            self.resume = 0  # the cards once the question is answered
+            return
         self.stack.setCurrentIndex(0)
         self.heading.setText(self.server_heading())
         self.back.hide()
@@ -294,7 +314,8 @@ class PresentView(QWidget):
         if arguments is not None:
             self.form.set_value(arguments)
         self.form_holder.addWidget(self.form)
-        self.heading.setText(words.tool_title(tool))
+        if self.question is None:
+            self.heading.setText(words.tool_title(tool))
         about = " ".join(str(tool.get("description") or "").split())
         if words.destructive(tool):
             about = (about + "\n" if about else "") + "⚠ " + words.DESTRUCTIVE_WORDS + "."
@@ -303,6 +324,9 @@ class PresentView(QWidget):
         self.form_note.hide()
         self.confirm.hide()
         self._running(False)
+        if self.question is not None:
+            self.resume = 1  # this tool once the question is answered
+            return True
         self.back.show()
         self.stack.setCurrentIndex(1)
         self.form.focus_first()
@@ -313,6 +337,61 @@ class PresentView(QWidget):
             self.card.hide()
             self.card.deleteLater()
             self.card = None
+
+    # ------------------------------------------------------------------ the server's questions
+    async def elicit(self, session: Any, params: dict[str, Any], call: CallRecord | None) -> Any:
+        return await self.ask("url" if params.get("mode") == "url" else "form", params, call)
+
+    async def sample(self, session: Any, params: dict[str, Any], call: CallRecord | None) -> Any:
+        return await self.ask("reply", params, call)
+
+    async def share_roots(self, session: Any, roots: list[dict[str, Any]], call: CallRecord | None) -> Any:
+        return await self.ask("folders", {}, call, roots)
+
+    async def ask(self, kind: str, params: dict[str, Any], call: CallRecord | None,
+                  folders: list[dict[str, Any]] | None = None) -> Any:
+        """Show a question of the server's on the stage (one at a time, in turn) and wait for the presenter's
+        answer; `HANDED_BACK` when the stage was left before it was answered."""
+        async with self.asking:
+            if not self.staged:
+                return HANDED_BACK
+            tool = call.tool_def if call is not None and isinstance(call.tool_def, dict) else \
+                self.tools.get(call.tool) if call is not None else None
+            card = QuestionCard(kind, params if isinstance(params, dict) else {}, folders=folders)
+            self.question = card
+            self.resume = self.stack.currentIndex()
+            self.question_layout.insertWidget(0, card)
+            self.heading.setText(words.asking(tool))
+            self.back.hide()
+            self.stack.setCurrentIndex(2)
+            card.focus_first()
+            try:
+                return await card.future
+            finally:
+                self.question = None
+                card.hide()
+                card.deleteLater()
+                self._after_question()
+
+    def _after_question(self) -> None:
+        if self.resume == 1 and self.tool is not None:
+            self.stack.setCurrentIndex(1)
+            self.heading.setText(words.tool_title(self.tool))
+            self.back.show()
+            (self.cancel_button if self.rec is not None and self.rec.running else self.run_button).setFocus(
+                Qt.OtherFocusReason)
+        else:
+            self.show_cards()
+
+    def open_stage(self) -> None:
+        """The server's questions come here (presentation mode entered)."""
+        self.staged = True
+
+    def hand_back(self) -> None:
+        """Give the question on the stage, and those waiting their turn, back to the dialogs (the mode left)."""
+        self.staged = False
+        if self.question is not None:
+            self.question.settle(HANDED_BACK)
 
     # ------------------------------------------------------------------ running
     def _enter(self) -> None:
@@ -417,7 +496,8 @@ class PresentView(QWidget):
             "QWidget#presentView QLabel#presentFieldLabel { font-weight: bold; }"
             f"QWidget#presentView QPushButton#presentRun {{ font-size: {title:.1f}pt; font-weight: bold; }}"
             + ("QWidget#presentView QLineEdit, QWidget#presentView QFrame#presentResult,"
-               " QWidget#presentView QFrame#presentError { border: 2px solid #ffffff; background-color: #000000;"
+               " QWidget#presentView QFrame#presentError, QWidget#presentView QFrame#presentQuestion,"
+               " QWidget#presentView QPlainTextEdit { border: 2px solid #ffffff; background-color: #000000;"
                " color: #ffffff; }"
                "QWidget#presentView QSlider::groove:horizontal { border: 2px solid #ffffff; height: 6px;"
                " background: #000000; }"
@@ -460,6 +540,8 @@ class PresentView(QWidget):
 
     def forward(self) -> None:
         """The next step: the script's, else the natural one (open the card, run, the next card)."""
+        if self.question is not None:
+            return  # a question is answered with its own buttons, never by a step
         if self.script:
             self._script_forward()
         elif self.stack.currentIndex() == 0:
@@ -473,6 +555,8 @@ class PresentView(QWidget):
             self.cards.select(self.cards.next_name(self.tool.get("name") if self.tool else None))
 
     def backward(self) -> None:
+        if self.question is not None:
+            return
         if self.script:
             self._script_back()
         elif self.stack.currentIndex() == 1:

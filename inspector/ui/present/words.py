@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import locale
 import re
+import urllib.parse
 from typing import Any
 
 from ...session.tools import display_name, hints
@@ -17,6 +18,7 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?$")
 
 DESTRUCTIVE_WORDS = "Changes or deletes data"
+_DETERMINERS = ("your", "my", "our", "their", "the", "this", "that", "his", "her", "its")
 
 
 def words(name: str) -> str:
@@ -68,15 +70,16 @@ def destructive(tool: dict[str, Any]) -> bool:
 def problem(message: str, label: str, schema: Any = None) -> str:
     """A validator's message about a field said in plain words: "Please enter a city"."""
     thing = label[:1].lower() + label[1:] if label else "a value"
-    article = "an" if thing[:1] in "aeiou" else "a"
+    # "your name" takes no article; "a city", "an email"
+    article = "" if thing.split(" ", 1)[0] in _DETERMINERS else "an " if thing[:1] in "aeiou" else "a "
     low = message.lower()
     s = schema if isinstance(schema, dict) else {}
     if "required" in low or "is not set" in low or "must not be empty" in low:
-        return f"Please enter {article} {thing}."
+        return f"Please enter {article}{thing}."
     if "too short" in low or "minlength" in low or "fewer than" in low or "should be non-empty" in low:
         n = s.get("minLength")
         if n == 1 or n is None:
-            return f"Please enter {article} {thing}."
+            return f"Please enter {article}{thing}."
         return f"Please enter at least {n} characters."
     if "too long" in low or "maxlength" in low:
         return f"Please use at most {s.get('maxLength', 'fewer')} characters."
@@ -91,7 +94,7 @@ def problem(message: str, label: str, schema: Any = None) -> str:
     if "integer" in low:
         return "Please enter a whole number."
     if "format" in low or "does not match" in low:
-        return f"This doesn't look like {article} {thing}."
+        return f"This doesn't look like {article}{thing}."
     return f"Please check the {thing}."
 
 
@@ -186,3 +189,60 @@ def confirm_words(tool: dict[str, Any], arguments: Any) -> str:
         if isinstance(arguments, dict) else []
     said = f" ({'; '.join(bits)})" if bits else ""
     return f"“{what}”{said} changes or deletes data, and it may not be possible to undo it. Continue?"
+
+
+# ---------------------------------------------------------------------- the server's questions during a call
+ROLE_WORDS = {"user": "Asked", "assistant": "Answered before"}
+
+
+def asking(tool: dict[str, Any] | None) -> str:
+    """Who asks: “Ask the user” needs something from you; a question no call can be told from says so."""
+    return f"“{tool_title(tool)}” needs something from you" if tool else "The server needs something from you"
+
+
+def page_host(url: str) -> tuple[str, bool]:
+    """The host a page to open is on, and whether it is a web page at all (http or https with a host)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return "an address that doesn't work", False
+    web = parts.scheme in ("http", "https") and bool(host)
+    return (host or "an address that doesn't work") + (f":{port}" if port else ""), web
+
+
+def conversation(params: dict[str, Any]) -> list[tuple[str, str]]:
+    """A request for a written reply as (who, what) lines for a person: its instructions, then each message's
+    text; pictures and sounds said in words, never their data."""
+    out: list[tuple[str, str]] = []
+    system = params.get("systemPrompt")
+    if isinstance(system, str) and system.strip():
+        out.append(("How to answer", system.strip()))
+    messages = params.get("messages")
+    for m in messages if isinstance(messages, list) else []:
+        if not isinstance(m, dict):
+            continue
+        who = ROLE_WORDS.get(str(m.get("role")), "Said")
+        content = m.get("content")
+        for part in content if isinstance(content, list) else [content]:
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind == "text" and isinstance(part.get("text"), str):
+                out.append((who, part["text"].strip()))
+            elif kind == "image":
+                out.append((who, "(a picture)"))
+            elif kind == "audio":
+                out.append((who, "(a sound)"))
+            elif kind is not None:
+                out.append((who, "(something that can't be shown here)"))
+    return out
+
+
+def folders_text(roots: list[dict[str, Any]]) -> str:
+    """The folders a server would be allowed to work in, one a line, by name and path (file: URIs as paths)."""
+    lines = []
+    for r in roots:
+        uri = str(r.get("uri") or "")
+        path = urllib.parse.unquote(uri[len("file://"):]) if uri.startswith("file://") else uri
+        name = r.get("name")
+        lines.append(f"• {name} ({path})" if isinstance(name, str) and name else f"• {path}")
+    return "\n".join(lines)

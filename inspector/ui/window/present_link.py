@@ -69,6 +69,8 @@ class PresentLink(QObject):
             self.view.show()
             w.showFullScreen()
         self.view.set_connection(w.selected_connection())
+        self.view.open_stage()
+        w.answers.stage = self.view  # the server's questions are asked on the stage, in words
         self.escape.setEnabled(True)
         self.action.setChecked(True)
         return self.view
@@ -79,6 +81,9 @@ class PresentLink(QObject):
             return
         w, saved = self.window, self.saved
         self.saved = {}
+        w.answers.stage = None
+        if self.view is not None:
+            self.view.hand_back()  # a question still on the stage is asked in its dialog
         view = w.takeCentralWidget()  # kept for the next time: its zoom, look and script stay
         if view is not None:
             view.setParent(None)
