@@ -1,4 +1,4 @@
-"""The HTTP tap (asyncio + h11 + httpx, no Qt): a reverse proxy on loopback in front of a remote MCP server
+"""The HTTP tap (asyncio and h11, no Qt): a reverse proxy on loopback in front of a remote MCP server
 (`spyglass tap --listen 127.0.0.1:PORT URL`), recording the conversation of whatever host is pointed at it.
 
 Paths: the host's path and query go to URL's scheme and host as they are, but for the proxy's root (`/`),
@@ -28,13 +28,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import http.cookiejar
+import http
 import ipaddress
 import json
 import logging
 import re
 import signal
-import socket
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -46,8 +45,9 @@ import httpx
 
 from ..errors import UsageError
 from ..secrets import mask_mapping
-from ..transport.http_common import MAX_BODY, excerpt, failure_text, ssl_context
+from ..transport.http_common import MAX_BODY, excerpt, ssl_context
 from .record import TapRecorder
+from .upstream import Answer, Upstream, UpstreamError
 
 log = logging.getLogger("spyglass.tap")
 
@@ -131,6 +131,14 @@ def _forwarded(raw: Iterable[tuple[bytes, bytes]], drop: frozenset[bytes]) -> li
     items = list(raw)
     named = {t.strip().lower() for k, v in items if k.lower() == b"connection" for t in v.split(b",")}
     return [(k, v) for k, v in items if k.lower() not in drop and k.lower() not in named]
+
+
+def _phrase(status: int) -> str:
+    """The standard reason phrase of a status, for an answer that sent none."""
+    try:
+        return http.HTTPStatus(status).phrase
+    except ValueError:
+        return ""
 
 
 def _wire_id(body: bytes) -> Any:
@@ -301,16 +309,12 @@ class HttpTap:
         self.port = 0
         self.allow_remote = False
         self.connections = 0  # host connections accepted so far
-        verify = ssl_context(insecure)
-        transport = httpx.AsyncHTTPTransport(verify=verify, limits=httpx.Limits(
-            max_connections=None, max_keepalive_connections=32), socket_options=[
-            (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])  # a request's headers and body are two writes
-        # no cookie jar: cookies are the host's, and one host's must never go out with another's requests
-        jar = http.cookiejar.CookieJar(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
-        self.client = httpx.AsyncClient(transport=transport, follow_redirects=False, cookies=jar, timeout=httpx.Timeout(
-            connect=CONNECT_TIMEOUT, read=None, write=None, pool=None))  # a quiet SSE stream can last for hours
-        for name in list(self.client.headers):  # the host's headers go out as they are, none of httpx's added
-            del self.client.headers[name]
+        # The host's headers go out as they are (no cookie jar, nothing added but Host), redirects are the host's
+        # to follow, and there is no read timeout: a quiet SSE stream can last for hours.
+        up = self.upstream
+        self.client = Upstream(up.scheme, up.host, up.port or (443 if up.scheme == "https" else 80),
+                               tls=ssl_context(insecure), connect_timeout=CONNECT_TIMEOUT)
+        self.base = f"{up.scheme}://{self.client.authority}"
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._numbers = iter(range(1, 1 << 62))
@@ -361,7 +365,7 @@ class HttpTap:
         if self._server is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 5)
-        await self.client.aclose()
+        await self.client.close()
 
     # ------------------------------------------------------------------ one host connection
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -486,19 +490,19 @@ class HttpTap:
             wire_id = _wire_id(body)
         elif last_event_id is not None:
             wire_id = self._event_requests.get(last_event_id)
-        url = self.upstream.copy_with(raw_path=self._target(request.target))
+        target = self._target(request.target)
+        url = self.base + target.decode("ascii", "replace")
         has_length = any(k.lower() == b"content-length" for k, _ in raw)
         try:
-            sent = self.client.build_request(method, url, headers=_forwarded(raw, NOT_FORWARDED),
-                                             content=body if body or has_length else None)
-            resp = await self.client.send(sent, stream=True)
-        except httpx.HTTPError as exc:
-            why = f"cannot reach {url}: {failure_text(exc)}"
-            self._err(f"{stream}: {why}", {"stream": stream, "url": str(url)})
+            resp = await self.client.send(request.method, target, _forwarded(raw, NOT_FORWARDED),
+                                          body if body or has_length else None)
+        except UpstreamError as exc:
+            why = f"cannot reach {url}: {exc}"
+            self._err(f"{stream}: {why}", {"stream": stream, "url": url})
             await self._plain(conn, writer, 502, f"spyglass tap: {why}\n")
             return
         try:
-            await self._answer(conn, writer, sent, resp, stream, wire_id, authority)
+            await self._answer(conn, writer, method, url, resp, stream, wire_id, authority)
         finally:
             await resp.aclose()
 
@@ -515,22 +519,22 @@ class HttpTap:
     def _err(self, text: str, meta: dict[str, Any]) -> None:
         self.recorder.frame("err", f"spyglass tap: {text}".encode(), meta)
 
-    def _exchange_frame(self, sent: httpx.Request, resp: httpx.Response, stream: str) -> None:
-        asked, answered = _header_dict(sent.headers.raw), _header_dict(resp.headers.raw)
-        record = {"method": sent.method, "url": str(sent.url), "status": resp.status_code,
-                  "reason": resp.reason_phrase, "stream": stream, "request_headers": asked,
-                  "response_headers": answered}
+    def _exchange_frame(self, method: str, url: str, resp: Answer, stream: str) -> None:
+        asked, answered = _header_dict(resp.sent), _header_dict(resp.headers)
+        reason = resp.reason.decode("latin-1") or _phrase(resp.status)
+        record = {"method": method, "url": url, "status": resp.status, "reason": reason, "stream": stream,
+                  "request_headers": asked, "response_headers": answered}
         meta = record
         if self.recorder.mask:  # the recorder masks a frame's data; the meta, which the views read, is ours
             meta = dict(record, request_headers=mask_mapping(asked), response_headers=mask_mapping(answered))
         self.recorder.frame("http", json.dumps(record, ensure_ascii=False).encode(), meta)
 
-    async def _answer(self, conn: h11.Connection, writer: asyncio.StreamWriter, sent: httpx.Request,
-                      resp: httpx.Response, stream: str, wire_id: Any, authority: str) -> None:
-        self._exchange_frame(sent, resp, stream)
-        status = resp.status_code
-        ctype = resp.headers.get("content-type", "").split(";")[0].strip().lower()
-        decode = _Decoded(resp.headers.get("content-encoding", "").strip().lower())
+    async def _answer(self, conn: h11.Connection, writer: asyncio.StreamWriter, method: str, url: str,
+                      resp: Answer, stream: str, wire_id: Any, authority: str) -> None:
+        self._exchange_frame(method, url, resp, stream)
+        status = resp.status
+        ctype = resp.header(b"content-type").split(";")[0].strip().lower()
+        decode = _Decoded(resp.header(b"content-encoding").strip().lower())
         relay = None
         drop = HOP_BY_HOP
         if ctype == "text/event-stream":
@@ -538,48 +542,61 @@ class HttpTap:
             relay = SseRelay(self._rewriter(authority) if plain else None)
             if plain:
                 drop = HOP_BY_HOP | {b"content-length"}  # a rewritten endpoint changes the length
-        headers = _forwarded(resp.headers.raw, drop)
-        reason = resp.extensions.get("reason_phrase", b"")
+        headers = _forwarded(resp.headers, drop)
+        # What is ready goes to the host in one write: the head with the body's first bytes, the last bytes with
+        # the end, when they came together; whatever has come is passed on before the tap waits for more (a
+        # quiet stream's head at once, each event as it arrives).
         try:
-            await self._write(writer, conn.send(h11.Response(status_code=status, headers=headers, reason=reason)))
+            pending = bytearray(conn.send(h11.Response(status_code=status, headers=headers, reason=resp.reason))
+                                or b"")
         except h11.LocalProtocolError as exc:  # a 1xx (an upgrade) the proxy cannot pass on
             self._err(f"{stream}: HTTP {status} cannot be passed on ({exc})", {"stream": stream})
             raise _Cut from None
         kept = bytearray()
         cut = False
         try:
-            async for chunk in resp.aiter_raw():
+            async for chunk in resp.body():
+                if not chunk:  # nothing more is ready: pass on what is
+                    if pending:
+                        await self._write(writer, bytes(pending))
+                        pending.clear()
+                    continue
                 if relay is not None:
                     passed = relay.feed(decode(chunk))
                     if relay.rewrite is None:
                         passed = chunk
                     if passed:
-                        await self._write(writer, conn.send(h11.Data(data=passed)))
+                        pending += conn.send(h11.Data(data=passed)) or b""
                     self._events(relay, stream, wire_id)
                     continue
                 if len(kept) <= MAX_BODY:
                     kept += decode(chunk)
-                if chunk:
-                    await self._write(writer, conn.send(h11.Data(data=chunk)))
-        except (httpx.TransportError, httpx.StreamError) as exc:
-            self._err(f"{stream}: the server's answer broke off: {failure_text(exc)}", {"stream": stream})
+                pending += conn.send(h11.Data(data=chunk)) or b""
+                if len(pending) >= READ_CHUNK:
+                    await self._write(writer, bytes(pending))
+                    pending.clear()
+        except UpstreamError as exc:
+            self._err(f"{stream}: the server's answer broke off: {exc}", {"stream": stream})
             cut = True
         if relay is not None:
             rest = relay.end()
             if rest and relay.rewrite is not None:
-                await self._write(writer, conn.send(h11.Data(data=rest)))
+                pending += conn.send(h11.Data(data=rest)) or b""
             self._events(relay, stream, wire_id)
         else:
             self._body(bytes(kept), ctype, status, stream, wire_id)
         if decode.failed:
             self._err(f"{stream}: {decode.failed}", {"stream": stream})
         if cut:
+            await self._write(writer, bytes(pending))  # what came before the break, as the tap saw it
             raise _Cut
         try:
-            await self._write(writer, conn.send(h11.EndOfMessage()))
+            pending += conn.send(h11.EndOfMessage()) or b""
         except h11.LocalProtocolError as exc:  # shorter than its Content-Length said
             self._err(f"{stream}: the server's answer ended early ({exc})", {"stream": stream})
+            await self._write(writer, bytes(pending))
             raise _Cut from None
+        await self._write(writer, bytes(pending))
 
     def _body(self, body: bytes, ctype: str, status: int, stream: str, wire_id: Any) -> None:
         """A whole body, recorded as the transport reads it: JSON as an "in" frame; a JSON-RPC error as one
