@@ -497,7 +497,7 @@ class HttpTap:
             resp = await self.client.send(request.method, target, _forwarded(raw, NOT_FORWARDED),
                                           body if body or has_length else None)
         except UpstreamError as exc:
-            why = f"cannot reach {url}: {exc}"
+            why = f"cannot reach {url}: {exc}" if exc.before_answer else f"{url}: {exc}"
             self._err(f"{stream}: {why}", {"stream": stream, "url": url})
             await self._plain(conn, writer, 502, f"spyglass tap: {why}\n")
             return

@@ -15,6 +15,9 @@ GET  /forever     an event stream of comments every 50 ms, until the client leav
 POST /echo        201 "Made It": the request's headers and body, as JSON; a few headers of its own
 GET  /gzip        a JSON-RPC answer, gzip'd (Content-Encoding: gzip)
 GET  /short       says Content-Length 100, sends 10 bytes and closes
+GET, POST /once   answers the first request of a connection (keeping it open); a later request on it gets
+                  no answer: the connection is closed as it arrives (a kept connection closed under a client)
+GET  /garbage     answers with bytes that are not HTTP
 """
 
 from __future__ import annotations
@@ -89,9 +92,23 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
 
+    def _once(self) -> bool:
+        """/once: True for the first request of this connection; later ones close it unanswered."""
+        self.served = getattr(self, "served", 0) + 1
+        if self.served > 1:
+            self.close_connection = True
+            return False
+        self._send(200, b'{"once": true}', "application/json")
+        return True
+
     def do_GET(self) -> None:
         path = urlsplit(self.path).path
-        if path == "/sse":
+        if path == "/once":
+            self._once()
+        elif path == "/garbage":
+            self.wfile.write(b"this is not HTTP at all\r\n\r\n")
+            self.close_connection = True
+        elif path == "/sse":
             sid = uuid.uuid4().hex
             SESSIONS[sid] = q = queue.Queue()
             self._stream_open()
@@ -142,6 +159,9 @@ class Handler(BaseHTTPRequestHandler):
             self._send(400, b"the tap should have sent a length", "text/plain")
             return
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if parts.path == "/once":
+            self._once()
+            return
         if parts.path == "/echo":
             seen = {"headers": [[k, v] for k, v in self.headers.items()], "body": body.decode("utf-8", "replace"),
                     "target": self.path}

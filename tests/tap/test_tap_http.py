@@ -365,6 +365,30 @@ async def test_an_unreachable_server_is_a_502(tmp_path):
     assert recorded[1][1].decode().startswith(f"spyglass tap: POST#1: cannot reach {url}: connection refused")
 
 
+async def test_kept_connections_to_the_server(tmp_path):
+    """The proxy keeps its connections to the server; one the server closed as a request went out is tried
+    again for a GET, never for a POST (the server may have acted on it); an answer that is not HTTP is said."""
+    path = tmp_path / "kept.mcpsession"
+    with tap_peers.running() as peer:
+        tap_recorder = recorder(path, f"{peer.origin}/once")
+        async with HttpTap(f"{peer.origin}/once", tap_recorder) as tap, httpx.AsyncClient() as http:
+            first = await http.get(f"{tap.origin}/once")
+            assert first.json() == {"once": True} and tap.client.opened == 1
+            again = await http.get(f"{tap.origin}/once")  # the kept connection is closed under it: a new one
+            assert again.json() == {"once": True} and tap.client.opened == 2
+            post = await http.post(f"{tap.origin}/once", content=b"{}")  # on the kept one again: never twice
+            assert post.status_code == 502 and "closed the connection without answering" in post.text
+            assert tap.client.opened == 2
+            assert (await http.post(f"{tap.origin}/once", content=b"{}")).json() == {"once": True}
+            garbage = await http.get(f"{tap.origin}/garbage")
+            assert garbage.status_code == 502 and "is not HTTP/1.1" in garbage.text
+        assert tap.client.opened == 3  # the garbage came on the kept third: an answer began, so not again
+        tap_recorder.close()
+    notes = [data.decode() for d, data, _ in frames(path) if d == "err"]
+    assert any("POST#3" in n and "without answering" in n for n in notes), notes
+    assert any("GET#5" in n and "/garbage: the server's answer is not HTTP/1.1" in n for n in notes), notes
+
+
 def test_the_tap_listens_on_loopback_only():
     for host in ("127.0.0.1", "127.0.0.9", "::1", "[::1]", "localhost"):
         check_listen(host)
