@@ -31,7 +31,7 @@ test: venv peers
 	$(VENV)/bin/ruff check inspector tests bench packaging
 	$(VENV)/bin/mypy
 	rm -rf .coverage-data
-	QT_QPA_PLATFORM=offscreen $(VENV)/bin/coverage run -m pytest -n auto --maxprocesses 4 --dist loadfile --durations=25
+	QT_QPA_PLATFORM=offscreen $(VENV)/bin/coverage run -m pytest -n auto --maxprocesses 4 --dist worksteal --durations=25
 	$(PY) tests/coverage_floors.py
 
 # A one-folder bundle in dist/spyglass/ (run dist/spyglass/spyglass); prints its size.

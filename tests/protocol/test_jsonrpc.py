@@ -64,7 +64,7 @@ def test_lone_surrogate_from_peer_can_be_sent_back():
     assert json.loads(out)["result"]["s"] == "\ud800"
 
 
-@settings(max_examples=500)
+@settings(max_examples=250)
 @given(st.binary(max_size=500))
 def test_arbitrary_bytes_never_raise(data):
     parse(data)
@@ -77,7 +77,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=500)
+@settings(max_examples=250)
 @given(st.dictionaries(st.sampled_from(["jsonrpc", "id", "method", "params", "result", "error"]), json_values))
 def test_arbitrary_json_objects_never_raise(obj):
     parse(json.dumps(obj).encode())

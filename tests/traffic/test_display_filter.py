@@ -258,7 +258,7 @@ ROUND_TRIP_LEAVES = st.one_of(compares(ANY_TEXT, REGEX, st.one_of(st.integers(),
                               st.builds(Flag, st.sampled_from(["malformed", "expert"])), st.builds(Search, ANY_TEXT))
 
 
-@settings(max_examples=400)
+@settings(max_examples=200)
 @given(trees(ROUND_TRIP_LEAVES))
 def test_printed_trees_parse_back_to_the_same_tree(tree):
     text = unparse(tree)
@@ -530,7 +530,7 @@ def fill(store: TrafficStore, rows) -> None:
             store.flag(n, flag)
 
 
-@settings(max_examples=250)
+@settings(max_examples=120)
 @given(sessions(), sessions(), trees(LEAVES), st.integers(0, 5), st.none() | st.sets(st.sampled_from(["a", "b"])))
 def test_the_compiled_masks_mean_what_the_rows_say(first, later, tree, start, servers):
     store = TrafficStore(":memory:")
@@ -545,7 +545,7 @@ def test_the_compiled_masks_mean_what_the_rows_say(first, later, tree, start, se
     assert view.rows.tolist() == reference(store, flt), unparse(tree)
 
 
-@settings(max_examples=300)
+@settings(max_examples=150)
 @given(sessions(), REGEXES, st.integers(1, 9))
 def test_a_text_regex_searches_each_frame_on_its_own(rows, pattern, limit):
     store = TrafficStore(":memory:")

@@ -22,12 +22,40 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
+STUCK_S = 110  # a loop that waits this long for one future has lost a wakeup (below pytest-timeout's 120 s)
+
+
 def _qasync_loop():
+    import asyncio
+    import sys
+
     import qasync
+    from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
+    class WatchedLoop(qasync.QEventLoop):
+        """qasync's loop, with a Qt timer that stops a `run_until_complete` waiting too long and names the tasks
+        that never ended. Without it a lost wakeup hangs the run for good: Qt waits in C with nothing to wake
+        it, so pytest-timeout's signal is never handled (seen once in CI, in a test's teardown)."""
+
+        def run_until_complete(self, future):
+            watchdog = QTimer()
+            watchdog.setSingleShot(True)
+            watchdog.timeout.connect(self._stuck)
+            watchdog.start(STUCK_S * 1000)
+            try:
+                return super().run_until_complete(future)
+            finally:
+                watchdog.stop()
+
+        def _stuck(self) -> None:
+            print(f"\nthe event loop waited {STUCK_S} s for one future; the tasks still running:", file=sys.stderr)
+            for task in asyncio.all_tasks(self):
+                task.print_stack(limit=12, file=sys.stderr)
+            self.stop()  # run_until_complete raises: an error in this test, not a hung run
+
     app = QApplication.instance() or QApplication(["spyglass-tests"])
-    return qasync.QEventLoop(app)
+    return WatchedLoop(app)
 
 
 def pytest_asyncio_loop_factories(config, item):

@@ -74,6 +74,12 @@ def demo_store() -> TrafficStore:
     return store
 
 
+@cache
+def big_store() -> TrafficStore:
+    """The 100,000-frame session, made once for the tests that only read it (5 s to build, more under coverage)."""
+    return synthetic_store()
+
+
 def synthetic_store(frames: int = 100_000, seed: int = 3) -> TrafficStore:
     """A busy session: three servers, tools/call mostly, a few errors, cancels, server requests, a heartbeat."""
     rng = random.Random(seed)
@@ -362,7 +368,7 @@ def test_screenshots(make_view, qtbot, mode):
 
 @pytest.mark.parametrize("mode", ["light", "dark"])
 def test_screenshots_of_100k_frames(make_view, qtbot, mode):
-    store = synthetic_store()
+    store = big_store()
     view = make_view(store, mode=mode)
     canvas = canvas_of(view)
     qtbot.waitUntil(lambda: canvas.timeline.complete, timeout=30000)

@@ -96,13 +96,14 @@ async def present(window, cmd, name):
 async def assert_run_follows_form(view) -> None:
     """Run (or the note or the question above it) sits right under the last thing the form shows: no empty
     band between "More options" or a field's help and it, also with the options open; no field cut off."""
-    from PySide6.QtWidgets import QAbstractSlider, QApplication
+    from PySide6.QtWidgets import QAbstractSlider
 
-    def gap() -> int:
-        QApplication.processEvents()
+    def gap() -> int:  # (no processEvents here: a nested Qt loop inside a task step loses qasync wakeups)
         page = view.run_button.parentWidget()
         shown = [w for w in view.form.root.findChildren(QWidget) if w.isVisible() and
                  isinstance(w, (QLabel, QLineEdit, QAbstractButton, QAbstractSpinBox, QAbstractSlider, QComboBox))]
+        if not shown:
+            return -1  # not laid out yet
         bottom = max(w.mapTo(page, w.rect().bottomLeft()).y() for w in shown)
         form_bottom = view.form.mapTo(page, view.form.rect().bottomLeft()).y()
         if bottom > form_bottom:
