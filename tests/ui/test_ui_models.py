@@ -74,3 +74,49 @@ def test_the_command_palettes_filter(qtmodeltester, qapp):
     qtmodeltester.check(palette.proxy)
     assert palette.labels() == ["Traffic: Clear traffic"]
     palette.deleteLater()
+
+
+def test_the_log_model_follows_a_flood_and_keeps_what_was_chosen(qtmodeltester, qapp):
+    """The server log is a model, never a text editor: a flood past its limit shifts the rows' contents while
+    the view follows the newest (nothing laid out again), and removes and inserts rows when someone chose a
+    row or scrolled away, so the row they chose keeps its entry."""
+    from PySide6.QtCore import QModelIndex, Qt
+
+    from inspector.session import LogEntry
+    from inspector.ui.servers.log_pane import MAX_LINES, LogModel, LogPane
+
+    entries = [LogEntry(1.7e9 + i, "error" if i % 7 == 0 else "info", f"line {i}\nsecond", "flood")
+               for i in range(MAX_LINES * 3)]
+    model = LogModel()
+    qtmodeltester.check(model)
+    moves: list[str] = []
+    model.rowsInserted.connect(lambda *a: moves.append("insert"))
+    model.rowsRemoved.connect(lambda *a: moves.append("remove"))
+    model.dataChanged.connect(lambda *a: moves.append("changed"))
+    model.extend(entries[:100])
+    model.extend(entries[100:MAX_LINES + 50])  # fills up, then shifts: one insert, one change
+    assert moves == ["insert", "insert", "changed"] and model.rows == entries[50:MAX_LINES + 50]
+    qtmodeltester.check(model)
+    first = model.index(0, 0)
+    assert model.data(first) == model.data(first, Qt.ItemDataRole.DisplayRole) and "⏎ second" in model.data(first)
+    assert model.data(first, Qt.ItemDataRole.UserRole) is entries[50]
+    assert "\n    second" in model.data(first, Qt.ItemDataRole.ToolTipRole)
+    assert model.data(model.index(MAX_LINES - 1, 0), Qt.ItemDataRole.ForegroundRole) is None
+    loud = next(r for r, e in enumerate(model.rows) if e.level == "error")
+    assert model.data(model.index(loud, 0), Qt.ItemDataRole.ForegroundRole) is model.loud
+    assert model.data(model.index(MAX_LINES + 5, 0)) is None and model.rowCount(first) == 0
+    moves.clear()
+    chosen = model.rows[-10]
+    model.extend(entries[MAX_LINES + 50:MAX_LINES + 150], follow=False)
+    assert moves == ["remove", "insert"] and model.rows[-110] is chosen and len(model.rows) == MAX_LINES
+    model.extend(entries[:MAX_LINES * 2], follow=False)  # more than it keeps at once
+    assert model.rows == entries[MAX_LINES:MAX_LINES * 2]
+    qtmodeltester.check(model)
+    model.reset([])
+    assert model.rowCount(QModelIndex()) == 0
+    pane = LogPane()
+    pane.log_model.extend(entries[:3])
+    pane.selectionModel().select(pane.log_model.index(1, 0), pane.selectionModel().SelectionFlag.Select)
+    assert pane.selected_text().startswith(pane.toPlainText().splitlines()[2][:12])
+    assert pane.toPlainText().count("\n    second") == 3
+    pane.deleteLater()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QListView, QPlainTextEdit, QPushButton
+from PySide6.QtWidgets import QLabel, QListView, QPlainTextEdit, QPushButton, QTreeView
 from uikit import demo_cmd, everything_cmd, find, hostile_cmd, row_of, rows, shot, until
 
 from inspector import errors as E
@@ -28,7 +28,7 @@ async def test_object_names_and_empty_state(open_window):
         assert window.objectName() == "mainWindow"
         server_list = find(window, QListView, "serverList")
         find(window, QListView, "toolList")
-        find(window, QPlainTextEdit, "serverLog")
+        find(window, QTreeView, "serverLog")
         assert server_list.model().rowCount() == 0
         assert find(window, QLabel, "statusSummary").text() == "0 servers, 0 connected"
         assert window.pages.currentWidget().objectName() == "emptyPage"
@@ -192,8 +192,8 @@ async def test_log_pane_shows_stderr_and_log_notifications(open_window):
         await connected(conn)
         await conn.session.client.set_log_level("debug")
         await conn.session.client.call_tool("log_demo", {})
-        log_pane = find(window, QPlainTextEdit, "serverLog")
-        assert log_pane.maximumBlockCount() > 0
+        log_pane = find(window, QTreeView, "serverLog")
+        assert log_pane.max_lines > 0 and log_pane.uniformRowHeights()  # an item view, never a text editor
         await until(
             lambda: "EMERGENCY" in log_pane.toPlainText().upper() and "stderr" in log_pane.toPlainText(),
             10,
