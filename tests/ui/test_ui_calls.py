@@ -274,3 +274,42 @@ async def test_per_server_timeout_that_progress_resets_and_ctrl_enter(open_windo
         rec = window.calls.records(conn.server_id)[-1]
         await until(lambda: not rec.running, 10)
         assert rec.arguments == {"message": "keyboard"} and rec.outcome == "ok"
+
+
+def test_a_ticking_chip_repaints_its_row_only(qapp):
+    """The running chips tick 10 times a second: only the rows that show one are repainted (a whole list of
+    Python-painted rows is a real cost while a server floods the window)."""
+    from PySide6.QtCore import QEvent, QObject, Qt
+    from PySide6.QtGui import QStandardItem, QStandardItemModel
+    from PySide6.QtWidgets import QListView
+
+    from inspector.ui.calls.panel import ToolCallPanel
+
+    model = QStandardItemModel()
+    for name in ("a", "b", "c"):
+        item = QStandardItem(name)
+        item.setData(name, Qt.ItemDataRole.UserRole)
+        model.appendRow(item)
+    view = QListView()
+    view.setModel(model)
+    view.resize(200, 200)
+    view.show()
+    qapp.processEvents()
+    painted: list = []
+
+    class Spy(QObject):
+        def eventFilter(self, obj, event):
+            if event.type() == QEvent.Type.Paint:
+                painted.append(event.region().boundingRect())
+            return False
+
+    spy = Spy()
+    view.viewport().installEventFilter(spy)
+    ToolCallPanel._repaint_rows(view, {"b"})
+    qapp.processEvents()
+    assert painted == [view.visualRect(model.index(1, 0))]
+    painted.clear()
+    ToolCallPanel._repaint_rows(view, set())
+    qapp.processEvents()
+    assert painted == []
+    view.deleteLater()

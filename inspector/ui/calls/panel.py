@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -51,6 +51,7 @@ from .questions import run_dialog
 log = logging.getLogger("spyglass.ui.tool_panel")
 
 TICK_MS = 100
+_USER = Qt.ItemDataRole.UserRole  # a tool's name in the tool list, a server's id in the sidebar
 
 
 class ToolCallPanel(QWidget):
@@ -86,6 +87,7 @@ class ToolCallPanel(QWidget):
         self._ticker.setInterval(TICK_MS)
         self._ticker.timeout.connect(self._tick)
         self.repaint_views: list[QWidget] = []
+        self._chips: dict[int, set[str]] = {}  # per view: the rows (tool names, server ids) last shown running
         self.show_tool(None)
 
     # ------------------------------------------------------------------ construction
@@ -554,11 +556,35 @@ class ToolCallPanel(QWidget):
             self._ticker.stop()
 
     def _repaint_views(self) -> None:
+        """Repaint the rows of the tool list and the sidebar whose "running" chip ticks: only those (a row's
+        delegate paints in Python, and a flood of notifications keeps the loop busy enough as it is); a view
+        whose running rows went away is repainted once, whole."""
+        running = self.calls.running()
+        keys = {r.server_id for r in running} | {r.tool for r in running if r.server_id == self._server_id}
         for v in self.repaint_views:
             try:
-                v.viewport().update()
+                if self._chips.get(id(v), set()) - keys:
+                    v.viewport().update()
+                else:
+                    self._repaint_rows(v, keys)
+                self._chips[id(v)] = keys
             except RuntimeError:
                 pass
+
+    @staticmethod
+    def _repaint_rows(view: Any, keys: set[str]) -> None:
+        if not keys:
+            return
+        port = view.viewport()
+        index = view.indexAt(QPoint(2, 2))
+        bottom = port.height()
+        while index.isValid():
+            rect = view.visualRect(index)
+            if rect.top() > bottom:
+                break
+            if index.data(_USER) in keys:
+                port.update(rect)
+            index = view.indexBelow(index) if hasattr(view, "indexBelow") else index.siblingAtRow(index.row() + 1)
 
     def _say(self, text: str, colour: str = "muted") -> None:
         self.call_status.setText(text)
