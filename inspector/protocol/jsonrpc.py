@@ -8,6 +8,8 @@ says what is wrong with them.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,8 +114,30 @@ def _is_id(value: Any) -> bool:
     return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
 
 
+# A faster parser the layers above may hand in (`use_loads`: orjson, where installed). It is tried first; whatever
+# it refuses (bad JSON, not UTF-8, NaN, integers beyond 64 bits, deep nesting, lone surrogates) goes on to the
+# standard library below, which accepts or names the problem exactly as it always has.
+_fast_loads: Callable[[bytes], Any] | None = None
+# orjson reads an integer beyond 64 bits as a float; any such integer has 19 digits or more: those frames go to
+# the standard library, which keeps them whole (an id of 20 digits stays an int)
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+
+
+def use_loads(loads: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    """Parse frames with `loads` first (None: the standard library alone); returns the one used until now."""
+    global _fast_loads
+    previous, _fast_loads = _fast_loads, loads
+    return previous
+
+
 def decode(raw: bytes) -> tuple[Any, str | None]:
     """JSON-decode a frame: (object, None) or (None, reason)."""
+    fast = _fast_loads
+    if fast is not None and not _LONG_DIGITS.search(raw):
+        try:
+            return fast(raw), None
+        except Exception:
+            pass
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -81,3 +81,41 @@ json_values = st.recursive(
 @given(st.dictionaries(st.sampled_from(["jsonrpc", "id", "method", "params", "result", "error"]), json_values))
 def test_arbitrary_json_objects_never_raise(obj):
     parse(json.dumps(obj).encode())
+
+
+json_texts = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.integers(min_value=2**62, max_value=2**70).map(lambda n: n * 3)
+    | st.floats(allow_nan=True, allow_infinity=True) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20,
+).map(lambda v: json.dumps(v).encode())
+
+
+@settings(max_examples=200)
+@given(json_texts | st.binary(max_size=200) | st.sampled_from([b"\xef\xbb\xbf{}", b'{"a":1,"a":2}', b"[1e400]",
+                                                                 b'"\\ud800"', b"  ", b"[" * 3000]))
+def test_the_fast_parser_reads_every_frame_as_the_standard_library_does(data):
+    """orjson first, then the standard library: the same value (and type) or the same problem, for any bytes."""
+    import orjson
+
+    from inspector.protocol import jsonrpc
+
+    previous = jsonrpc.use_loads(None)
+    try:
+        plain = jsonrpc.decode(data)
+        jsonrpc.use_loads(orjson.loads)
+        fast = jsonrpc.decode(data)
+    finally:
+        jsonrpc.use_loads(previous)
+
+    def same(a, b):
+        if isinstance(a, float) and isinstance(b, float) and a != a:
+            return b != b
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, list):
+            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        if isinstance(a, dict):
+            return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+        return a == b
+    assert plain[1] == fast[1] and same(plain[0], fast[0]), (data[:80], plain, fast)
