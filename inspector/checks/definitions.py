@@ -78,7 +78,8 @@ def list_cost(tools: list[Any]) -> Cost:
     return Cost(total, tokens(total), per_tool, len(tools))
 
 
-def review_tools(tools: list[Any]) -> list[Finding]:
+def review_tools(tools: list[Any], cost: Cost | None = None) -> list[Finding]:
+    """Every definition reviewed as a model reads it; `cost`: the list's `list_cost`, when already known."""
     out: list[Finding] = []
     names = Counter(t.get("name") for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str))
     for name, count in sorted(names.items()):
@@ -95,7 +96,7 @@ def review_tools(tools: list[Any]) -> list[Finding]:
         out.extend(_description(tool, name, target))
         out.extend(_input_schema(tool.get("inputSchema"), target))
         out.extend(_annotations(tool.get("annotations"), target))
-    cost = list_cost(tools)
+    cost = cost if cost is not None else list_cost(tools)
     for name, (_size, toks) in cost.tools.items():
         if toks > TOOL_TOKENS_MAX:
             out.append(finding("tool-list-cost", f"tool:{name}",

@@ -156,10 +156,11 @@ class Judge:
         names = _result_defs(revision, sent.method)
         if not names:
             return []
-        problems = [p for p in (_problem(revision, n, result) for n in names)]
-        if any(p is None for p in problems):
+        if any(_validator(revision, n).accepts(result) for n in names):
+            return []  # (a result that one definition accepts is not judged against the others)
+        first = next((p for p in (_problem(revision, n, result) for n in names) if p is not None), None)
+        if first is None:  # pragma: no cover - a definition that rejects it reports why
             return []
-        first = next(p for p in problems if p is not None)
         return [finding("schema-violation", target,
                         f"the {sent.method} result breaks the {revision} schema ({names[0]}): {first}")]
 
@@ -335,6 +336,15 @@ class _Compiled:
             self.validator: Any = jsonschema_rs.validator_for(schemas.definition(revision, name), retriever=refuse)
         except Exception as exc:  # a schema the validator cannot compile: reported, never raised
             self.validator, self.problem = None, f"{type(exc).__name__}: {exc}"
+
+    def accepts(self, instance: Any) -> bool:
+        """Valid, and nothing more asked (no words for what is wrong)."""
+        if self.validator is None:
+            return False
+        try:
+            return bool(self.validator.is_valid(instance))
+        except Exception:  # (integers beyond 64 bits and the like): judged by first_problem
+            return False
 
     def first_problem(self, instance: Any) -> str | None:
         if self.validator is None:

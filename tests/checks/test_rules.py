@@ -511,3 +511,31 @@ def test_the_check_writes_what_a_server_sent_even_when_it_is_not_valid_utf8():
     from inspector.cli.check import writable
 
     assert writable("srv\ud800") == "srv\\ud800" and writable("plain é") == "plain é"
+
+
+async def test_a_long_tool_list_is_reviewed_beside_the_loop_and_the_newest_list_wins():
+    import asyncio
+
+    from inspector.checks import live as L
+    from inspector.config import ServerSpec
+    from inspector.session import ServerSession
+
+    check = L.LiveCheck(ServerSession(ServerSpec(name="big", command=[sys.executable, "-c", "pass"])))
+    told: list[int] = []
+    check.changed.connect(lambda: told.append(1))
+    many = [{"name": f"t{i}", "description": "Adds. " * 5, "inputSchema": {"type": "object"}}
+            for i in range(L.SYNC_TOOLS + 1)]
+    bad = [*many, {"name": "bad name!", "inputSchema": {"type": "object"}}]
+    check.review(many)
+    assert check.judge.listed and "t0" in check.judge.tools and check.cost is None  # the judge knows at once
+    check.review(bad)  # a newer list before the first review ends: only its findings count
+    deadline = time.monotonic() + 20
+    while check.cost is None or check.cost.count != len(bad):
+        assert time.monotonic() < deadline, "the review never ended"
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.05)
+    assert check.cost.count == len(bad) and told == [1]
+    assert any(f.rule == "tool-name-invalid" for f in check.definitions)
+    check.review(many[:3])  # a short list: reviewed there and then
+    assert check.cost.count == 3 and told == [1, 1]
+    check.release()

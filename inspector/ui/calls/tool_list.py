@@ -14,8 +14,7 @@ import collections
 from collections.abc import Iterable
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
-from PySide6.QtGui import QStandardItem, QStandardItemModel
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QLineEdit, QListView, QVBoxLayout, QWidget
 
 from ...checks.definitions import Cost
@@ -37,9 +36,29 @@ from ..base.items import (
 )
 from ..base.text import plain_tooltip, visible
 
-
 # ---------------------------------------------------------------------- model
-class ToolModel(QStandardItemModel):
+_DISPLAY, _USER, _TOOLTIP = Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.UserRole, Qt.ItemDataRole.ToolTipRole
+_DECORATION = Qt.ItemDataRole.DecorationRole
+_ROW_ROLES = (_DISPLAY, _USER, TOOL_ROLE, BADGES_ROLE, FLAGS_ROLE, CHANGE_ROLE, NAME_ROLE, DESCRIPTION_ROLE)
+
+
+class ToolModel(QAbstractListModel):
+    """The tools as rows, made when they are first shown: a list of 2,000 tools is taken in one reset (no row
+    inserted one by one), and a row's texts, badges, icon and tooltip are worked out the first time a view
+    asks for them (the rows on screen), then kept. The search text of every row is made up front: the
+    search box filters them all."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._rows: list[tuple[Any, str | None]] = []  # (the tool as listed, its change mark)
+        self._tools: list[Any] = []
+        self._search: list[str] = []
+        self._cache: dict[int, dict[int, Any]] = {}
+        self._icons: dict[int, tuple[Any, str | None]] = {}
+        self._duplicates: set[str] = set()
+        self._findings: dict[str, list[str]] = {}
+        self._cost: Cost | None = None
+
     def set_tools(self, tools: Iterable[Any], appeared: set[str] = frozenset(),
                   vanished: Iterable[dict[str, Any]] = (), findings: dict[str, list[str]] | None = None,
                   cost: Cost | None = None, changed: dict[str, str] | None = None) -> None:
@@ -48,56 +67,88 @@ class ToolModel(QStandardItemModel):
         what of its definition changed ("schema", "description"...), marked "schema changed"."""
         tools = list(tools)
         names = [t.get("name") for t in tools if isinstance(t, dict)]
-        duplicates = {n for n, c in collections.Counter(names).items() if c > 1 and isinstance(n, str)}
-        self.clear()
+        changed = changed or {}
+        self.beginResetModel()
+        self._duplicates = {n for n, c in collections.Counter(names).items() if c > 1 and isinstance(n, str)}
         self._findings = findings or {}
         self._cost = cost
-        self._tools: list[Any] = []
-        changed = changed or {}
+        self._rows = []
         for tool in tools:
             name = tool.get("name") if isinstance(tool, dict) else None
-            mark = "new" if name in appeared else f"{changed[name]} changed" if name in changed else None
-            self.appendRow(self._item(tool, duplicates, mark))
-        for tool in vanished:
-            self.appendRow(self._item(tool, set(), "removed"))
+            self._rows.append((tool, "new" if name in appeared else f"{changed[name]} changed" if name in changed
+                               else None))
+        self._rows += [(tool, "removed") for tool in vanished]
+        self._tools = [tool for tool, _ in self._rows]
+        self._search = [_search_text(tool) for tool in self._tools]
+        self._cache, self._icons = {}, {}
+        self.endResetModel()
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._rows)
 
     def tool(self, index: QModelIndex) -> dict[str, Any] | None:
         """The tool dict of a row (of this model or a proxy over it)."""
         key = index.data(TOOL_ROLE) if index.isValid() else None
-        tools = getattr(self, "_tools", [])
-        if isinstance(key, int) and 0 <= key < len(tools):
-            tool = tools[key]
+        if isinstance(key, int) and 0 <= key < len(self._tools):
+            tool = self._tools[key]
             return tool if isinstance(tool, dict) else {}
         return None
 
-    def _item(self, tool: Any, duplicates: set[str], change: str | None) -> QStandardItem:
-        item = QStandardItem()
-        item.setEditable(False)
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = _DISPLAY) -> Any:
+        row = index.row()
+        if not index.isValid() or not 0 <= row < len(self._rows):
+            return None
+        if role == SEARCH_ROLE:
+            return self._search[row]
+        if role == _DECORATION:
+            return self._icon(row)[0]
+        if role == _TOOLTIP:
+            return self._tooltip(row)
+        if role not in _ROW_ROLES:
+            return None
+        return self._row_data(row).get(role)
+
+    def _row_data(self, row: int) -> dict[int, Any]:
+        cached = self._cache.get(row)
+        if cached is None:
+            cached = self._cache[row] = self._row(row)
+        return cached
+
+    def row_of(self, name: str) -> int | None:
+        """The first row of the tool called `name` (None when it is not listed)."""
+        return next((r for r, t in enumerate(self._tools) if isinstance(t, dict) and t.get("name") == name), None)
+
+    def _icon(self, row: int) -> tuple[Any, str | None]:
+        got = self._icons.get(row)
+        if got is None:
+            tool = self._tools[row]
+            pm, note = item_icon(tool if isinstance(tool, dict) else {})
+            got = self._icons[row] = (pm if pm is not None else theme.tool_glyph(ICON_SIZE), note)
+        return got
+
+    def _row(self, row: int) -> dict[int, Any]:
+        tool, change = self._rows[row]
         t = tool if isinstance(tool, dict) else {}
         name = t.get("name") if isinstance(t.get("name"), str) else ""
-        shown = visible(display_name(t), 200)
         desc = t.get("description") if isinstance(t.get("description"), str) else ""
         first = next((line for line in desc.splitlines() if line.strip()), "")
-        item.setData(shown, Qt.DisplayRole)
-        item.setData(name, Qt.UserRole)
-        self._tools.append(tool)
-        item.setData(len(self._tools) - 1, TOOL_ROLE)
         support = task_support(t)
-        item.setData(badges(t) + (["task"] if support == "required" else ["task optional"] if support == "optional"
-                                  else []), BADGES_ROLE)
-        problems = [visible(f, 200) for f in flags(tool, duplicates)]
+        problems = [visible(f, 200) for f in flags(tool, self._duplicates)]
+        found = self._findings.get(name, [])
+        return {_DISPLAY: visible(display_name(t), 200), _USER: name, TOOL_ROLE: row,
+                BADGES_ROLE: badges(t) + (["task"] if support == "required" else
+                                          ["task optional"] if support == "optional" else []),
+                FLAGS_ROLE: problems + ([f"{len(found)} finding{'s' if len(found) != 1 else ''}"] if found else []),
+                CHANGE_ROLE: change, NAME_ROLE: visible(name, 200), DESCRIPTION_ROLE: visible(first, 300)}
+
+    def _tooltip(self, row: int) -> str:
+        cached = self._row_data(row)
+        shown = cached[_DISPLAY]
+        tool, change = self._rows[row]
+        t = tool if isinstance(tool, dict) else {}
+        name = cached[_USER]
+        problems = [f for f in cached[FLAGS_ROLE] if not f.endswith(("finding", "findings"))]
         found = [visible(f, 300) for f in self._findings.get(name, [])]
-        item.setData(problems + ([f"{len(found)} finding{'s' if len(found) != 1 else ''}"] if found else []),
-                     FLAGS_ROLE)
-        item.setData(change, CHANGE_ROLE)
-        item.setData(visible(name, 200), NAME_ROLE)
-        item.setData(visible(first, 300), DESCRIPTION_ROLE)
-        title = t.get("title") if isinstance(t.get("title"), str) else ""
-        ann = t.get("annotations") if isinstance(t.get("annotations"), dict) else {}
-        ann_title = ann.get("title") if isinstance(ann.get("title"), str) else ""
-        item.setData(" ".join([name, title, ann_title, desc]).casefold(), SEARCH_ROLE)
-        pm, icon_note = item_icon(t)
-        item.setData(pm if pm is not None else theme.tool_glyph(ICON_SIZE), Qt.DecorationRole)
         tip = [shown] + ([f"name: {visible(name, 200)}"] if visible(name, 200) != shown else [])
         if problems:
             tip.append("⚠ " + "; ".join(problems))
@@ -112,11 +163,19 @@ class ToolModel(QStandardItemModel):
             tip.append("Removed: no longer offered by the server.")
         elif change:
             tip.append(f"{change.capitalize()} since the server was last listed.")
+        icon_note = self._icon(row)[1]
         if icon_note:
             tip.append(icon_note)
         tip += ["", hints_tooltip(t)]
-        item.setData(plain_tooltip("\n".join(tip)), Qt.ToolTipRole)
-        return item
+        return plain_tooltip("\n".join(tip))
+
+
+def _search_text(tool: Any) -> str:
+    """What the search box matches: name, title, annotations' title and description, case-folded."""
+    t = tool if isinstance(tool, dict) else {}
+    ann = t.get("annotations") if isinstance(t.get("annotations"), dict) else {}
+    parts = (t.get("name"), t.get("title"), ann.get("title"), t.get("description"))
+    return " ".join(p if isinstance(p, str) else "" for p in parts).casefold()
 
 
 class ToolFilter(QSortFilterProxyModel):
@@ -247,12 +306,12 @@ class ToolListPanel(QWidget):
         return idx.data(Qt.UserRole) if idx.isValid() else None
 
     def select(self, name: str) -> bool:
-        for row in range(self.proxy.rowCount()):
-            idx = self.proxy.index(row, 0)
-            if idx.data(Qt.UserRole) == name:
-                self.view.setCurrentIndex(idx)
-                return True
-        return False
+        row = self.model.row_of(name)
+        idx = self.proxy.mapFromSource(self.model.index(row, 0)) if row is not None else QModelIndex()
+        if not idx.isValid():  # not listed, or hidden by the search
+            return False
+        self.view.setCurrentIndex(idx)
+        return True
 
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         self.toolSelected.emit(self.model.tool(current))

@@ -12,8 +12,7 @@ import collections
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt
-from PySide6.QtGui import QStandardItem, QStandardItemModel
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QAbstractItemView, QListView, QWidget
 
 from ...templates import TemplateError, check
@@ -108,14 +107,24 @@ def prompt_problems(item: dict[str, Any]) -> list[str]:
     return out
 
 
-class CatalogModel(QStandardItemModel):
-    """Rows for one kind of item; `describe(item) -> (title, name, line2, badges, flags, tooltip)`."""
+_DISPLAY, _USER, _TOOLTIP = Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.UserRole, Qt.ItemDataRole.ToolTipRole
+_DECORATION = Qt.ItemDataRole.DecorationRole
+_ROW_ROLES = (_DISPLAY, ITEM_ROLE, NAME_ROLE, DESCRIPTION_ROLE, BADGES_ROLE, FLAGS_ROLE, CHANGE_ROLE, _DECORATION,
+              _TOOLTIP)
+
+
+class CatalogModel(QAbstractListModel):
+    """Rows for one kind of item; `describe(item) -> (title, name, line2, badges, flags, tooltip)`. A list is
+    taken in one reset and a row described the first time a view asks for it (the rows on screen), then kept:
+    10,000 resources are listed at once, not built row by row."""
 
     def __init__(self, ident: str, describe: Callable[[dict[str, Any]], tuple], parent: Any = None) -> None:
         super().__init__(parent)
         self.ident = ident
         self.describe = describe
         self.items: list[dict[str, Any]] = []
+        self._rows: list[tuple[dict[str, Any], str | None, list[str], bool]] = []  # item, change, flags, subscribed
+        self._cache: dict[int, dict[int, Any]] = {}
 
     def set_items(self, items: Iterable[Any], appeared: set[str] = frozenset(), vanished: Iterable[dict] = (),
                   updated: set[str] = frozenset(), subscribed: set[str] = frozenset(),
@@ -123,42 +132,55 @@ class CatalogModel(QStandardItemModel):
         items = [i for i in items if isinstance(i, dict)]
         keys = [i.get(self.ident) for i in items]
         duplicates = {k for k, c in collections.Counter(keys).items() if c > 1 and isinstance(k, str)}
-        self.clear()
-        self.items = []
-        for item in items:
-            key = item.get(self.ident)
+        changed = changed or {}
+        self.beginResetModel()
+        self._rows = []
+        for item, key in zip(items, keys, strict=True):
             change = ("new" if key in appeared else "updated" if key in updated
-                      else f"{(changed or {})[key]} changed" if key in (changed or {}) else None)
-            row = self._row(item, change, ["duplicate " + self.ident] if key in duplicates else [])
-            if key in subscribed:
-                row.setData(["subscribed", *row.data(BADGES_ROLE)], BADGES_ROLE)
-            self.appendRow(row)
-        for item in vanished:
-            if isinstance(item, dict):
-                self.appendRow(self._row(item, "removed", []))
+                      else f"{changed[key]} changed" if key in changed else None)
+            self._rows.append((item, change, ["duplicate " + self.ident] if key in duplicates else [],
+                               key in subscribed))
+        self._rows += [(item, "removed", [], False) for item in vanished if isinstance(item, dict)]
+        self.items = [row[0] for row in self._rows]
+        self._cache = {}
+        self.endResetModel()
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._rows)
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = _DISPLAY) -> Any:
+        row = index.row()
+        if not index.isValid() or not 0 <= row < len(self._rows):
+            return None
+        if role == _USER:
+            key = self._rows[row][0].get(self.ident)
+            return key if isinstance(key, str) else ""
+        if role not in _ROW_ROLES:
+            return None
+        cached = self._cache.get(row)
+        if cached is None:
+            cached = self._cache[row] = self._row(row)
+        return cached.get(role)
+
+    def row_of(self, key: str) -> int | None:
+        """The first row whose identifier is `key`."""
+        return next((r for r, item in enumerate(self.items) if item.get(self.ident) == key), None)
 
     def item_at(self, index: QModelIndex) -> dict[str, Any] | None:
         i = index.data(ITEM_ROLE) if index.isValid() else None
         return self.items[i] if isinstance(i, int) and 0 <= i < len(self.items) else None
 
-    def _row(self, item: dict[str, Any], change: str | None, extra_flags: list[str]) -> QStandardItem:
+    def _row(self, row: int) -> dict[int, Any]:
+        item, change, extra_flags, subscribed = self._rows[row]
         title, name, line2, chips, problems, tip = self.describe(item)
         problems = extra_flags + problems
-        row = QStandardItem()
-        row.setEditable(False)
-        key = item.get(self.ident)
-        row.setData(visible(title, 200), Qt.DisplayRole)
-        row.setData(key if isinstance(key, str) else "", Qt.UserRole)
-        self.items.append(item)
-        row.setData(len(self.items) - 1, ITEM_ROLE)
-        row.setData(visible(name, 200) if name and name != title else "", NAME_ROLE)
-        row.setData(line2, DESCRIPTION_ROLE)
-        row.setData(chips, BADGES_ROLE)
-        row.setData(problems, FLAGS_ROLE)
-        row.setData(change, CHANGE_ROLE)
+        out: dict[int, Any] = {_DISPLAY: visible(title, 200), ITEM_ROLE: row,
+                               NAME_ROLE: visible(name, 200) if name and name != title else "",
+                               DESCRIPTION_ROLE: line2, BADGES_ROLE: (["subscribed"] if subscribed else []) + chips,
+                               FLAGS_ROLE: problems, CHANGE_ROLE: change}
         pm, icon_note = item_icon(item)
         if pm is not None:
-            row.setData(pm, Qt.DecorationRole)
+            out[_DECORATION] = pm
         lines = [tip]
         if problems:
             lines.append("⚠ " + "; ".join(problems))
@@ -172,8 +194,8 @@ class CatalogModel(QStandardItemModel):
             lines.append(f"{change.capitalize()} since the server was last listed.")
         if icon_note:
             lines.append(icon_note)
-        row.setData(plain_tooltip("\n".join(x for x in lines if x)), Qt.ToolTipRole)
-        return row
+        out[_TOOLTIP] = plain_tooltip("\n".join(x for x in lines if x))
+        return out
 
 
 def describe_resource(item: dict[str, Any]) -> tuple:

@@ -269,13 +269,11 @@ class ResourcesPane(QWidget):
         if not key:
             return
         model = view.model()
-        for r in range(model.rowCount()):
-            idx = model.index(r, 0)
-            if idx.data(Qt.UserRole) == key:
-                view.selectionModel().blockSignals(True)
-                view.setCurrentIndex(idx)
-                view.selectionModel().blockSignals(False)
-                return
+        row = model.row_of(key)
+        if row is not None:
+            view.selectionModel().blockSignals(True)
+            view.setCurrentIndex(model.index(row, 0))
+            view.selectionModel().blockSignals(False)
 
     def select(self, key: str) -> bool:
         """Select a resource (by uri) or a template (by uriTemplate)."""
