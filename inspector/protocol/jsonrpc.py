@@ -8,7 +8,6 @@ says what is wrong with them.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -119,8 +118,15 @@ def _is_id(value: Any) -> bool:
 # standard library below, which accepts or names the problem exactly as it always has.
 _fast_loads: Callable[[bytes], Any] | None = None
 # orjson reads an integer beyond 64 bits as a float; any such integer has 19 digits or more: those frames go to
-# the standard library, which keeps them whole (an id of 20 digits stays an int)
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+# the standard library, which keeps them whole (an id of 20 digits stays an int). Digits are found by mapping
+# every byte to "0" (a digit) or " " and looking for 19 zeros: linear and in C, where a regular expression
+# retried at every position of a long run of short digit groups (24 MB of them took 2 s).
+_DIGITS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+_NINETEEN = b"0" * 19
+
+
+def _long_digits(raw: bytes) -> bool:
+    return _NINETEEN in raw.translate(_DIGITS)
 
 
 def use_loads(loads: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
@@ -133,7 +139,7 @@ def use_loads(loads: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | 
 def decode(raw: bytes) -> tuple[Any, str | None]:
     """JSON-decode a frame: (object, None) or (None, reason)."""
     fast = _fast_loads
-    if fast is not None and not _LONG_DIGITS.search(raw):
+    if fast is not None and not _long_digits(raw):
         try:
             return fast(raw), None
         except Exception:
