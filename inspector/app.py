@@ -30,6 +30,18 @@ from .config import ServerSpec
 log = logging.getLogger("spyglass.app")
 
 SCREENSHOT_TIMEOUT = 60.0
+# For bench/start.py: a file to which the start's milestones are appended ("NAME WALL-TIME" lines: imports,
+# window, connected); with it, the window closes once its first server is connected and listed.
+START_REPORT = "SPYGLASS_START_REPORT"
+
+
+def _milestone(name: str) -> None:
+    path = os.environ.get(START_REPORT)
+    if path:
+        import time
+
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(f"{name} {time.time():.6f}\n")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -185,6 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setApplicationDisplayName("Spyglass")
     quit_on_close = app.quitOnLastWindowClosed()
     app.setQuitOnLastWindowClosed(False)  # we stop the loop ourselves, after the servers are closed
+    _milestone("imports")
     loop = qasync.QEventLoop(app)
     reporter = ErrorReporter()
     asyncio.set_event_loop(loop)
@@ -264,6 +277,9 @@ async def _run(args: argparse.Namespace, app: Any, reporter: ErrorReporter) -> i
         window.import_file(args.import_file)
     if args.screenshot:
         return await _screenshot(window, first or None, args.screenshot)
+    if os.environ.get(START_REPORT):
+        await _report_start(window, first or None)
+        return 0
     window.taps.start()  # `spyglass tap` processes find this window (a local socket, never the network)
     await closed
     return 0
@@ -288,6 +304,21 @@ def _close_on_signals(loop: asyncio.AbstractEventLoop, window: Any) -> None:
             loop.add_signal_handler(sig, window.close)
         except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - e.g. Windows
             pass
+
+
+async def _report_start(window: Any, conn: Any) -> None:
+    """bench/start.py: the window shown (painted once), then its first server connected with its tools listed."""
+    await asyncio.sleep(0)
+    window.repaint()
+    _milestone("window")
+    if conn is not None:
+        await conn.session.wait_settled(SCREENSHOT_TIMEOUT)
+        while not conn.session.tools.loaded:
+            await asyncio.sleep(0.005)
+        window.repaint()
+        _milestone("connected")
+    await window.shutdown()
+    window.close()
 
 
 async def _screenshot(window: Any, conn: Any, path: str) -> int:

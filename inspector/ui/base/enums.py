@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QAbstractItemView, QFrame, QHeaderView, QSizePolic
 # (a quarter of a second at start).
 HOT: dict[type, tuple[str, ...]] = {
     Qt: ("ItemDataRole", "AlignmentFlag", "TextElideMode", "ItemFlag", "Orientation", "SortOrder", "CheckState",
-         "KeyboardModifier", "Key", "PenStyle", "BrushStyle", "FocusReason", "TextFormat", "CursorShape",
+         "KeyboardModifier", "PenStyle", "BrushStyle", "FocusReason", "TextFormat", "CursorShape",
          "ScrollBarPolicy", "MouseButton", "TextInteractionFlag", "WidgetAttribute", "GlobalColor",
          "ShortcutContext", "TimerType", "ContextMenuPolicy", "FocusPolicy", "WindowState", "TextFlag",
          "LayoutDirection", "MatchFlag"),
