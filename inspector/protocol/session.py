@@ -93,6 +93,7 @@ class ClientSession:
         self._by_logical: dict[rpc.RequestId, rpc.RequestId] = {}  # logical id -> current wire id
         self._by_token: dict[Any, rpc.RequestId] = {}
         self._late: OrderedDict[rpc.RequestId, str] = OrderedDict()
+        self._probe_asked_again = False  # a second probe (the first was answered late) has no short window
         self._probe_id: rpc.RequestId | None = None
         self._discover_retried = False
         # MRTR: logical id -> (the request as first sent, rounds so far, requestState)
@@ -115,7 +116,7 @@ class ClientSession:
 
     def probe_timed_out(self) -> list[ev.Event]:
         """The `server/discover` probe got no answer in time (auto mode)."""
-        if self.state is not State.PROBING or self._probe_id is None:
+        if self.state is not State.PROBING or self._probe_id is None or self._probe_asked_again:
             return []
         self._abandon(self._probe_id)
         if self.mode.kind == "modern":
@@ -200,6 +201,16 @@ class ClientSession:
 
     def _initialize_answer(self, msg: rpc.Response | rpc.ErrorResponse) -> list[ev.Event]:
         if isinstance(msg, rpc.ErrorResponse):
+            data = msg.error.data if isinstance(msg.error.data, dict) else {}
+            supported = data.get("supported")
+            if (self.mode.kind == "auto" and msg.error.code == rpc.UNSUPPORTED_PROTOCOL_VERSION
+                    and isinstance(supported, list) and MODERN_VERSION in supported):
+                # The probe's answer came after we gave up on it, and the server now serves this connection
+                # in 2026-07-28 (a slow start, a busy machine): ask it again, and wait for the answer.
+                self.state, self.protocol_version, self._probe_asked_again = State.PROBING, MODERN_VERSION, True
+                send = self._request("server/discover", {}, internal=True, modern=True)
+                self._probe_id = send.request_id
+                return [send]
             return self._fail(
                 "error", f"the server refused initialize: {msg.error.code} {msg.error.message}".rstrip(), msg.error
             )

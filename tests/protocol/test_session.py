@@ -123,6 +123,31 @@ def test_auto_falls_back_when_the_probe_times_out_and_ignores_the_late_answer():
     assert of(late, LateResponse) and not of(late, MalformedFrame)
 
 
+def test_a_probe_answered_after_the_fallback_is_asked_again_when_the_server_went_modern():
+    """A slow server answers server/discover after the probe gave up, then refuses the initialize that followed
+    (its connection now serves 2026-07-28): the session asks again and waits, and ends modern."""
+    s = ClientSession()
+    probe = sent(s.start())[0]
+    init = sent(s.probe_timed_out())[0]
+    late = s.receive_frame(wire({"jsonrpc": "2.0", "id": probe["id"], "result": DISCOVER_RESULT}))
+    assert of(late, LateResponse) and not of(late, HandshakeComplete)
+    refused = s.receive_frame(wire({"jsonrpc": "2.0", "id": init["id"], "error": {
+        "code": -32022, "message": "connection is serving the 2026-07-28 protocol",
+        "data": {"supported": ["2026-07-28"], "requested": "2025-11-25"}}}))
+    again = sent(refused)
+    assert [m["method"] for m in again] == ["server/discover"] and not of(refused, HandshakeFailed)
+    assert s.probe_timed_out() == []  # no second fallback: this time the answer is waited for
+    done = s.receive_frame(wire({"jsonrpc": "2.0", "id": again[0]["id"], "result": DISCOVER_RESULT}))
+    assert of(done, HandshakeComplete)[0].era is Era.MODERN and s.server_info == {"name": "modern", "version": "2"}
+    # a legacy-only refusal is still a failure, and so is any refusal in legacy mode
+    other = ClientSession()
+    sent(other.start())
+    init = sent(other.probe_timed_out())[0]
+    failed = other.receive_frame(wire({"jsonrpc": "2.0", "id": init["id"], "error": {
+        "code": -32022, "message": "no", "data": {"supported": ["2024-11-05"]}}}))
+    assert of(failed, HandshakeFailed)
+
+
 def test_auto_goes_modern_on_a_discover_result():
     s = modern_ready()
     assert s.server_info == {"name": "modern", "version": "2"} and s.instructions == "hi"

@@ -643,6 +643,8 @@ async def test_the_demo_servers_tools_in_words(open_window):
                 doc = view.card.findChild(QWidget, "presentDocument")
                 assert doc.findChild(QTextEdit, "presentText") is not None  # the welcome note: text
                 await until(lambda: doc.isVisible(), 5, "shown")
+                await until(lambda: all(t.height() >= t.document().size().height()  # laid out: no line cut off
+                                        for t in doc.findChildren(QTextEdit)), 5, "the document laid out")
                 for w in doc.findChildren(QWidget):
                     if isinstance(w, (QLabel, QTextEdit)):
                         assert w.font().pointSizeF() == pytest.approx(14 * 1.5), w.objectName()
