@@ -70,6 +70,8 @@ DIRECTION_CHOICES: list[tuple[str, frozenset[str] | None]] = [
     ("→ Sent", frozenset({"out"})),
     ("← Received", frozenset({"in"})),
     ("stderr / HTTP", frozenset({"err", "http"})),
+    ("→ To apps", frozenset({"to-view"})),
+    ("← From apps", frozenset({"from-view"})),
 ]
 KIND_CHOICES: list[tuple[str, frozenset[str] | None]] = [
     ("All kinds", None),
@@ -83,10 +85,11 @@ KIND_CHOICES: list[tuple[str, frozenset[str] | None]] = [
     ("Problems (errors + malformed)", frozenset({"error", "malformed"})),
     ("stderr", frozenset({"stderr"})),
     ("HTTP", frozenset({"http"})),
+    ("Apps (bridge)", frozenset({"app"})),
 ]
 # Widths of the fixed columns, as sample text (the view measures them once).
 _SAMPLES = {COL_N: "000000", COL_EXPERT: "", COL_TIME: "0000.000000", COL_DELTA: "0.000000", COL_SERVER: "server-name",
-            COL_DIR: "http", COL_KIND: "notification", COL_METHOD: "notifications/message",
+            COL_DIR: "← app", COL_KIND: "notification", COL_METHOD: "notifications/message",
             COL_ID: '"p1000"', COL_LATENCY: "1000.0 ms", COL_SIZE: "1,000,000"}
 
 
