@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QLineEdit,
 from ...checks.definitions import Cost
 from ...protocol.tasks import task_support
 from ...session import ServerSession, Status
-from ...session.tools import badges, display_name, flags, hints_tooltip
+from ...session.tools import app_badges, badges, display_name, flags, hints_tooltip
 from ..base import theme
 from ..base.items import (
     BADGES_ROLE,
@@ -83,8 +83,8 @@ class ToolModel(QStandardItemModel):
         self._tools.append(tool)
         item.setData(len(self._tools) - 1, TOOL_ROLE)
         support = task_support(t)
-        item.setData(badges(t) + (["task"] if support == "required" else ["task optional"] if support == "optional"
-                                  else []), BADGES_ROLE)
+        tasks = ["task"] if support == "required" else ["task optional"] if support == "optional" else []
+        item.setData(app_badges(t) + badges(t) + tasks, BADGES_ROLE)
         problems = [visible(f, 200) for f in flags(tool, duplicates)]
         found = [visible(f, 300) for f in self._findings.get(name, [])]
         item.setData(problems + ([f"{len(found)} finding{'s' if len(found) != 1 else ''}"] if found else []),
