@@ -13,14 +13,35 @@ import asyncio
 import json
 from pathlib import Path
 
-from calling import call, connected, result_shot, result_widgets, select_tool
+from calling import call, connected, result_widgets, select_tool
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QComboBox, QDialog, QListView, QPushButton, QToolButton, QWidget
 from support import app_cmd
-from uikit import find, row_of, until
+from uikit import find, row_of, shot, until
 
 from inspector.config import ServerSpec
 from inspector.ui.base.items import BADGES_ROLE
+
+
+async def app_shot(window, name):
+    """A screenshot for the docs: the docks out of the way, the result given the room, scrolled to the app."""
+    from PySide6.QtWidgets import QDockWidget
+
+    docks = [d for d in window.findChildren(QDockWidget) if d.isVisible()]
+    for d in docks:
+        d.hide()
+    window.resize(1400, 1000)
+    await asyncio.sleep(0.3)  # the tool panel fits its form to the new height first
+    panel = window.tool_detail
+    total = sum(panel.body.sizes())
+    panel.body.setSizes([170, total - 170])
+    window.centralWidget().findChild(QWidget, "toolsSplitter").setSizes([330, 1030])
+    panel.result_view.scroll.verticalScrollBar().setValue(0)
+    try:
+        return await shot(window, name)
+    finally:
+        for d in docks:
+            d.show()
 
 
 def block_of(window, rec):
@@ -119,7 +140,7 @@ async def test_the_basic_app_shows_the_result_calls_its_server_and_asks_before_a
                                 for e in conn.session.log), 10, "the app's log line in the server's log")
         # the app's console lines are in the log pane too
         assert any((e.logger or "").startswith("app console · ui://get-time/") for e in conn.session.log)
-        await result_shot(window, "apps-basic-light")
+        await app_shot(window, "apps-basic-light")
         # ui/open-link asks first, shows the whole address, and opens nothing on Cancel
         await click_in_app(block, "open-link-btn")
         dlg = await top_dialog("appOpenLinkDialog")
@@ -139,12 +160,15 @@ async def test_the_basic_app_shows_the_result_calls_its_server_and_asks_before_a
         assert await until_js(block, "document.documentElement.getAttribute('data-theme')", "dark")
         changes = bridge_frames(window, sid, direction="to-view", method="ui/notifications/host-context-changed")
         assert changes and json.loads(store.raw(changes[-1]))["params"]["theme"] == "dark"
-        await result_shot(window, "apps-basic-dark")
+        await app_shot(window, "apps-basic-dark")
         # the traffic pane's kind filter keeps the bridge
         kind = find(window, QComboBox, "trafficKind")
         kind.setCurrentIndex(kind.findText("Apps (bridge)"))
         pane = window.traffic.pane
         await until(lambda: pane.model.rowCount() >= len(bridge_frames(window, sid)), 10, "the app rows")
+        window.resize(1400, 1000)
+        pane.select_record(asked[-1])
+        await shot(window, "apps-traffic")
         # Reload: ui/resource-teardown awaited, the old renderer process ended, the app up again
         old_pid = block.page.renderProcessPid()
         find(block, QToolButton, "appReload").click()
@@ -196,7 +220,12 @@ async def test_the_debug_app_model_context_display_modes_size_and_an_emulated_ho
         await frame_js(block, "(() => { const t = document.getElementById('auto-resize-toggle');"
                               " if (t.checked) t.click(); return t.checked; })()")
         await click_in_app(block, "resize-400x300-btn")
-        await until(lambda: block.body.height() == 300, 10, "the block to follow the app's size")
+
+        def asked():
+            sizes = bridge_frames(window, sid, direction="from-view", method="ui/notifications/size-changed")
+            return json.loads(window.traffic.store.raw(sizes[-1]))["params"]["height"]
+        await until(lambda: asked() == 300 or block.body.height() == min(asked(), 900), 10, "the app's new size")
+        await until(lambda: block.body.height() == min(asked(), 900), 10, "the block to follow the app's size")
         # display modes: fullscreen in its own window, back inline, then picture in picture
         await click_in_app(block, "display-fullscreen-btn")
         full = await until(lambda: next((w for w in QApplication.topLevelWidgets()
@@ -228,7 +257,7 @@ async def test_the_debug_app_model_context_display_modes_size_and_an_emulated_ho
         info = await until_js(block, "document.getElementById('host-context-info').innerText",
                               lambda v: v and "fr-FR" in v)
         assert "fr-FR" in info
-        await result_shot(window, "apps-debug-phone")
+        await app_shot(window, "apps-debug-phone")
         container.setCurrentIndex(container.findData("desktop"))
         # streaming the arguments: the next load gets tool-input-partial before tool-input
         find(panel, QWidget, "appStreamInput").setChecked(True)

@@ -9,10 +9,10 @@ import json
 import time
 from pathlib import Path
 
-from calling import call, connected, result_shot, result_widgets
+from calling import call, connected, result_widgets
 from PySide6.QtWidgets import QCheckBox, QLineEdit, QPushButton, QToolButton, QWidget
 from support import SLOWDOWN, hostile_apps_cmd
-from test_ui_apps import block_of, bridge_frames, frame_js, ready_block, top_dialog
+from test_ui_apps import app_shot, block_of, bridge_frames, frame_js, ready_block, top_dialog
 from uikit import find, until
 
 from inspector.config import ServerSpec
@@ -99,7 +99,9 @@ async def test_attempts_to_leave_the_sandbox_are_stopped_and_shown(open_window, 
         assert "model_only: refused" in text and "not visible to apps" in text
         assert "app_only: ok app_only ran" in text
         assert "tools/call model_only refused" in refused(block)
-        await result_shot(window, "apps-hostile-refusals")
+        block.side_button.setChecked(True)
+        block.side.setCurrentWidget(block.sandbox)
+        await app_shot(window, "apps-hostile-refusals")
         # a download by itself is refused; ui/download-file asks first and saves into the folder chosen
         rec = await call(window, "download")
         block = await ready_block(window, rec)
@@ -156,7 +158,7 @@ async def test_a_bad_app_resource_is_said_and_the_result_stays_readable(open_win
             assert f"{tool} ran" in text.findChild(QWidget, "textView").toPlainText() \
                 if text.findChild(QWidget, "textView") is not None else True
             if tool == "no-profile":
-                await result_shot(window, "apps-bad-resource")
+                await app_shot(window, "apps-bad-resource")
 
 
 async def test_a_flood_and_a_loop_do_not_freeze_the_window(open_window, expect_log):
@@ -179,12 +181,14 @@ async def test_a_flood_and_a_loop_do_not_freeze_the_window(open_window, expect_l
         block = await ready_block(window, rec)
         stalls = Stalls()
         await until(lambda: "not responding" in block.problem_text, 30 * SLOWDOWN, "the loop to be noticed")
+        assert stalls.stop() < 1.0 * SLOWDOWN, "the window stalled while the app looped"
         pid = block.page.renderProcessPid()
         stop = find(block, QToolButton, "appStop")
         assert stop.isVisible()
-        await result_shot(window, "apps-not-responding")
+        await app_shot(window, "apps-not-responding")
+        stalls = Stalls()
         stop.click()
         await until(lambda: not Path(f"/proc/{pid}").exists(), 15, "the looping renderer to end")
-        assert stalls.stop() < 1.0 * SLOWDOWN
+        assert stalls.stop() < 1.0 * SLOWDOWN, "the window stalled while the app was stopped"
         assert "The app was stopped" in block.problem_text
 

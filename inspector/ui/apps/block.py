@@ -261,6 +261,8 @@ class AppBlock(QFrame):
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.NoContextMenu)
         self.placeholder.hide()
         self.holder_layout.addWidget(self.view)
+        for control in (self.display, self.devtools_button):
+            control.setEnabled(True)
         self._apply_preset()
         self._set_state("loading…")
         self.page.load(QUrl(host_url))
@@ -596,7 +598,9 @@ class AppBlock(QFrame):
         self.problem.setText(f"{title}: {detail}" if detail else title)
         self.problem.setStyleSheet(f"color: {theme.colour('error').name()};")
         self.problem.show()
-        self._set_state(title.lower())
+        self._set_state(title)
+        for control in (self.display, self.devtools_button):  # nothing to show or inspect without a view
+            control.setEnabled(self.view is not None)
         if self.view is None and self.mode == "inline":
             self.placeholder.setText("The rest of the result is below.")
             self.placeholder.show()

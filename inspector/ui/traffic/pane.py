@@ -252,7 +252,8 @@ class TrafficDetail(QWidget):
         if pair is None:
             self.pair_button.setText("Go to pair")
         else:
-            self.pair_button.setText(f"Go to {'response' if rec.kind == 'request' else 'request'} #{pair}")
+            asked = rec.kind == "request" or (rec.kind == "app" and pair > rec.n)  # an app's: the request is first
+            self.pair_button.setText(f"Go to {'response' if asked else 'request'} #{pair}")
 
     def _pretty(self, kind: str, raw: bytes) -> tuple[str, bool]:
         if kind == "stderr":
