@@ -456,3 +456,17 @@ def test_an_apps_bridge_messages_are_their_own_kind_paired_within_their_view(tmp
     again = TrafficStore.open_session(tmp_path / "s.sqlite")  # a session reopened reads them the same
     assert records(again) == got
     again.close()
+
+
+def test_an_apps_bridge_survives_a_portable_session(tmp_path):
+    from inspector.recording.files import export_session, open_session
+
+    store = TrafficStore(":memory:")
+    meta = {"view": "v1", "app": "ui://a"}
+    store.add("s", Frame("from-view", json.dumps(req(0, "ui/initialize")).encode(), 1.0, 1_700_000_001.0, meta=meta))
+    store.add("s", Frame("to-view", json.dumps(res(0)).encode(), 1.5, 1_700_000_001.5, meta=meta))
+    assert export_session(store, tmp_path / "a.mcpsession") == 2
+    again = open_session(tmp_path / "a.mcpsession").store
+    assert [(again.direction(n), again.kind(n), again.method(n)) for n in range(len(again))] == [
+        ("from-view", "app", "ui/initialize"), ("to-view", "app", "ui/initialize")]
+    assert again.pair(0) == 1 and again.latency(1) == pytest.approx(0.5)
