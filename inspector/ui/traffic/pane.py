@@ -212,7 +212,8 @@ class TrafficDetail(QWidget):
         raw = store.raw(n)
         self.n = n
         self.raw_text = raw.decode("utf-8", errors="backslashreplace")
-        parts = [f"#{n}", f"{ARROWS.get(rec.direction, rec.direction)} {rec.kind}"]
+        arrow = ARROWS.get(rec.direction, rec.direction)
+        parts = [f"#{n}", arrow if rec.kind == "app" else f"{arrow} {rec.kind}"]  # "← app", not "← app app"
         if mark := handmade_mark(rec.meta):
             parts.insert(1, mark)
         if rec.method:
