@@ -67,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "shows what will be added first")
     p.add_argument("--screenshot", metavar="FILE",
                    help="save a PNG of the window once the first connection has settled, then exit")
+    p.add_argument("--call", metavar="TOOL",
+                   help="with --screenshot: call TOOL first (its form's defaults), and wait for its answer and its "
+                        "app (MCP Apps) before the picture")
     p.add_argument("--watch", action="append", default=[], metavar="PATH",
                    help="restart the server when a file under PATH changes (a folder, or one file; repeatable; "
                         "docs/devloop.md), listing it again with what changed marked")
@@ -189,8 +192,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     import qasync
     from PySide6.QtWidgets import QApplication
 
+    from .ui.apps.engine import prepare
+
     logging.basicConfig(level=os.environ.get("SPYGLASS_LOG", "WARNING").upper(),
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    prepare()  # MCP Apps: Qt WebEngine's schemes and flags, before the QApplication exists
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "spyglass"])
     app.setApplicationName("Spyglass")
     app.setOrganizationName("Spyglass")
@@ -276,13 +282,37 @@ async def _run(args: argparse.Namespace, app: Any, reporter: ErrorReporter) -> i
     if args.import_file:
         window.import_file(args.import_file)
     if args.screenshot:
-        return await _screenshot(window, first or None, args.screenshot)
+        return await _screenshot(window, first or None, args.screenshot, args.call)
     if os.environ.get(START_REPORT):
         await _report_start(window, first or None)
         return 0
     window.taps.start()  # `spyglass tap` processes find this window (a local socket, never the network)
     await closed
     return 0
+
+
+async def _call_for_screenshot(window: Any, conn: Any, name: str) -> None:
+    """Select and call `name` (asked for on the command line: no confirmation), then wait for its answer and,
+    for a tool with an app, for the app to start or say why it cannot; what happened goes to stderr."""
+    if not window.tool_panel.select(name):
+        print(f"spyglass: {conn.name} has no tool {name!r}; nothing called", file=sys.stderr)
+        return
+    await asyncio.sleep(0.1)
+    panel = window.tool_detail
+    rec = window.calls.call(conn, name, panel.form.value() if panel.form is not None else {}, panel.tool)
+    loop = asyncio.get_running_loop()
+    end = loop.time() + SCREENSHOT_TIMEOUT
+    while rec.running and loop.time() < end:
+        await asyncio.sleep(0.05)
+    print(f"spyglass: called {name}: {rec.summary()}", file=sys.stderr)
+    block = window.apps.blocks.get((rec.server_id, rec.id))
+    while block is not None and loop.time() < end and not block.problem_text and not (
+            block.app is not None and block.app.bridge.ready and block.outcome_sent):
+        await asyncio.sleep(0.05)
+    if block is not None:
+        await asyncio.sleep(0.5)  # the app draws what it was sent
+        said = block.problem_text or block.state.text()
+        print(f"spyglass: its app {block.uri}: {said}", file=sys.stderr)
 
 
 def _set_app_icon(app: Any) -> None:
@@ -321,13 +351,15 @@ async def _report_start(window: Any, conn: Any) -> None:
     window.close()
 
 
-async def _screenshot(window: Any, conn: Any, path: str) -> int:
+async def _screenshot(window: Any, conn: Any, path: str, call: str | None = None) -> int:
     if conn is not None:
         if not await conn.session.wait_settled(SCREENSHOT_TIMEOUT):
             print(f"spyglass: the connection did not settle within {SCREENSHOT_TIMEOUT:g} s; "
                   "saving the window as it is", file=sys.stderr)
     await asyncio.sleep(0.4)  # let layouts, the log pane and the traffic pane catch up
-    if conn is not None and conn.session.tools.items:
+    if conn is not None and call and conn.session.tools.items:
+        await _call_for_screenshot(window, conn, call)
+    elif conn is not None and conn.session.tools.items:
         window.tool_panel.view.setCurrentIndex(window.tool_panel.proxy.index(0, 0))
         await asyncio.sleep(0.1)
     ok, message = window.save_screenshot(path)

@@ -18,8 +18,13 @@ _hsettings.register_profile("spyglass", deadline=None)
 _hsettings.load_profile("spyglass")
 
 
+# Chromium's helpers (Qt WebEngine, for MCP Apps) live as long as the QApplication, which outlives each test;
+# the renderer of each app page is their child and ends with its page (tests/ui/test_ui_apps.py checks that).
+QT_HELPERS = ("QtWebEngineProc",)
+
+
 def _live_children() -> list[str]:
-    """Processes whose parent is this test process and that are not zombies."""
+    """Processes whose parent is this test process and that are not zombies (Qt WebEngine's helpers aside)."""
     me = str(os.getpid())
     out = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
@@ -30,8 +35,9 @@ def _live_children() -> list[str]:
         # pid (comm) state ppid ...: comm may contain spaces, so split after the last ')'
         head, _, rest = text.rpartition(")")
         fields = rest.split()
-        if len(fields) >= 2 and fields[1] == me and fields[0] != "Z":
-            out.append(head.split(" (", 1)[1] if " (" in head else head)
+        name = head.split(" (", 1)[1] if " (" in head else head
+        if len(fields) >= 2 and fields[1] == me and fields[0] != "Z" and name not in QT_HELPERS:
+            out.append(name)
     return out
 
 

@@ -56,3 +56,21 @@ def spec_validator(revision: str, type_name: str):
     sub = schemas.definition(revision, type_name)
     return jsonschema.validators.validator_for(sub)(sub)
 
+
+
+APP_PEERS = PEERS / "node_modules" / "@modelcontextprotocol"
+HOSTILE_APPS = ROOT / "tests" / "hostile" / "app_server.py"
+
+
+def app_cmd(name: str, *extra: str) -> list[str]:
+    """An MCP Apps example server from npm (`basic-vanillajs`, `debug`) over stdio."""
+    script = APP_PEERS / f"server-{name}" / "dist" / "index.js"
+    if not script.exists():
+        pytest.fail(f"server-{name} is not installed at {script}: run `make peers` (npm ci in tests/peers)")
+    node = shutil.which("node")
+    assert node, "node is required for the MCP Apps peers"
+    return [node, str(script), "--stdio", *extra]
+
+
+def hostile_apps_cmd() -> list[str]:
+    return [PY, str(HOSTILE_APPS)]

@@ -34,7 +34,7 @@ LAYERS = [
     ("app", ("inspector.app", "inspector.__main__")),
 ]
 # The window's sub-packages, lowest first: siblings of one rank do not import each other.
-UI_RANKS = [("base",), ("render",), ("servers", "traffic"), ("auth", "library", "calls", "recording"),
+UI_RANKS = [("base",), ("render",), ("servers", "traffic"), ("auth", "library", "calls", "recording", "apps"),
             ("collections", "devloop", "present"), ("window",)]
 
 

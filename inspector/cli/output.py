@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import base64
+import binascii
 import json
 import sys
 from typing import Any, TextIO
 
+from ..protocol import apps
 from .common import visible
 
 
@@ -69,10 +72,10 @@ def as_text(method: str, result: Any) -> str:
             if isinstance(title, str) and title and title != name:
                 name = f"{name} ({title})"
             desc = (item.get("description") or "").strip().splitlines()
-            lines.append(f"{name}\t{desc[0] if desc else ''}")
+            lines.append(f"{name}\t{desc[0] if desc else ''}{_app_note(item) if key == 'tools' else ''}")
     elif method == "resources/read" and isinstance(result, dict):
         for item in result.get("contents") or []:
-            lines.append(item.get("text") if isinstance(item.get("text"), str) else f"[blob {item.get('uri')}]")
+            lines.append(item.get("text") if isinstance(item.get("text"), str) else _blob_text(item))
     elif method == "prompts/get" and isinstance(result, dict):
         for msg in result.get("messages") or []:
             content = msg.get("content") or {}
@@ -81,3 +84,25 @@ def as_text(method: str, result: Any) -> str:
     else:
         return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
     return "\n".join(lines) + "\n"
+
+
+def _app_note(tool: Any) -> str:
+    """`\t[app ui://…]`, `[app-only]`: what the tool says of MCP Apps, for `--format text`."""
+    ui = apps.tool_ui(tool)
+    if ui is None:
+        return ""
+    notes = [f"[app {ui.resource_uri}]"] if ui.resource_uri else []
+    if apps.app_only(tool):
+        notes.append("[app-only]")
+    return ("\t" + " ".join(notes)) if notes else ""
+
+
+def _blob_text(item: dict[str, Any]) -> str:
+    """A blob that is an MCP App's HTML is printed as the HTML (what the window would render)."""
+    blob = item.get("blob")
+    if isinstance(blob, str) and apps.check_mime(item.get("mimeType")) is None:
+        try:
+            return base64.b64decode(blob, validate=True).decode("utf-8")
+        except (binascii.Error, ValueError):
+            pass
+    return f"[blob {item.get('uri')}]"

@@ -22,6 +22,7 @@ from types import EllipsisType
 from typing import Any
 
 from .. import errors as E
+from ..protocol import apps
 from ..protocol import events as ev
 from ..protocol import jsonrpc as rpc
 from ..protocol.mode import Mode
@@ -67,6 +68,10 @@ class RequestContext:
     known_by: str = "unknown"
 
 
+# Extensions every client of Spyglass declares: it hosts MCP Apps (the window renders them; the command line
+# shows their resources), so servers that check before offering UI tools offer them.
+EXTENSIONS: dict[str, Any] = {apps.EXTENSION: apps.CAPABILITY}
+
 Handler = Callable[[dict[str, Any] | None, RequestContext], Awaitable[Any]]
 """Answers one server request (legacy) or one MRTR input request (modern)."""
 
@@ -105,7 +110,8 @@ class ClientCore:
                  on_stderr: Callable[[str], None] | None = None,
                  on_closed: Callable[[Closed], None] | None = None,
                  fallback: Callable[[], Transport] | None = None,
-                 roots: list[dict[str, Any]] | None = None, trace_context: bool = False) -> None:
+                 roots: list[dict[str, Any]] | None = None, trace_context: bool = False,
+                 extensions: Mapping[str, Any] | None = None) -> None:
         self.transport = transport
         self.fallback = fallback  # automatic transport choice: HTTP+SSE when Streamable HTTP is not there
         self.handlers: dict[str, Handler] = dict(handlers or {})
@@ -123,6 +129,9 @@ class ClientCore:
         self.task_store = ClientTaskStore(self.handlers, notify=self._notify_quietly)
         if (tasks_capability := self.task_store.capability()) is not None:
             capabilities["tasks"] = tasks_capability
+        declared = EXTENSIONS if extensions is None else extensions
+        if declared:
+            capabilities["extensions"] = {k: dict(v) if isinstance(v, dict) else v for k, v in declared.items()}
         kwargs: dict[str, Any] = {"mode": Mode.parse(mode) if isinstance(mode, str) else mode,
                                   "capabilities": capabilities, "log_level": log_level,
                                   "trace_context": trace_context}

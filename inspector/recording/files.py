@@ -34,7 +34,7 @@ from ..errors import UsageError
 from ..portable import FORMAT, SUFFIX, VERSION, frame_line, mask_definition, mask_frame
 from ..protocol.jsonrpc import Malformed, parse
 from ..traffic import Frame, TrafficStore
-from ..traffic.columns import HEAD_MAX
+from ..traffic.columns import DIRECTIONS, HEAD_MAX
 from .surface import ServerSurface, definitions, surfaces
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -149,7 +149,7 @@ def frame_of_line(line: dict[str, Any]) -> tuple[str, Frame]:
     TypeError or ValueError when it is not one."""
     server = line["server"]
     direction = line["dir"]
-    if not isinstance(server, str) or direction not in ("out", "in", "err", "http"):
+    if not isinstance(server, str) or direction not in DIRECTIONS:
         raise ValueError("no server or direction")
     if "data_b64" in line:
         data = base64.b64decode(line["data_b64"], validate=True)

@@ -400,6 +400,10 @@ class ServerSession:
                 log.debug("closing the previous listen stream of %s", self.name, exc_info=True)
 
     # ------------------------------------------------------------------ client callbacks
+    def record(self, frame: Frame) -> None:
+        """Add a frame of this server's to its traffic (an app's bridge messages use it)."""
+        self._record(frame)
+
     def _record(self, frame: Frame) -> None:
         if self.traffic is None:
             return

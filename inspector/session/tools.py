@@ -10,6 +10,7 @@ import binascii
 import urllib.parse
 from typing import Any
 
+from ..protocol import apps
 from .listing import REJECTED
 
 HINTS_NOTE = "Annotations are hints from the server, not guarantees."
@@ -57,6 +58,31 @@ def badges(tool: dict[str, Any]) -> list[str]:
     return out
 
 
+def app_badges(tool: Any) -> list[str]:
+    """"app" for a tool with an interactive view (MCP Apps), "app-only" for one a model never sees."""
+    out = []
+    if apps.has_app(tool):
+        out.append("app")
+    if apps.app_only(tool):
+        out.append("app-only")
+    return out
+
+
+def app_summary(tool: Any) -> str | None:
+    """One line on the tool's app, for its header (None: it has none)."""
+    ui = apps.tool_ui(tool)
+    if ui is None:
+        return None
+    parts = []
+    if ui.resource_uri is not None:
+        parts.append(f"App: {ui.resource_uri} (shown above the result when called)")
+    if ui.visibility_declared and "model" not in ui.visibility:
+        parts.append("app-only: a host's model never sees it; its app may call it")
+    elif ui.visibility_declared and "app" not in ui.visibility:
+        parts.append("apps may not call it")
+    return " · ".join(parts) or None
+
+
 def hints_tooltip(tool: dict[str, Any]) -> str:
     lines = [HINTS_NOTE]
     for badge, key, _default in HINTS:
@@ -96,6 +122,9 @@ def flags(tool: Any, duplicates: set[str]) -> list[str]:
     problem = schema_problem(tool)
     if problem:
         out.append(problem)
+    ui = apps.tool_ui(tool)
+    if ui is not None:
+        out.extend(ui.problems)
     return out
 
 

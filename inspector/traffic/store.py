@@ -57,14 +57,17 @@ from ._writer import Writer, make_writer
 from .columns import (
     BACKGROUND,
     D_ERR,
+    D_FROM_VIEW,
     D_HTTP,
     D_IN,
     D_OUT,
+    D_TO_VIEW,
     DIR_CODE,
     DIRECTIONS,
     HANDMADE,
     HANDMADE_ANSWER,
     HEAD_MAX,
+    K_APP,
     K_ERROR,
     K_HTTP,
     K_MALFORMED,
@@ -123,8 +126,8 @@ class Record:
 
     n: int
     server_id: str
-    direction: str  # out | in | err | http (an HTTP exchange summary)
-    kind: str  # request | response | notification | error | malformed | stderr | http
+    direction: str  # out | in | err | http (an HTTP exchange summary) | to-view | from-view (an app's bridge)
+    kind: str  # request | response | notification | error | malformed | stderr | http | app
     method: str | None
     id: rpc.RequestId | None
     mono: float
@@ -150,7 +153,8 @@ class TrafficStore:
         if not self.memory:
             self.path = Path(path) if path is not None else sessions.new_session_path()
         self.columns = Columns()  # read by the filter and the writer; only the store appends
-        self._open: dict[tuple[int, int, rpc.RequestId], int] = {}  # (server, requester dir, id) -> request row
+        # (server, requester dir, id) -> request row; an app's bridge adds its view: (server, dir, id, view)
+        self._open: dict[tuple[Any, ...], int] = {}
         self._summaries: OrderedDict[int, str] = OrderedDict()
         self._raw_cache: OrderedDict[int, bytes] = OrderedDict()
         self._listeners: list[Listener] = []
@@ -194,8 +198,12 @@ class TrafficStore:
         rid: rpc.RequestId | None = None
         pair = -1
         # --- classify: "in" frames come parsed; "out" frames are ours (few); "err" are stderr
+        app_key: Any = None
         if d == D_ERR or d == D_HTTP:
             kind = K_STDERR if d == D_ERR else K_HTTP
+        elif d == D_TO_VIEW or d == D_FROM_VIEW:
+            # An app's bridge: its own kind, paired within its view (each view numbers its requests from 0).
+            kind, method, rid, reason, app_key = self._app_frame(frame, reason)
         else:
             msg = frame.message if d == D_IN and frame.message is not None else rpc.parse(data)
             if isinstance(msg, rpc.Malformed):
@@ -215,7 +223,11 @@ class TrafficStore:
         if code is None:
             code = c.server_code[server_id] = len(c.servers)
             c.servers.append(server_id)
-        if kind == K_REQUEST and reason is None and rid is not None:
+        if app_key is not None:
+            pair = self._pair_app(code, d, app_key, n)
+            if pair >= 0:
+                method = c.methods[c.method[pair]]
+        elif kind == K_REQUEST and reason is None and rid is not None:
             self._open[(code, d, rid)] = n
         elif (kind == K_RESPONSE or kind == K_ERROR) and rid is not None and reason is None:
             # the request came the other way: an "in" response answers one of ours
@@ -225,7 +237,8 @@ class TrafficStore:
                 c.pair[req] = n
                 method = c.methods[c.method[req]]
         if reason is not None:
-            kind = K_MALFORMED
+            if kind != K_APP:
+                kind = K_MALFORMED
             c.reasons[n] = reason
         if rid is not None:
             c.ids[n] = rid
@@ -277,6 +290,30 @@ class TrafficStore:
         for fn in self._listeners:
             fn(n)
         return n
+
+    @staticmethod
+    def _app_frame(frame: Frame, reason: str | None) -> tuple[int, str | None, rpc.RequestId | None, str | None, Any]:
+        """(kind, method, id, malformed reason, pairing key) of a bridge message; the key is (view, "?" or
+        "!", id): a request of one side opens it, the other side's answer closes it."""
+        msg = rpc.parse(frame.data)
+        view = (frame.meta or {}).get("view")
+        if isinstance(msg, rpc.Malformed):
+            return K_APP, None, None, reason or msg.reason, None
+        if isinstance(msg, rpc.Notification):
+            return K_APP, msg.method, None, reason, None
+        if isinstance(msg, rpc.Request):
+            return K_APP, msg.method, msg.id, reason, (view, "?", msg.id)
+        return K_APP, None, msg.id, reason, (view, "!", msg.id)
+
+    def _pair_app(self, code: int, d: int, key: tuple[Any, str, rpc.RequestId], n: int) -> int:
+        view, what, rid = key
+        if what == "?":
+            self._open[(code, d, rid, view)] = n
+            return -1
+        req = self._open.pop((code, D_FROM_VIEW if d == D_TO_VIEW else D_TO_VIEW, rid, view), -1)
+        if req >= 0:
+            self.columns.pair[req] = n
+        return req
 
     def set_meta(self, key: str, value: str) -> None:
         """Say something of the session in its file's `meta` table (e.g. `server:<id>`: a server's

@@ -34,7 +34,7 @@ def summarise(kind: str, method: str, raw: bytes, size: int, reason: str | None)
     text = raw.decode("utf-8", errors="backslashreplace")
     if kind == "stderr":
         return clip(text.rstrip("\r\n"))
-    if kind == "malformed":
+    if kind == "malformed" or (kind == "app" and reason):
         head = clip(text, 120)
         return clip(f"{reason or 'malformed'}: {head}" if head else (reason or "malformed"))
     if size > PARSE_LIMIT or len(raw) < size:
@@ -45,6 +45,8 @@ def summarise(kind: str, method: str, raw: bytes, size: int, reason: str | None)
         return clip(text)
     if not isinstance(obj, dict):  # pragma: no cover - classified frames are objects
         return compact(obj)
+    if kind == "app":  # an app's bridge message: a request, an answer or a notification, told by its shape
+        kind = ("request" if "method" in obj else "error" if "error" in obj else "response")
     try:
         if kind in ("request", "notification"):
             return _call(method, obj.get("params"))

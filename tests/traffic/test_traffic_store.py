@@ -425,3 +425,48 @@ def test_a_frozen_app_writes_the_same_session_from_a_thread(tmp_path, monkeypatc
     again = TrafficStore.open_session(path)
     assert records(again) == records(live) and again.raw(n) == big
     again.close()
+
+
+def test_an_apps_bridge_messages_are_their_own_kind_paired_within_their_view(tmp_path):
+    """Each view numbers its requests from 0, like the server's: pairs never cross views or the server."""
+    store = TrafficStore(tmp_path / "s.sqlite")
+
+    def app(direction, obj, view, mono):
+        data = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
+        return Frame(direction, data, mono, 1_700_000_000 + mono, meta={"view": view, "app": "ui://a"})
+
+    store.add("s", frame("out", req(0, "tools/list"), 0.0))
+    store.add("s", app("from-view", req(0, "ui/initialize"), "v1", 1.0))
+    store.add("s", app("from-view", req(0, "ui/initialize"), "v2", 1.5))
+    store.add("s", app("to-view", res(0, {"protocolVersion": "2026-01-26"}), "v1", 1.25))
+    store.add("s", frame("in", res(0, {"tools": []}), 2.0))
+    store.add("s", app("to-view", {"jsonrpc": "2.0", "method": "ui/notifications/tool-result",
+                                   "params": {"content": []}}, "v1", 2.5))
+    store.add("s", app("from-view", b"{nope", "v1", 3.0))
+    got = records(store)
+    assert [(r[2], r[3], r[4]) for r in got] == [
+        ("out", "request", "tools/list"), ("from-view", "app", "ui/initialize"), ("from-view", "app", "ui/initialize"),
+        ("to-view", "app", "ui/initialize"), ("in", "response", "tools/list"),
+        ("to-view", "app", "ui/notifications/tool-result"), ("from-view", "app", None)]
+    assert got[3][11] == 1 and got[3][10] == pytest.approx(0.25)  # v1's answer pairs with v1's request
+    assert got[2][11] is None and got[4][11] == 0  # v2's request is open; the server's pair is its own
+    assert got[6][9] and store.summary(6).startswith(got[6][9])  # said malformed, kept as an app frame
+    assert "tools/list" not in store.summary(3) and list(store.filter(kinds={"app"})) == [1, 2, 3, 5, 6]
+    store.close()
+    again = TrafficStore.open_session(tmp_path / "s.sqlite")  # a session reopened reads them the same
+    assert records(again) == got
+    again.close()
+
+
+def test_an_apps_bridge_survives_a_portable_session(tmp_path):
+    from inspector.recording.files import export_session, open_session
+
+    store = TrafficStore(":memory:")
+    meta = {"view": "v1", "app": "ui://a"}
+    store.add("s", Frame("from-view", json.dumps(req(0, "ui/initialize")).encode(), 1.0, 1_700_000_001.0, meta=meta))
+    store.add("s", Frame("to-view", json.dumps(res(0)).encode(), 1.5, 1_700_000_001.5, meta=meta))
+    assert export_session(store, tmp_path / "a.mcpsession") == 2
+    again = open_session(tmp_path / "a.mcpsession").store
+    assert [(again.direction(n), again.kind(n), again.method(n)) for n in range(len(again))] == [
+        ("from-view", "app", "ui/initialize"), ("to-view", "app", "ui/initialize")]
+    assert again.pair(0) == 1 and again.latency(1) == pytest.approx(0.5)

@@ -20,6 +20,12 @@ import os
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Qt WebEngine (MCP Apps) offscreen: no GPU, and no Chromium process sandbox when the tests run as root
+os.environ.setdefault("QTWEBENGINE_CHROMIUM_FLAGS", "--disable-gpu --no-sandbox")
+
+from inspector.ui.apps.engine import prepare
+
+prepare()  # its URL schemes must be registered before the first QApplication exists
 
 
 STUCK_S = 110  # a loop that waits this long for one future has lost a wakeup (below pytest-timeout's 120 s)

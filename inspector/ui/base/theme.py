@@ -158,6 +158,8 @@ _COLOURS = {
     "open-world": ("#9a6700", "#d29922"),
     "task": ("#8250df", "#bc8cff"),
     "task optional": ("#8250df", "#bc8cff"),
+    "app": ("#0e7c86", "#39c5cf"),  # a tool with an MCP App (an interactive view)
+    "app-only": ("#6639ba", "#d2a8ff"),  # a tool only apps see
     "warning": ("#bc4c00", "#f0883e"),
     "new": ("#1a7f37", "#3fb950"),
     "removed": ("#6e7781", "#8b949e"),

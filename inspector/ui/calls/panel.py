@@ -37,7 +37,7 @@ from ...forms.validation import still_accepted
 from ...protocol.tasks import TASKS_VERSION, task_support
 from ...protocol.tasks import describe as describe_task
 from ...session import CallRecord
-from ...session.tools import HINTS_NOTE, badges, display_name, flags, hints_tooltip
+from ...session.tools import HINTS_NOTE, app_summary, badges, display_name, flags, hints_tooltip
 from ..base import theme
 from ..base.json_view import JsonView
 from ..base.layout import title_label
@@ -88,6 +88,8 @@ class ToolCallPanel(QWidget):
         self._ticker.timeout.connect(self._tick)
         self.repaint_views: list[QWidget] = []
         self._chips: dict[int, set[str]] = {}  # per view: the rows (tool names, server ids) last shown running
+        # the interactive view of a call's tool, if it has one (MCP Apps): (connection, record) -> widget
+        self.app_for: Callable[[Any, CallRecord], QWidget | None] | None = None
         self.show_tool(None)
 
     # ------------------------------------------------------------------ construction
@@ -233,6 +235,7 @@ class ToolCallPanel(QWidget):
         if tool is None:
             self._drop_form()
             self.shown_record = None
+            self.result_view.show_above(None)
             self._update_call_row()
             return
         self._header(tool, change)
@@ -250,6 +253,7 @@ class ToolCallPanel(QWidget):
             else:
                 self.shown_record = None
                 self.result_view.clear()
+                self.result_view.show_above(None)
         elif self.shown_record is not None:  # e.g. the theme changed: re-render with its colours
             self.show_record(self.shown_record)
         self._update_call_row()
@@ -270,7 +274,9 @@ class ToolCallPanel(QWidget):
         self.name.setText(f"name: {visible(tool.get('name'), 300)}{runs}")
         self._show_task_box(tool)
         b = badges(tool)
-        self.badges.setText("Hints: " + (" · ".join(b) if b else "none") + f"   ({HINTS_NOTE})")
+        app = app_summary(tool)
+        self.badges.setText("Hints: " + (" · ".join(b) if b else "none") + f"   ({HINTS_NOTE})"
+                            + (f"\n{visible(app, 400)}" if app else ""))
         self.badges.setToolTip(plain_tooltip(hints_tooltip(tool)))
         problems = flags(tool, set())
         if change == "removed":
@@ -532,6 +538,8 @@ class ToolCallPanel(QWidget):
         conn = self.connection()
         reader = self.reader_for(conn) if conn is not None and conn.server_id == rec.server_id else None
         self.result_view.show_record(rec, reader)
+        here = conn is not None and conn.server_id == rec.server_id
+        self.result_view.show_above(self.app_for(conn, rec) if self.app_for is not None and here else None)
         if self._watched() and self.form is not None and isinstance(rec.arguments, dict) and self._is_here(rec):
             try:
                 self.form.set_value(rec.arguments)  # what the host sent, to read (the call is the host's)

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QLineEdit,
 from ...checks.definitions import Cost
 from ...protocol.tasks import task_support
 from ...session import ServerSession, Status
-from ...session.tools import badges, display_name, flags, hints_tooltip
+from ...session.tools import app_badges, badges, display_name, flags, hints_tooltip
 from ..base import theme
 from ..base.items import (
     BADGES_ROLE,
@@ -136,8 +136,8 @@ class ToolModel(QAbstractListModel):
         problems = [visible(f, 200) for f in flags(tool, self._duplicates)]
         found = self._findings.get(name, [])
         return {_DISPLAY: visible(display_name(t), 200), _USER: name, TOOL_ROLE: row,
-                BADGES_ROLE: badges(t) + (["task"] if support == "required" else
-                                          ["task optional"] if support == "optional" else []),
+                BADGES_ROLE: app_badges(t) + badges(t) + (["task"] if support == "required" else
+                                                          ["task optional"] if support == "optional" else []),
                 FLAGS_ROLE: problems + ([f"{len(found)} finding{'s' if len(found) != 1 else ''}"] if found else []),
                 CHANGE_ROLE: change, NAME_ROLE: visible(name, 200), DESCRIPTION_ROLE: visible(first, 300)}
 

@@ -208,22 +208,51 @@ class ResultView(QWidget):
         self.scroll.setWidgetResizable(True)
         self.scroll.setFrameShape(QFrame.NoFrame)
         outer.addWidget(self.scroll, 1)
+        # What stays above the result blocks while the page below is rebuilt (an MCP App's `result:app`):
+        # widgets put there are kept, one shown at a time.
+        self.holder = QWidget()
+        self.holder.setObjectName("resultHolder")
+        self._holder_layout = QVBoxLayout(self.holder)
+        self._holder_layout.setContentsMargins(0, 0, 0, 0)
+        self._holder_layout.setSpacing(6)
+        self.above = QWidget(self.holder)
+        self.above.setObjectName("resultAbove")
+        self._above_layout = QVBoxLayout(self.above)
+        self._above_layout.setContentsMargins(0, 0, 6, 0)
+        self.above.hide()
+        self._holder_layout.addWidget(self.above)
+        self.scroll.setWidget(self.holder)
         self.page: QWidget | None = None
         self.raw_view: TextView | None = None
         self.meta_view: TextView | None = None
         self.content: ContentView | None = None
         self._new_page()
 
+    def show_above(self, widget: QWidget | None) -> None:
+        """Show `widget` above the result blocks (None: nothing); the others put there stay, hidden."""
+        if widget is not None and widget.parent() is not self.above:
+            self._above_layout.addWidget(widget)
+        for i in range(self._above_layout.count()):
+            other = self._above_layout.itemAt(i).widget()
+            if other is not None and other is not widget:
+                other.hide()
+        if widget is not None:
+            widget.show()
+        self.above.setVisible(widget is not None)
+
     def _new_page(self) -> QVBoxLayout:
-        old = self.scroll.takeWidget()
+        old = self.page
         if old is not None:
+            self._holder_layout.removeWidget(old)
+            old.hide()
+            old.setParent(None)  # out of the window at once: lookups by name find the new page only
             old.deleteLater()
-        self.page = QWidget()
+        self.page = QWidget(self.holder)
         self.page.setObjectName("resultPage")
         lay = QVBoxLayout(self.page)
         lay.setContentsMargins(0, 0, 6, 0)
         lay.setSpacing(6)
-        self.scroll.setWidget(self.page)
+        self._holder_layout.addWidget(self.page, 1)
         self.raw_view = None
         self.meta_view = None
         self.content = None

@@ -19,7 +19,7 @@ from PySide6.QtGui import QBrush, QColor
 
 from ...traffic import FilteredView, TrafficFilter, TrafficStore
 from ...traffic.columns import HANDMADE, HANDMADE_ANSWER
-from ...traffic.store import K_ERROR, K_MALFORMED, K_STDERR
+from ...traffic.store import K_APP, K_ERROR, K_MALFORMED, K_STDERR
 from ..base.theme import severity_icon
 
 BATCH_MS = 80
@@ -37,18 +37,20 @@ HEADER_TIPS = (
     "Seconds since the first frame of the session",
     "Seconds since the previous row shown",
     "Server",
-    "→ sent to the server, ← received from it, err: its stderr, http: an HTTP exchange; ✎ hand-made (the raw "
-    "composer, Edit and resend) or its answer",
-    "request, response, notification, error (JSON-RPC error response), malformed, stderr, http",
+    "→ sent to the server, ← received from it, err: its stderr, http: an HTTP exchange, → app / ← app: the bridge "
+    "of an MCP App (to its view / from it); ✎ hand-made (the raw composer, Edit and resend) or its answer",
+    "request, response, notification, error (JSON-RPC error response), malformed, stderr, http, app (a message of "
+    "an MCP App's bridge)",
     "JSON-RPC method (for a response: the method of its request)",
     "JSON-RPC id (\"quoted\" when it is a string)",
     "Time from the request to this response",
     "Bytes on the wire",
     "One-line summary",
 )
-ARROWS = {"out": "→", "in": "←", "err": "err", "http": "http"}
+ARROWS = {"out": "→", "in": "←", "err": "err", "http": "http", "to-view": "→ app", "from-view": "← app"}
 DIR_TIPS = {"out": "sent to the server", "in": "received from the server", "err": "a line on the server's stderr",
-            "http": "an HTTP exchange"}
+            "http": "an HTTP exchange", "to-view": "sent by Spyglass (the host) to an app's view",
+            "from-view": "sent by an app's view to Spyglass (the host)"}
 NUMERIC = frozenset({COL_N, COL_TIME, COL_DELTA, COL_LATENCY, COL_SIZE})
 RECORD_ROLE = Qt.ItemDataRole.UserRole  # the record number of a row
 
@@ -300,7 +302,8 @@ class TrafficModel(QAbstractTableModel):
             return None
         if role == _FOREGROUND:
             kind = store.kind_code(n)
-            return DIM_BRUSH if kind >= K_STDERR and not (kind == K_STDERR and self._marker(n)) else None
+            return DIM_BRUSH if kind >= K_STDERR and kind != K_APP and not (kind == K_STDERR and self._marker(n)) \
+                else None
         if role == _DECORATION:
             severity = store.flags.get(n) if col == COL_EXPERT else None
             return severity_icon(severity) if severity is not None else None

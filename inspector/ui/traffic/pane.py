@@ -70,6 +70,8 @@ DIRECTION_CHOICES: list[tuple[str, frozenset[str] | None]] = [
     ("→ Sent", frozenset({"out"})),
     ("← Received", frozenset({"in"})),
     ("stderr / HTTP", frozenset({"err", "http"})),
+    ("→ To apps", frozenset({"to-view"})),
+    ("← From apps", frozenset({"from-view"})),
 ]
 KIND_CHOICES: list[tuple[str, frozenset[str] | None]] = [
     ("All kinds", None),
@@ -83,10 +85,11 @@ KIND_CHOICES: list[tuple[str, frozenset[str] | None]] = [
     ("Problems (errors + malformed)", frozenset({"error", "malformed"})),
     ("stderr", frozenset({"stderr"})),
     ("HTTP", frozenset({"http"})),
+    ("Apps (bridge)", frozenset({"app"})),
 ]
 # Widths of the fixed columns, as sample text (the view measures them once).
 _SAMPLES = {COL_N: "000000", COL_EXPERT: "", COL_TIME: "0000.000000", COL_DELTA: "0.000000", COL_SERVER: "server-name",
-            COL_DIR: "http", COL_KIND: "notification", COL_METHOD: "notifications/message",
+            COL_DIR: "← app", COL_KIND: "notification", COL_METHOD: "notifications/message",
             COL_ID: '"p1000"', COL_LATENCY: "1000.0 ms", COL_SIZE: "1,000,000"}
 
 
@@ -209,7 +212,8 @@ class TrafficDetail(QWidget):
         raw = store.raw(n)
         self.n = n
         self.raw_text = raw.decode("utf-8", errors="backslashreplace")
-        parts = [f"#{n}", f"{ARROWS.get(rec.direction, rec.direction)} {rec.kind}"]
+        arrow = ARROWS.get(rec.direction, rec.direction)
+        parts = [f"#{n}", arrow if rec.kind == "app" else f"{arrow} {rec.kind}"]  # "← app", not "← app app"
         if mark := handmade_mark(rec.meta):
             parts.insert(1, mark)
         if rec.method:
@@ -249,7 +253,8 @@ class TrafficDetail(QWidget):
         if pair is None:
             self.pair_button.setText("Go to pair")
         else:
-            self.pair_button.setText(f"Go to {'response' if rec.kind == 'request' else 'request'} #{pair}")
+            asked = rec.kind == "request" or (rec.kind == "app" and pair > rec.n)  # an app's: the request is first
+            self.pair_button.setText(f"Go to {'response' if asked else 'request'} #{pair}")
 
     def _pretty(self, kind: str, raw: bytes) -> tuple[str, bool]:
         if kind == "stderr":

@@ -34,6 +34,7 @@ from ...config import ServerSpec
 from ...forms.memory import ArgumentMemory
 from ...recording.files import definition_of
 from ...session import ServerSession, SessionOptions, Status, TransportOptions
+from ..apps.host import AppHost
 from ..auth.panel import AuthPanel, WindowAuth
 from ..base import theme
 from ..base.banner import Banner
@@ -120,6 +121,8 @@ class MainWindow(WindowDialogs, QMainWindow):
         self.devloop = DevLoopLink(self)  # Server → Restart on save, Watch settings…; the Re-run dock
         self.composer = ComposerLink(self)  # the raw composer; Edit and resend… in the traffic pane and History
         self.present = PresentLink(self)  # View → Presentation mode (F11): the tools shown to an audience
+        self.apps = AppHost(self)  # MCP Apps: a call's interactive view above its result (`result:app`)
+        self.apps.attach(self.tool_detail, self.calls)
         self.status_label = QLabel(self)
         self.status_label.setObjectName("statusSummary")
         self.statusBar().addPermanentWidget(self.status_label)
@@ -397,6 +400,7 @@ class MainWindow(WindowDialogs, QMainWindow):
 
     async def _dispose(self, conn: Connection) -> None:
         await self.devloop.forget(conn)
+        await self.apps.close_server(conn.server_id)
         await conn.session.disconnect()
         self.calls.detach(conn)
         self.traffic.forget(conn.live)
@@ -596,6 +600,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         if self.banner.isVisible():
             self.banner.restyle()
         self.tool_detail.show_tool(self.tool_detail.tool, self.tool_detail.change)
+        self.apps.theme_changed()
         self.info_view.show_connection(self.selected_connection())
         self.status_card.show_for(self.selected_connection())
         self.server_view.viewport().update()
@@ -636,6 +641,7 @@ class MainWindow(WindowDialogs, QMainWindow):
                 self.save_settings()
         except Exception:
             log.exception("saving settings")
+        await self.apps.close()  # before the servers: an app may still call its server while it winds up
         await self.taps.close()
         await self.devloop.close()
         conns = list(self.servers.connections)
