@@ -33,6 +33,7 @@ from .base import Closed, RawSent, Transport
 log = logging.getLogger("spyglass.stdio")
 
 READ_CHUNK = 64 * 1024  # frames of one read are handled in one go: this bounds that turn of the loop
+TURN_S = 0.015  # the reader lets the loop turn after reads that kept it this long
 STDERR_LINE_MAX = 64 * 1024
 LINE_BREAKS = re.compile(rb"\r\n|\r|\n")
 
@@ -129,14 +130,23 @@ class StdioTransport(Transport):
         assert self._stdout is not None
         reader = self._stdout
         framer = LineFramer(self.max_message)
+        since = time.monotonic()  # the last time this reader let the loop turn
         try:
             while True:
                 chunk = await reader.read(READ_CHUNK)
                 if not chunk:
                     break
                 now = time.monotonic()
-                for frame in framer.feed(chunk):
+                for i, frame in enumerate(framer.feed(chunk), 1):
                     self._deliver(frame, now)
+                    if not i % 64 and time.monotonic() - since > TURN_S:
+                        # a read returns at once while the pipe holds more: a flood kept one turn of the loop
+                        # to itself (150 ms seen), the window frozen meanwhile; frames stay in order
+                        await asyncio.sleep(0)
+                        since = time.monotonic()
+                if time.monotonic() - since > TURN_S:
+                    await asyncio.sleep(0)
+                    since = time.monotonic()
         except (ConnectionResetError, BrokenPipeError):  # pragma: no cover - POSIX pipes end with EOF instead
             pass
         for frame in framer.eof():
