@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from . import portability
 from .rules import INFO, WARNING, Finding, finding
 
 NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
@@ -96,6 +97,7 @@ def review_tools(tools: list[Any], cost: Cost | None = None) -> list[Finding]:
         out.extend(_description(tool, name, target))
         out.extend(_input_schema(tool.get("inputSchema"), target))
         out.extend(_annotations(tool.get("annotations"), target))
+        out.extend(unportable(tool, target))
     cost = cost if cost is not None else list_cost(tools)
     for name, (_size, toks) in cost.tools.items():
         if toks > TOOL_TOKENS_MAX:
@@ -111,6 +113,13 @@ def review_tools(tools: list[Any], cost: Cost | None = None) -> list[Finding]:
                            f"{len(tools)} tools, read by the model on every turn; the largest: {top}. "
                            "Fewer or shorter tools leave the model more room", severity=INFO))
     return out
+
+
+def unportable(tool: dict[str, Any], target: str) -> list[Finding]:
+    """Rule `schema-unportable`: what `--cli --strict` reports (inspector.checks.portability), each problem
+    with its path, the issue and the fix, at its own severity (a bare boolean schema is an error)."""
+    return [finding("schema-unportable", target, f"{p.where}: {p.issue} [{p.rule}]. Fix: {p.suggestion}",
+                    severity=p.severity) for p in portability.tool_problems(tool)]
 
 
 def _name(name: Any, target: str) -> list[Finding]:

@@ -53,6 +53,8 @@ _ALL = [
          f"{TOOLS}#error-handling"),
     Rule("tool-error-as-protocol-error", WARNING, "a tool that ran and failed answers isError: true",
          f"{TOOLS}#error-handling"),
+    Rule("schema-unportable", ERROR, "tool schemas use only what model providers' tool calling reads",
+         "https://json-schema.org/understanding-json-schema"),
     Rule("tool-list-cost", INFO, "the tool list stays small enough for a model to read on every turn",
          f"{TOOLS}#listing-tools"),
 ]

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import errors as E
 from ..config import ServerSpec, pick_server
+from .official import duration_ms
 
 if TYPE_CHECKING:
     from ..traffic.frame import Frame
     from ..transport.factory import TransportOptions
 
 DEFAULT_TIMEOUT = 60.0
-DEFAULT_CONNECT_TIMEOUT = 10.0
+DEFAULT_CONNECT_TIMEOUT = 15.0  # seconds (the official CLI's 15000 ms)
 
 
 class UsageParser(argparse.ArgumentParser):
@@ -74,17 +75,31 @@ def add_server_arguments(p: argparse.ArgumentParser) -> None:
     add_target_arguments(p)
     p.add_argument("--auth-token", metavar="TOKEN", help="sent as Authorization: Bearer TOKEN")
     add_auth_arguments(p)
-    p.add_argument("--connect-timeout", type=float, default=DEFAULT_CONNECT_TIMEOUT, metavar="SECONDS",
-                   help="HTTP connect timeout (default 10)")
+    p.add_argument("--connect-timeout", type=_connect_timeout, default=DEFAULT_CONNECT_TIMEOUT, metavar="MS",
+                   help="HTTP connect timeout in milliseconds, as the official CLI has it, or with a unit: 10s, "
+                        "500ms (default 15000; 0: none)")
     p.add_argument("--insecure", action="store_true",
                    help="do not verify TLS certificates (self-signed development servers only)")
     p.add_argument("--protocol", default="auto", metavar="auto|legacy|modern|VERSION",
                    help="protocol era, or an exact revision to ask for (default: auto)")
+    p.add_argument("--protocol-era", dest="protocol", choices=("legacy", "auto", "modern"),
+                   help="the official CLI's name of --protocol, for an era")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                    help="per-request timeout; progress notifications reset it (default 60)")
     p.add_argument("--trace-context", action="store_true",
                    help="put a W3C traceparent in every request's _meta (a new trace per tools/call), so a "
                         "server that traces itself joins the traces `spyglass export` writes")
+
+
+def _connect_timeout(text: str) -> float:
+    try:
+        seconds = duration_ms(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return NO_CONNECT_TIMEOUT if seconds is None else seconds
+
+
+NO_CONNECT_TIMEOUT = 86400.0  # `--connect-timeout 0`: a day stands for none
 
 
 def add_auth_arguments(p: argparse.ArgumentParser) -> None:
@@ -183,8 +198,10 @@ def transport_options(spec: ServerSpec, args: argparse.Namespace, traffic: Any =
 
         return make_auth(url, args, traffic) if url is not None else None
 
+    interactive = not getattr(args, "stored_auth_only", False)  # else a 401 ends in exit 3, no sign-in
     return TransportOptions(connect_timeout=getattr(args, "connect_timeout", DEFAULT_CONNECT_TIMEOUT),
-                            insecure=insecure, auth_token=getattr(args, "auth_token", None), auth=auth)
+                            insecure=insecure, auth_token=getattr(args, "auth_token", None),
+                            auth=auth if interactive else None)
 
 
 class TraceWriter:

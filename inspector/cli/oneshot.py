@@ -1,7 +1,9 @@
 """`spyglass --cli`: one request against one server, for scripts and CI. Never imports Qt.
 
-Prints the method's result as JSON on stdout; on failure prints `{"error": {...}}` on stdout and one
-human line on stderr, and exits with the code of the failure (inspector.errors; docs/cli.md).
+A drop-in for the official inspector's `--cli` (2.12): its flags, methods, output formats and exit codes
+(inspector.cli.official). Prints the method's result on stdout; on failure prints `{"error": {...}}` on
+stdout, and on stderr one human line then the same envelope as one JSON line (the official CLI's place for
+it), and exits with the official code of the failure (docs/cli.md).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from ..protocol.mode import Mode
 from ..protocol.versions import LOG_LEVELS
 from ..transport.factory import open_transport, start_process
 from ..transport.process import stop
+from . import official, streams
 from .answers import FlagAnswers, root
 from .common import (
     UsageParser,
@@ -30,31 +33,39 @@ from .common import (
     transport_options,
     visible,
 )
-from .output import first_text, print_result, progress_done, progress_to_stderr, task_to_stderr
+from .output import RAW_METHODS, first_text, print_result, progress_done, progress_to_stderr, task_to_stderr
 
 if TYPE_CHECKING:
     import subprocess
 
     from ..config import ServerSpec
 
-METHODS = ("tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read",
-           "prompts/list", "prompts/get", "completion/complete", "logging/setLevel", "ping", "server/discover")
+METHODS = ("initialize", "tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read",
+           "prompts/list", "prompts/get", "completion/complete", "logging/setLevel", "ping", "server/discover",
+           "resources/subscribe", "resources/unsubscribe", "logging/tail", "subscriptions/listen",
+           "tasks/list", "tasks/get", "tasks/result", "tasks/cancel", "skills/list", "skills/get")
 EXIT_INTERNAL = 70
+FORMATS = ("text", "json", "human")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
     p = UsageParser(prog="spyglass --cli", add_help=True,
-                    description="Run one MCP request against a server and print the result as JSON.",
-                    epilog="Server: -- COMMAND [ARGS...] (stdio), URL (HTTP), or --config FILE --server NAME. "
-                           "Exit codes: 0 ok, 1 usage/invalid arguments, 3 authorization required, "
-                           "4 cannot connect / server exited / unsupported protocol, 5 tool returned isError, "
-                           "6 JSON-RPC error, 7 timeout, 8 invalid answer from the server, 130 interrupted.")
+                    description="Run one MCP request against a server and print the result. Accepts every flag and "
+                                "method of the official inspector's --cli (2.12), with the same meaning.",
+                    epilog="Server: -- COMMAND [ARGS...] (stdio), URL (HTTP), or --config FILE --server NAME; the "
+                           "official order TARGET... -- OPTIONS... works too. Exit codes (the official CLI's): 0 ok, "
+                           "1 usage, invalid arguments, a JSON-RPC error or any other failure, 3 authorization "
+                           "required, 4 server unreachable, 5 tool returned isError or not found, 6 --strict found a "
+                           "schema portability error, 130 interrupted. The error envelope is the last stderr line.")
     p.add_argument("--cli", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("-V", "--version", action="version", version=f"spyglass {__version__}")
     p.add_argument("--method", choices=METHODS, help="the MCP method (default: tools/list, or tools/call with "
                    "--tool-name, resources/read with --uri, prompts/get with --prompt-name)")
     p.add_argument("--tool-name", help="tool to call")
-    p.add_argument("--tool-arg", action="append", default=[], metavar="KEY=VALUE",
-                   help="a tool argument, coerced by the tool's inputSchema (repeatable)")
+    p.add_argument("--tool-arg", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="tool arguments, coerced by the tool's inputSchema (repeatable, several after one flag)")
     p.add_argument("--tool-args-json", metavar="JSON", help="all tool arguments as one JSON object")
     task = p.add_mutually_exclusive_group()
     task.add_argument("--task", dest="task", action="store_const", const=True, default=None,
@@ -63,23 +74,48 @@ def build_parser() -> argparse.ArgumentParser:
                            "whose execution.taskSupport is \"required\")")
     task.add_argument("--no-task", dest="task", action="store_const", const=False,
                       help="call the tool plainly even when it says it must run as a task")
-    p.add_argument("--uri", help="resource URI for resources/read")
+    p.add_argument("--task-id", metavar="ID", help="the task of tasks/get, tasks/result and tasks/cancel")
+    p.add_argument("--uri", help="resource URI for resources/read, resources/subscribe and resources/unsubscribe "
+                   "(with subscriptions/listen: a resource to follow too)")
     p.add_argument("--prompt-name", help="prompt for prompts/get")
-    p.add_argument("--prompt-args", action="append", default=[], metavar="KEY=VALUE",
-                   help="a prompt argument (repeatable)")
+    p.add_argument("--prompt-args", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="prompt arguments (repeatable, several after one flag)")
     p.add_argument("--ref", metavar="prompt:NAME|resource:URI", help="what completion/complete completes")
     p.add_argument("--argument", metavar="NAME=VALUE", help="the argument being completed")
     p.add_argument("--context", action="append", default=[], metavar="KEY=VALUE",
                    help="already-filled arguments sent as completion context (repeatable)")
+    p.add_argument("--metadata", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="_meta entries sent with every request (repeatable, several after one flag)")
+    p.add_argument("--tool-metadata", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="_meta entries sent with tools/call only (over --metadata)")
     p.add_argument("--elicit-accept", metavar="JSON",
                    help="answer every elicitation by accepting with this content (a JSON object)")
     p.add_argument("--elicit-decline", action="store_true", help="answer every elicitation by declining")
     p.add_argument("--sampling-reply", metavar="TEXT", help="answer every sampling request with this text")
     p.add_argument("--root", action="append", default=[], metavar="PATH",
                    help="a root folder offered to the server (repeatable)")
-    p.add_argument("--log-level", choices=LOG_LEVELS, help="log level (logging/setLevel, or _meta in 2026-07-28)")
+    p.add_argument("--log-level", choices=LOG_LEVELS, help="log level (logging/setLevel and logging/tail, or _meta "
+                   "in 2026-07-28)")
     add_server_arguments(p)
-    p.add_argument("--format", choices=("json", "text"), default="json", help="output format")
+    p.add_argument("--server-url", metavar="URL", help="the server's URL (the same as giving the URL as the target)")
+    p.add_argument("--catalog", metavar="FILE", help="an mcpServers file to take --server from, created (empty) when "
+                   "missing; the official inspector's writable catalog")
+    p.add_argument("--use-stored-auth", action="store_true", help="send the OAuth access token the official "
+                   "inspector stored for this URL (exit 3 when there is none)")
+    p.add_argument("--stored-auth-only", action="store_true", help="never sign in interactively: a stored token "
+                   "or --auth-token, else exit 3 when the server asks for authorization")
+    p.add_argument("--list-stored-auth", action="store_true", help="print the official inspector's OAuth state "
+                   "file and the server URLs it holds tokens for, then exit (no connection)")
+    p.add_argument("--format", choices=FORMATS, default="text", help="text (default): the result as indented "
+                   "JSON; json: one line {\"result\": ...}; human: the result for people")
+    p.add_argument("-q", "--quiet", action="store_true", help="nothing on stderr but the error envelope")
+    p.add_argument("--output", metavar="FILE", help="write the result to FILE instead of stdout")
+    p.add_argument("--output-format", choices=("json", "raw"), help="--output as json (default) or raw: the "
+                   "result's text, or the bytes of its one image, audio or blob (tools/call, resources/read)")
+    p.add_argument("--strict", action="store_true", help="with tools/list: report every tool-schema portability "
+                   "problem (path, issue, fix) on stderr, and exit 6 when one is an error")
+    p.add_argument("--completion", choices=("bash", "zsh", "fish"), help="print a shell completion script for "
+                   "spyglass and exit (no connection)")
     p.add_argument("--no-validate", action="store_true", help="send tool arguments without checking them")
     p.add_argument("--trace", metavar="FILE", help="write every frame to FILE as JSON Lines")
     p.add_argument("--session", metavar="FILE", help="write the whole session to FILE as a .mcpsession (secrets "
@@ -89,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    args = parse_with_command(build_parser(), argv)
+    args = parse_with_command(build_parser(), official.official_order(list(argv)))
     if args.timeout <= 0:
         raise E.UsageError("--timeout must be positive")
     try:
@@ -99,6 +135,21 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     if args.method is None:
         args.method = ("tools/call" if args.tool_name else "resources/read" if args.uri else
                        "prompts/get" if args.prompt_name else "tools/list")
+    if args.server_url:
+        if args.command:
+            raise E.UsageError("give either --server-url or a server command, not both")
+        args.command = [args.server_url]
+    if args.catalog:
+        if args.config:
+            raise E.UsageError("--catalog and --config are mutually exclusive")
+        official.seed_catalog(args.catalog)
+        args.config = args.catalog
+    if args.output_format and not args.output:
+        raise E.UsageError("--output-format requires --output FILE")
+    if args.output_format == "raw" and args.method not in RAW_METHODS:
+        raise E.UsageError("--output-format raw requires --method tools/call or resources/read")
+    if args.strict and args.method != "tools/list":
+        raise E.UsageError("--strict requires --method tools/list")
     return args
 
 
@@ -107,6 +158,10 @@ async def run(args: argparse.Namespace, out: TextIO, spec: ServerSpec | None = N
     """The request `args` name, against `spec` (from the flags when not given), whose process may be
     `started` already (`transport.factory.start_process`)."""
     spec = spec or server_spec(args)
+    if args.use_stored_auth:
+        if spec.url is None:
+            raise E.UsageError("--use-stored-auth needs a server URL")
+        args.auth_token = official.stored_token(spec.url)
     answers = FlagAnswers(args)
     roots = [root(path) for path in args.root] or None  # declared only when given
     trace, writers = recorders(args, spec)
@@ -126,14 +181,18 @@ async def run(args: argparse.Namespace, out: TextIO, spec: ServerSpec | None = N
     session.roots = roots
     try:
         await session.open(opened)
+        _metadata(session, args)
+        if args.method in streams.STREAMS:
+            return await streams.run_stream(session, args, out)
         result = await perform(session, args)
-        exit_code = E.EXIT_TOOL_ERROR if (args.method == "tools/call" and isinstance(result, dict)
-                                          and result.get("isError") is True) else E.EXIT_OK
-        print_result(result, args, out)
-        if exit_code == E.EXIT_TOOL_ERROR:
-            print(f"spyglass: tool {args.tool_name!r} returned isError: {visible(first_text(result))}",
-                  file=sys.stderr)
-        return exit_code
+        extra, unportable = _portability(result, args)
+        print_result(result, args, out, extra)
+        if args.method == "tools/call" and isinstance(result, dict) and result.get("isError") is True:
+            raise official.ToolIsError(f"tool {args.tool_name!r} returned isError: {first_text(result)}")
+        if unportable:
+            raise official.SchemaUnportable(f"{unportable} tool schema portability error"
+                                            f"{'' if unportable == 1 else 's'} found (--strict)")
+        return E.EXIT_OK
     finally:
         await session.close()
         if session.client is None and opened.transport is not None:
@@ -148,6 +207,16 @@ async def run(args: argparse.Namespace, out: TextIO, spec: ServerSpec | None = N
 async def perform(session: Any, args: argparse.Namespace) -> Any:
     client = session.need_client()
     m = args.method
+    if m == "initialize":
+        hello = session.hello
+        return {"serverInfo": hello.server_info, "protocolVersion": hello.protocol_version,
+                "capabilities": hello.capabilities, "instructions": hello.instructions}
+    if m in streams.TASKS:
+        return await streams.task_method(session, args)
+    if m == "resources/unsubscribe":
+        return await streams.unsubscribe(session, args)
+    if m in ("skills/list", "skills/get"):
+        raise E.UsageError(f"{m}: the Skills extension (SEP-2640) is not in this build of Spyglass")
     if m == "tools/list":
         result = await client.list_tools()
         for name, why in client.rejected_tools:
@@ -248,14 +317,16 @@ def _completion(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str
 async def _tool_arguments(client: Any, args: argparse.Namespace) -> dict[str, Any]:
     from ..forms import validation
 
-    schema: Any = None
-    if args.tool_arg or not args.no_validate:
-        tools = (await client.list_tools()).get("tools", [])
-        tool = next((t for t in tools if isinstance(t, dict) and t.get("name") == args.tool_name), None)
-        schema = tool.get("inputSchema") if tool else None
     arguments: dict[str, Any] = {}
     if args.tool_args_json:
         arguments = json_object(args.tool_args_json, "--tool-args-json", E.InvalidArguments)
+    # as the official CLI does, a tool the server does not list is not called (exit 5, tool_not_found)
+    tools = (await client.list_tools()).get("tools", [])
+    tool = next((t for t in tools if isinstance(t, dict) and t.get("name") == args.tool_name), None)
+    if tool is None:
+        raise official.ToolNotFound(f"tool {args.tool_name!r} not found on the server (tools/list does not "
+                                    "list it)", tool=args.tool_name)
+    schema = tool.get("inputSchema")
     for key, value in pairs(args.tool_arg, "--tool-arg"):
         arguments[key] = validation.coerce(schema, key, value)
     if args.no_validate or schema is None:
@@ -276,6 +347,41 @@ async def _tool_arguments(client: Any, args: argparse.Namespace) -> dict[str, An
     return arguments
 
 
+def _metadata(session: Any, args: argparse.Namespace) -> None:
+    """`--metadata` on every request's `_meta`, `--tool-metadata` on tools/call's (over it)."""
+    wire = session.need_client().session
+    wire.user_meta = {k: _meta_value(v) for k, v in pairs(args.metadata, "--metadata")}
+    wire.tool_meta = {k: _meta_value(v) for k, v in pairs(args.tool_metadata, "--tool-metadata")}
+
+
+def _meta_value(text: str) -> Any:
+    """A `_meta` value as the official CLI sends it: JSON when it parses, else the text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _portability(result: Any, args: argparse.Namespace) -> tuple[dict[str, Any] | None, int]:
+    """tools/list: the schema portability problems (inspector.checks.portability). Without --strict a count
+    on stderr; with it the full report on stderr (and `schemaFindings` in `--format json`), and the number of
+    error-severity problems, which make the exit code 6."""
+    if args.method != "tools/list" or not isinstance(result, dict):
+        return None, 0
+    from ..checks import portability
+
+    reviewed = portability.review(result.get("tools") or [])
+    if not reviewed:
+        return None, 0
+    if not args.strict:
+        if not args.quiet:
+            print(f"spyglass: schema portability: {portability.summary(reviewed)}; --strict for details",
+                  file=sys.stderr)
+        return None, 0
+    print(visible(portability.report(reviewed)), file=sys.stderr)
+    return {"schemaFindings": portability.as_json(reviewed)}, portability.counts(reviewed)[0]
+
+
 def _preload(module: str) -> None:
     import importlib
     import threading
@@ -291,10 +397,22 @@ def _preload(module: str) -> None:
 
 def main(argv: Sequence[str], out: TextIO | None = None) -> int:
     out = out or sys.stdout
+    err = sys.stderr
     begun = time.monotonic()
     started = None
+    quiet = "-q" in argv or "--quiet" in argv[: list(argv).index("--") if "--" in argv else len(argv)]
     try:
+        if quiet:
+            sys.stderr = _Silent()  # -q: only the error envelope reaches stderr
         args = parse_args(argv)
+        if args.completion:
+            from .completion import script
+
+            out.write(script(args.completion))
+            return E.EXIT_OK
+        if args.list_stored_auth:
+            out.write(json.dumps(official.stored_urls(), ensure_ascii=False) + "\n")
+            return E.EXIT_OK
         spec = server_spec(args)
         # A stdio server boots while the rest of Spyglass (asyncio first) imports: it takes longer
         # to start than anything here, so a one-shot call ends sooner.
@@ -303,17 +421,36 @@ def main(argv: Sequence[str], out: TextIO | None = None) -> int:
 
         return asyncio.run(run(args, out, spec, started))
     except E.SpyglassError as exc:
-        out.write(json.dumps({"error": exc.as_json()}, ensure_ascii=False) + "\n")
+        code, body = official.failure(exc)
+        if exc.kind != "tool_error" and exc.kind != "schema_unportable":  # those printed their result
+            out.write(json.dumps({"error": body}, ensure_ascii=False) + "\n")
         print(f"spyglass: {visible(exc.message)}", file=sys.stderr)
-        return exc.exit_code
+        err.write(official.envelope_line(body))
+        return code
     except KeyboardInterrupt:
         print("spyglass: interrupted", file=sys.stderr)
-        return 130
+        return official.EXIT_INTERRUPTED
     except Exception as exc:  # pragma: no cover - only a bug of ours: still one line and a defined exit code
-        out.write(json.dumps({"error": {"kind": "internal", "message": f"{type(exc).__name__}: {exc}"}}) + "\n")
+        body = {"code": "error", "kind": "internal", "message": f"{type(exc).__name__}: {exc}"}
+        out.write(json.dumps({"error": body}) + "\n")
         print(f"spyglass: internal error: {type(exc).__name__}: {exc} (after {time.monotonic() - begun:.1f} s)",
               file=sys.stderr)
+        err.write(official.envelope_line(body))
         return EXIT_INTERNAL
     finally:
+        sys.stderr = err
         if started is not None:
             stop(started)  # interrupted before the transport took it over: no server is left behind
+
+
+class _Silent:
+    """stderr under -q: everything written is dropped."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False

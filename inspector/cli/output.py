@@ -11,13 +11,68 @@ from typing import Any, TextIO
 
 from ..protocol import apps
 from .common import visible
+from .official import OutputError
 
 
-def print_result(result: Any, args: argparse.Namespace, out: TextIO) -> None:
-    if args.format == "text":
+def print_result(result: Any, args: argparse.Namespace, out: TextIO, extra: dict[str, Any] | None = None) -> None:
+    """The result as `--format` and `--output` say: `text` (the default) indented JSON, `json` one line
+    `{"result": …}` (the official CLI's envelope, with `extra` such as `schemaFindings`), `human` for people;
+    with `--output FILE` the result goes to FILE and stdout only says where (`{"output": …}` in json)."""
+    written = write_output(result, args) if getattr(args, "output", None) else None
+    if args.format == "json":
+        envelope: dict[str, Any] = {"output": written} if written else {"result": result}
+        envelope.update(extra or {})
+        out.write(json.dumps(envelope, ensure_ascii=False, separators=(",", ":")) + "\n")
+    elif written:
+        if not getattr(args, "quiet", False):
+            print(f"spyglass: wrote {written['bytes']} bytes ({written['format']}) to {written['path']}",
+                  file=sys.stderr)
+    elif args.format == "human":
         out.write(visible(as_text(args.method, result)))
     else:
         out.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+
+
+RAW_METHODS = ("tools/call", "resources/read")
+
+
+def write_output(result: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """`--output FILE` with `--output-format json` (the whole result, indented) or `raw` (the result's texts,
+    or the bytes of its one binary block). Where it went, how, and how many bytes."""
+    fmt = args.output_format or "json"
+    data = (json.dumps(result, indent=2, ensure_ascii=False) + "\n").encode() if fmt == "json" else _raw(result,
+                                                                                                       args.method)
+    try:
+        with open(args.output, "wb") as fh:
+            fh.write(data)
+    except OSError as exc:
+        raise OutputError(f"cannot write --output file {args.output}: {exc.strerror or exc}",
+                          code="output_write_failed") from None
+    return {"path": args.output, "format": fmt, "bytes": len(data)}
+
+
+def _raw(result: Any, method: str) -> bytes:
+    items = (result.get("contents") if method == "resources/read" else result.get("content")) or []
+    texts: list[str] = []
+    blobs: list[str] = []
+    for item in items if isinstance(items, list) else []:
+        item = item.get("resource", item) if isinstance(item, dict) and isinstance(item.get("resource"), dict) else item
+        if not isinstance(item, dict):
+            continue
+        if isinstance(item.get("text"), str):
+            texts.append(item["text"])
+        elif isinstance(item.get("data") or item.get("blob"), str):
+            blobs.append(item.get("data") or item["blob"])
+    if texts:
+        return "\n".join(texts).encode()
+    if len(blobs) == 1:
+        try:
+            return base64.b64decode(blobs[0], validate=True)
+        except (binascii.Error, ValueError):
+            raise OutputError(f"the {method} result's binary content is not valid base64, so it has no raw form; "
+                              "use --output-format json", code="output_not_raw") from None
+    what = f"{len(blobs)} binary blocks and no text" if blobs else "no text or binary content"
+    raise OutputError(f"the {method} result has {what} to write raw; use --output-format json", code="output_not_raw")
 
 
 def first_text(result: Any) -> str:
@@ -46,7 +101,7 @@ def progress_done() -> None:
 
 
 def as_text(method: str, result: Any) -> str:
-    """`--format text`: what a person wants to read of each kind of result."""
+    """`--format human`: what a person wants to read of each kind of result."""
     lines: list[str] = []
     if method == "tools/call" and isinstance(result, dict):
         for block in result.get("content") or []:
@@ -87,7 +142,7 @@ def as_text(method: str, result: Any) -> str:
 
 
 def _app_note(tool: Any) -> str:
-    """`\t[app ui://…]`, `[app-only]`: what the tool says of MCP Apps, for `--format text`."""
+    """`\t[app ui://…]`, `[app-only]`: what the tool says of MCP Apps, for `--format human`."""
     ui = apps.tool_ui(tool)
     if ui is None:
         return ""

@@ -79,6 +79,8 @@ class ClientSession:
     log_level: str | None = None  # modern era: sent in every request's _meta
     max_input_rounds: int = MAX_INPUT_ROUNDS
     trace_context: bool = False  # a W3C traceparent in every request's _meta (and our answers' results)
+    user_meta: dict[str, Any] = field(default_factory=dict)  # the user's _meta entries for every request
+    tool_meta: dict[str, Any] = field(default_factory=dict)  # ... and for tools/call (over user_meta)
 
     def __post_init__(self) -> None:
         self.state = State.IDLE
@@ -280,6 +282,8 @@ class ClientSession:
         logical = wire_id if logical_id is None else logical_id
         params = dict(params) if params else {}
         meta = dict(params.get("_meta") or {})
+        if not internal and (self.user_meta or self.tool_meta):  # the protocol's own entries go over them
+            meta = {**self.user_meta, **(self.tool_meta if method == "tools/call" else {}), **meta}
         if progress_token is not None:
             meta["progressToken"] = progress_token
             self._by_token[progress_token] = logical
