@@ -23,6 +23,7 @@ Defects (target in brackets):
   unknown-tool-not-protocol-error  an unknown tool gets an isError result [server]
   tool-error-as-protocol-error  "lookup" answers valid arguments with error -32603 [tool:lookup]
   tool-list-cost                "manual" is ~11,000 tokens [tool:manual] and so is the list [list:tools]
+  schema-unportable             "pick_color" has a bare `true` as the schema of its list's items [tool:pick_color]
 """
 
 from __future__ import annotations
@@ -90,6 +91,9 @@ def tools() -> list[dict]:
         # read-only, but a check cannot call them: one runs only as a task, one takes no valid argument
         tool("long_job", "Builds the yearly report and returns it when done.", annotations=READ_ONLY,
              execution={"taskSupport": "required"}),
+        tool("pick_color", "Picks a color that goes with the given shades and returns its hex code.",
+             {"shades": {"type": "array", "description": "The shades, e.g. teal",
+                         "items": {"type": "string"} if CLEAN else True}}, ["shades"], annotations=READ_ONLY),
         tool("impossible", "Returns the code for a short name of 5 letters or more and at most 2.",
              {"code": {**text_param("The short name"), "minLength": 5, "maxLength": 2}}, ["code"],
              annotations=READ_ONLY),

@@ -39,6 +39,7 @@ PLANTED_DEFECTS = {
     "unknown-tool-not-protocol-error": "server",
     "tool-error-as-protocol-error": "tool:lookup",
     "tool-list-cost": "tool:manual",
+    "schema-unportable": "tool:pick_color",
 }
 
 
@@ -91,8 +92,8 @@ def test_the_json_report_is_the_contract_for_scripts():
     assert all(set(f) == {"rule", "severity", "target", "message", "spec"} for f in data["findings"])
     severities = [f["severity"] for f in data["findings"]]
     assert severities == sorted(severities, key=["error", "warning", "info"].index)  # worst first
-    assert data["cost"]["count"] == 15 and data["cost"]["tokens"] > 10_000
-    assert data["called"] == ["weather", "stats", "forecast", "lookup", "manual"]  # read-only, never wipe_cache
+    assert data["cost"]["count"] == 16 and data["cost"]["tokens"] > 10_000
+    assert data["called"] == ["weather", "stats", "forecast", "lookup", "pick_color", "manual"]  # read-only, never wipe_cache
     assert data["notes"] == ["long_job: not called (it runs only as a task)",
                              "impossible: not called (no valid arguments could be made from its inputSchema)"]
     code, clean = planted(clean=True)
@@ -112,8 +113,8 @@ def test_text_report_groups_by_severity_and_ends_with_a_summary():
     out = proc.stdout
     assert out.index("Errors (") < out.index("Warnings (") < out.index("Info (")
     assert "  tool-name-invalid  tool:get weather!\n" in out
-    assert "Tool list: 15 tools" in out
-    assert "Called with made-up arguments: weather, stats, forecast, lookup, manual" in out
+    assert "Tool list: 16 tools" in out
+    assert "Called with made-up arguments: weather, stats, forecast, lookup, pick_color, manual" in out
     assert "Note: long_job: not called (it runs only as a task)" in out
     last = out.strip().splitlines()[-1]
     assert last.endswith(" info") and "errors" in last and "warnings" in last
@@ -185,7 +186,12 @@ def test_junit_has_a_case_per_rule_and_target_and_fails_the_errors(tmp_path):
 @pytest.mark.parametrize(("protocol", "calls"), [("legacy", "read-only"), ("modern", "read-only"), ("auto", "none")])
 def test_the_demo_server_is_clean_in_both_eras(protocol, calls):
     code, data = report("--protocol", protocol, "--call", calls, "--", *demo_cmd())
-    assert code == 0 and data["findings"] == [], data["findings"]
+    # one warning by design: create_event's priority is a nullable enum (`type: ["string", "null"]`), which the
+    # demo keeps to show how a form offers "no value"; single-type dialects would want anyOf instead
+    portability = [f for f in data["findings"] if f["rule"] == "schema-unportable"]
+    assert [(f["target"], f["severity"]) for f in portability] == [("tool:create_event", "warning")]
+    assert "inputSchema.properties.priority" in portability[0]["message"]
+    assert code == 0 and [f for f in data["findings"] if f not in portability] == [], data["findings"]
     assert len(data.get("called", [])) >= (10 if calls == "read-only" else 0)
 
 
@@ -231,7 +237,7 @@ def test_a_flooding_server_is_checked_all_the_same():
 def test_a_server_with_5000_tools_is_checked():
     """bench/check_many_tools.py times it; here: it finishes and every tool is counted."""
     code, data = report("--", *PLANTED, "--clean", "--tools", "5000")
-    assert code == 0 and data["cost"]["count"] == 5014
+    assert code == 0 and data["cost"]["count"] == 5015
 
 
 def test_the_check_never_loads_qt():

@@ -433,7 +433,7 @@ async def test_the_live_check_judges_each_frame_hands_findings_over_in_batches_a
         assert all(0 <= n < len(frames) for n, _f in handed) and told == [1] and check.pending == 0
         assert check.drain() == [] and told == [1]  # nothing new: nobody is told
         assert {f.rule for f in check.findings()} >= {"capability-undeclared", "tool-name-invalid"}
-        assert check.summary()["error"] >= 1 and check.cost is not None and check.cost.count == 15
+        assert check.summary()["error"] >= 1 and check.cost is not None and check.cost.count == 16
         report = await check.run()
         assert {f.rule for f in check.findings()} >= {"list-order-unstable", "pagination-cursor-loop"}
         assert report.findings and check.report is report
