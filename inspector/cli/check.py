@@ -20,6 +20,7 @@ from .common import (
     UsageParser,
     add_server_arguments,
     parse_with_command,
+    protocol_of,
     run_command,
     server_spec,
     transport_options,
@@ -72,7 +73,7 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
     trace = TraceWriter(args.trace) if args.trace else None
     options = transport_options(spec, args, trace)
     session = ServerSession(spec, options=SessionOptions(
-        mode=args.protocol, timeout=args.timeout, transport=options, load_lists=False, listen=False,
+        mode=protocol_of(args), timeout=args.timeout, transport=options, load_lists=False, listen=False,
         heartbeat_s=None))
     check = Check(session, traffic=trace)
     try:

@@ -82,8 +82,9 @@ def add_server_arguments(p: argparse.ArgumentParser) -> None:
                    help="do not verify TLS certificates (self-signed development servers only)")
     p.add_argument("--protocol", default="auto", metavar="auto|legacy|modern|VERSION",
                    help="protocol era, or an exact revision to ask for (default: auto)")
-    p.add_argument("--protocol-era", dest="protocol", choices=("legacy", "auto", "modern"),
-                   help="the official CLI's name of --protocol, for an era")
+    p.add_argument("--protocol-era", choices=("legacy", "auto", "modern"),
+                   help="the era, as the official CLI means it: like --protocol, but modern fails (exit 1) when "
+                        "server/discover does not offer 2026-07-28")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                    help="per-request timeout; progress notifications reset it (default 60)")
     p.add_argument("--trace-context", action="store_true",
@@ -100,6 +101,14 @@ def _connect_timeout(text: str) -> float:
 
 
 NO_CONNECT_TIMEOUT = 86400.0  # `--connect-timeout 0`: a day stands for none
+
+
+def protocol_of(args: argparse.Namespace) -> str:
+    """--protocol, or --protocol-era (which wins when both are given)."""
+    era = getattr(args, "protocol_era", None)
+    if era is not None:
+        args.protocol = era
+    return str(args.protocol)
 
 
 def add_auth_arguments(p: argparse.ArgumentParser) -> None:

@@ -28,6 +28,7 @@ from .common import (
     json_object,
     pairs,
     parse_with_command,
+    protocol_of,
     recorders,
     server_spec,
     transport_options,
@@ -129,7 +130,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     if args.timeout <= 0:
         raise E.UsageError("--timeout must be positive")
     try:
-        args.mode = Mode.parse(args.protocol)
+        args.mode = Mode.parse(protocol_of(args))
     except ValueError as exc:
         raise E.UsageError(str(exc)) from None
     if args.method is None:
@@ -181,6 +182,10 @@ async def run(args: argparse.Namespace, out: TextIO, spec: ServerSpec | None = N
     session.roots = roots
     try:
         await session.open(opened)
+        if args.protocol_era == "modern" and session.hello is not None and session.hello.result is None:
+            raise E.VersionError("the server did not offer protocol 2026-07-28 through server/discover "
+                                 f"({'; '.join(session.hello.warnings) or 'no discover result'}); --protocol-era "
+                                 "modern does not fall back (--protocol modern goes on without it)")
         _metadata(session, args)
         if args.method in streams.STREAMS:
             return await streams.run_stream(session, args, out)

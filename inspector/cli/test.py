@@ -21,6 +21,7 @@ from .common import (
     UsageParser,
     add_server_arguments,
     parse_with_command,
+    protocol_of,
     run_command,
     server_spec,
     transport_options,
@@ -109,7 +110,7 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
         spec = spec_of_collection(collection.server, collection.path.parent)
     else:
         raise E.UsageError("no server given: use -- COMMAND [ARGS...] or URL, or a server: in the collection")
-    protocol = args.protocol if args.protocol != "auto" or collection is None else collection.protocol
+    protocol = protocol_of(args) if protocol_of(args) != "auto" or collection is None else collection.protocol
     options = transport_options(spec, args)
     answers = StepAnswers()
     session = ServerSession(spec, options=SessionOptions(mode=protocol, timeout=args.timeout, transport=options,

@@ -93,7 +93,8 @@ def test_the_json_report_is_the_contract_for_scripts():
     severities = [f["severity"] for f in data["findings"]]
     assert severities == sorted(severities, key=["error", "warning", "info"].index)  # worst first
     assert data["cost"]["count"] == 16 and data["cost"]["tokens"] > 10_000
-    assert data["called"] == ["weather", "stats", "forecast", "lookup", "pick_color", "manual"]  # read-only, never wipe_cache
+    # read-only, never wipe_cache
+    assert data["called"] == ["weather", "stats", "forecast", "lookup", "pick_color", "manual"]
     assert data["notes"] == ["long_job: not called (it runs only as a task)",
                              "impossible: not called (no valid arguments could be made from its inputSchema)"]
     code, clean = planted(clean=True)
