@@ -20,9 +20,13 @@ def out_json(proc) -> dict:
 
 
 def one_line_error(proc) -> str:
+    """The human line on stderr (the one before the JSON envelope that ends a failure's stderr)."""
     lines = proc.stderr.strip().splitlines()
     assert lines, "no message on stderr"
     assert "Traceback" not in proc.stderr
+    if proc.returncode:
+        assert json.loads(lines[-1])["error"]["code"], lines[-1]
+        return lines[-2]
     return lines[-1]
 
 
@@ -59,7 +63,7 @@ def test_string_property_keeps_digits_as_text():
 
 
 def test_text_format_prints_plain_text():
-    proc = spyglass("--format", "text", "--tool-name", "echo", "--tool-arg", "message=plain words", "--",
+    proc = spyglass("--format", "human", "--tool-name", "echo", "--tool-arg", "message=plain words", "--",
                     *everything_cmd())
     assert proc.returncode == 0
     assert proc.stdout.strip().endswith("plain words") and not proc.stdout.startswith("{")
@@ -113,33 +117,33 @@ def test_exit_1_usage_errors():
     assert spyglass("--protocol", "1999-01-01", "--", *demo_cmd()).returncode == 1
 
 
-def test_exit_4_missing_binary_names_the_command():
+def test_exit_1_missing_binary_names_the_command():
     proc = spyglass("--", "spyglass-no-such-server", "--flag")
-    assert proc.returncode == 4
+    assert proc.returncode == 1  # the official CLI's code for a command that cannot start
     assert "spyglass-no-such-server" in one_line_error(proc)
     assert out_json(proc)["error"]["kind"] == "connect"
 
 
-def test_exit_4_server_dies_at_start_with_its_stderr():
+def test_exit_1_server_dies_at_start_with_its_stderr():
     proc = spyglass("--", *hostile_cmd("die-at-start"))
-    assert proc.returncode == 4
+    assert proc.returncode == 1 and out_json(proc)["error"]["kind"] == "server_exited"
     line = one_line_error(proc)
     assert "exited with code 3" in line and "could not open database" in line
 
 
-def test_exit_4_unsupported_protocol_version():
+def test_exit_1_unsupported_protocol_version():
     proc = spyglass("--", *hostile_cmd("bad-version"))
-    assert proc.returncode == 4 and "1999-01-01" in one_line_error(proc)
+    assert proc.returncode == 1 and out_json(proc)["error"]["kind"] == "protocol_version" and "1999-01-01" in one_line_error(proc)
 
 
-def test_exit_4_initialize_refused():
+def test_exit_1_initialize_refused():
     proc = spyglass("--", *hostile_cmd("init-error"))
-    assert proc.returncode == 4 and "database locked" in one_line_error(proc)
+    assert proc.returncode == 1 and "database locked" in one_line_error(proc)
 
 
-def test_exit_4_server_exits_during_call():
+def test_exit_1_server_exits_during_call():
     proc = spyglass("--tool-name", "echo", "--tool-arg", "message=x", "--", *hostile_cmd("exit-during-call"))
-    assert proc.returncode == 4
+    assert proc.returncode == 1
     line = one_line_error(proc)
     assert "exited with code 70" in line and "panic: boom" in line
 
@@ -150,30 +154,38 @@ def test_exit_5_tool_error():
     assert out_json(proc)["isError"] is True and "it broke" in one_line_error(proc)
 
 
-def test_exit_6_unknown_tool():
+def test_exit_5_unknown_tool_is_not_called():
     proc = spyglass("--tool-name", "no_such_tool", "--", *demo_cmd())
-    assert proc.returncode == 6
+    assert proc.returncode == 5
     error = out_json(proc)["error"]
-    assert error["code"] == -32602 and "no_such_tool" in one_line_error(proc)
+    assert error["code"] == "tool_not_found" and "no_such_tool" in one_line_error(proc)
+    assert '"tools/call"' not in proc.stdout
 
 
-def test_exit_7_no_reply_after_timeout():
+def test_exit_1_json_rpc_error_keeps_its_code_as_rpc_code():
+    proc = spyglass("--method", "prompts/get", "--prompt-name", "no_such_prompt", "--", *demo_cmd())
+    assert proc.returncode == 1
+    error = out_json(proc)["error"]
+    assert (error["code"], error["kind"], error["rpc_code"]) == ("error", "rpc_error", -32602)
+
+
+def test_exit_1_no_reply_after_timeout():
     proc = spyglass("--timeout", "1", "--tool-name", "echo", "--tool-arg", "message=x", "--",
                     *hostile_cmd("no-reply"), timeout=30)
-    assert proc.returncode == 7
+    assert proc.returncode == 1 and out_json(proc)["error"]["kind"] == "timeout"
     assert "within 1 s" in one_line_error(proc)
 
 
-def test_exit_7_server_that_never_answers_the_handshake():
+def test_exit_1_server_that_never_answers_the_handshake():
     proc = spyglass("--timeout", "1", "--", *hostile_cmd("no-reply-all"), timeout=30)
-    assert proc.returncode == 7
+    assert proc.returncode == 1 and out_json(proc)["error"]["kind"] == "timeout"
 
 
 @pytest.mark.parametrize("case, words", [("tools-nope", '"tools" is a string'), ("tools-null", "null"),
                                           ("string-id", "is a string, but we sent the number")])
-def test_exit_8_invalid_answers(case, words):
+def test_exit_1_invalid_answers(case, words):
     proc = spyglass("--", *hostile_cmd(case))
-    assert proc.returncode == 8, proc.stderr
+    assert proc.returncode == 1 and out_json(proc)["error"]["kind"] == "invalid_response", proc.stderr
     assert words in one_line_error(proc)
 
 
@@ -225,7 +237,7 @@ def test_elicitation_is_declined_unless_answered():
         "--elicit-accept",
         '{"name": "Ada", "colour": "blue"}',
         "--format",
-        "text",
+        "human",
         "--tool-name",
         "ask_user",
         "--",

@@ -1,4 +1,4 @@
-"""`--cli` and MCP Apps: the app resource of a tool is listed as sent (`_meta.ui`), said in `--format text`,
+"""`--cli` and MCP Apps: the app resource of a tool is listed as sent (`_meta.ui`), said in `--format human`,
 and `resources/read` of a `ui://` resource prints the app's HTML (the window is where apps run)."""
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ def test_tools_list_shows_the_app_resource_as_sent():
     tools = {t["name"]: t for t in out_json(proc)["tools"]}
     assert tools["debug-tool"]["_meta"]["ui"] == {"resourceUri": "ui://debug-tool/mcp-app.html"}
     assert tools["debug-refresh"]["_meta"]["ui"]["visibility"] == ["app"]
-    text = spyglass("--format", "text", "--", *app_cmd("debug")).stdout
+    text = spyglass("--format", "human", "--", *app_cmd("debug")).stdout
     assert "debug-tool (Debug Tool)\t" in text and "\t[app ui://debug-tool/mcp-app.html]" in text
     assert "[app ui://debug-tool/mcp-app.html] [app-only]" in text.splitlines()[1]
 
 
 def test_resources_read_prints_the_html():
-    proc = spyglass("--format", "text", "--method", "resources/read", "--uri", "ui://get-time/mcp-app.html", "--",
+    proc = spyglass("--format", "human", "--method", "resources/read", "--uri", "ui://get-time/mcp-app.html", "--",
                     *app_cmd("basic-vanillajs"))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("<!DOCTYPE html>") and "<title>Get Time App</title>" in proc.stdout

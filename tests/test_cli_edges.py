@@ -35,9 +35,13 @@ def runs(*argvs: list[str]) -> list[subprocess.CompletedProcess]:
 
 
 def last_line(proc: subprocess.CompletedProcess) -> str:
+    """stderr's last human line (a failure's stderr ends with the JSON envelope, after it)."""
     assert "Traceback" not in proc.stderr, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert lines, "nothing on stderr"
+    if proc.returncode:
+        assert json.loads(lines[-1])["error"] == json.loads(proc.stdout)["error"]
+        return lines[-2]
     return lines[-1]
 
 
@@ -91,7 +95,7 @@ def test_tool_arguments_that_are_not_a_json_object_are_refused_before_the_call(t
     failed(not_object, 1, "invalid_arguments", "--tool-args-json must be a JSON object")
     sent = [json.loads(r["text"]).get("method") for r in map(json.loads, trace.read_text().splitlines())
             if r["dir"] == "out"]
-    assert "tools/list" in sent and "tools/call" not in sent  # the schema was fetched; the call never sent
+    assert "tools/list" not in sent and "tools/call" not in sent  # refused before anything was asked of the server
 
 
 # --- every method --------------------------------------------------------------------------------
@@ -102,7 +106,7 @@ def test_every_listing_and_read_method_against_the_demo():
         ["--method", "resources/templates/list", *DEMO],
         ["--method", "prompts/list", *DEMO],
         # text output of a result that has no text form is the JSON
-        ["--format", "text", "--method", "completion/complete", "--ref", "prompt:code_review", "--argument",
+        ["--format", "human", "--method", "completion/complete", "--ref", "prompt:code_review", "--argument",
          "language=c", "--context", "code=int main;", *DEMO],
         ["--method", "completion/complete", "--ref", "resource:demo://notes/{note_id}", "--argument", "note_id=re",
          *DEMO],
@@ -135,18 +139,18 @@ def test_logging_set_level_reaches_a_legacy_server(tmp_path):
             "params": {"level": "critical"}} in sent
 
 
-# --- --format text ---------------------------------------------------------------------------------
+# --- --format human ---------------------------------------------------------------------------------
 
 def test_text_output_of_every_kind_of_result():
     config, links, odd, blob, prompt, templates = runs(
-        ["--format", "text", "--tool-name", "get_config_file", *DEMO],
-        ["--format", "text", "--tool-name", "search_web", "--tool-arg", "query=otters", "--tool-arg",
+        ["--format", "human", "--tool-name", "get_config_file", *DEMO],
+        ["--format", "human", "--tool-name", "search_web", "--tool-arg", "query=otters", "--tool-arg",
          "max_results=2", *DEMO],
-        ["--format", "text", "--tool-name", "echo", "--tool-arg", "message=x", "--", *hostile_cmd("odd-content")],
-        ["--format", "text", "--uri", "demo://images/logo.png", *DEMO],
-        ["--format", "text", "--prompt-name", "code_review", "--prompt-args", "code=x = 1", "--prompt-args",
+        ["--format", "human", "--tool-name", "echo", "--tool-arg", "message=x", "--", *hostile_cmd("odd-content")],
+        ["--format", "human", "--uri", "demo://images/logo.png", *DEMO],
+        ["--format", "human", "--prompt-name", "code_review", "--prompt-args", "code=x = 1", "--prompt-args",
          "language=go", *DEMO],
-        ["--format", "text", "--method", "resources/templates/list", *DEMO])
+        ["--format", "human", "--method", "resources/templates/list", *DEMO])
     for proc in (config, links, odd, blob, prompt, templates):
         assert proc.returncode == 0, proc.stderr
     lines = config.stdout.splitlines()
@@ -174,7 +178,7 @@ def test_a_schema_that_cannot_be_checked_is_a_warning_and_the_call_goes_out(tmp_
     trace = tmp_path / "t.jsonl"
     proc = spyglass("--trace", str(trace), "--tool-name", "cyclic", "--tool-arg", "node=1", "--",
                     *hostile_cmd("big-schema"))
-    assert proc.returncode == 6  # the server knows no tool "cyclic": a JSON-RPC error, after the call was sent
+    assert proc.returncode == 1  # the server knows no tool "cyclic": a JSON-RPC error, after the call was sent
     assert ("spyglass: warning: not validating arguments: tool 'cyclic': the schema's references form a cycle "
             "that never ends") in proc.stderr.splitlines()
     calls = [json.loads(r["text"]) for r in map(json.loads, trace.read_text().splitlines())
@@ -190,7 +194,7 @@ def test_asking_for_a_task_the_server_or_tool_does_not_offer_warns_and_asks_anyw
          *hostile_cmd("task-eager-result")])
     assert ("spyglass: warning: the server does not declare tasks.requests.tools.call; asking for a task anyway"
             in unadvertised.stderr.splitlines())
-    assert unadvertised.returncode == 6  # that server then refuses tasks/get
+    assert unadvertised.returncode == 1  # that server then refuses tasks/get (a JSON-RPC error)
     assert forbidden.returncode == 0, forbidden.stderr
     assert forbidden.stderr.splitlines() == [
         "spyglass: warning: tool 'add' does not declare task support (execution.taskSupport); asking for a task "

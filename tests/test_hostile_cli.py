@@ -32,8 +32,9 @@ def test_hostile_case(name, tmp_path):
     for words in expect.says:
         assert words in output, f"{words!r} not in output: {output[-1500:]}"
     if expect.exit_code not in (0, 5):
-        assert proc.stderr.strip().splitlines()[-1].startswith("spyglass: ")
-        assert "error" in json.loads(proc.stdout.strip().splitlines()[-1])
+        *_, said, envelope = proc.stderr.strip().splitlines()
+        assert said.startswith("spyglass: ") and json.loads(envelope)["error"]["code"] == "error"
+        assert json.loads(proc.stdout.strip().splitlines()[-1])["error"]["kind"]
     reasons = " | ".join(json.loads(line).get("malformed", "") for line in trace.read_text().splitlines())
     for words in expect.malformed:
         assert words in reasons, f"{words!r} not among malformed reasons: {reasons[:1000]}"

@@ -20,7 +20,7 @@ from ..protocol.mode import Mode
 from ..protocol.versions import LOG_LEVELS
 from ..transport.factory import open_transport, start_process
 from ..transport.process import stop
-from . import official, streams
+from . import official
 from .answers import FlagAnswers, root
 from .common import (
     UsageParser,
@@ -187,6 +187,8 @@ async def run(args: argparse.Namespace, out: TextIO, spec: ServerSpec | None = N
                                  f"({'; '.join(session.hello.warnings) or 'no discover result'}); --protocol-era "
                                  "modern does not fall back (--protocol modern goes on without it)")
         _metadata(session, args)
+        from . import streams  # (asyncio's modules are loaded by now: see main)
+
         if args.method in streams.STREAMS:
             return await streams.run_stream(session, args, out)
         result = await perform(session, args)
@@ -210,6 +212,8 @@ async def run(args: argparse.Namespace, out: TextIO, spec: ServerSpec | None = N
 
 
 async def perform(session: Any, args: argparse.Namespace) -> Any:
+    from . import streams
+
     client = session.need_client()
     m = args.method
     if m == "initialize":
