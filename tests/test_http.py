@@ -120,6 +120,7 @@ async def test_sdk_legacy_sessions_over_http():
 def test_cli_connection_refused_is_exit_4():
     proc = spyglass(f"http://127.0.0.1:{http_peers.free_port()}/mcp")
     assert proc.returncode == 4 and "connection refused" in proc.stderr
+    assert json.loads(proc.stderr.strip().splitlines()[-1])["error"]["code"] == "unreachable"
 
 
 def test_cli_401_is_exit_3_with_the_challenge():
@@ -133,21 +134,23 @@ def test_cli_401_is_exit_3_with_the_challenge():
 def test_cli_500_html_shows_status_and_excerpt():
     with http_peers.hostile("html-500") as url:
         proc = spyglass("--transport", "http", url)
-    assert proc.returncode == 8
-    line = proc.stderr.strip().splitlines()[-1]
+    assert proc.returncode == 1 and json.loads(proc.stdout)["error"]["kind"] == "http_status"
+    line = proc.stderr.strip().splitlines()[-2]  # (the last: the JSON envelope)
     assert "HTTP 500" in line and "Internal Server Error" in line and "Traceback" not in proc.stderr.split(":")[0]
 
 
-def test_cli_html_reply_is_exit_8():
+def test_cli_html_reply_is_exit_1():
     with http_peers.hostile("html-reply") as url:
         proc = spyglass("--transport", "http", url)
-    assert proc.returncode == 8 and "text/html" in proc.stderr
+    assert proc.returncode == 1 and "text/html" in proc.stderr
+    assert json.loads(proc.stdout)["error"]["kind"] == "invalid_response"
 
 
 def test_cli_forgotten_session_says_so():
     with http_peers.hostile("forget-session") as url:
         proc = spyglass("--protocol", "legacy", "--tool-name", "echo", "--tool-arg", "message=x", url)
-    assert proc.returncode == 4 and "ended the session" in proc.stderr
+    assert proc.returncode == 1 and "ended the session" in proc.stderr
+    assert json.loads(proc.stdout)["error"]["kind"] == "session_expired"
 
 
 async def test_cut_sse_stream_is_resumed_in_the_legacy_era():
@@ -250,5 +253,5 @@ def test_cli_falls_back_to_http_sse_when_there_is_no_streamable_endpoint(tmp_pat
 def test_cli_names_both_failures_when_no_transport_answers():
     with http_peers.everything("sse") as url:
         proc = spyglass(url.rsplit("/", 1)[0] + "/nothing-here")
-    assert proc.returncode == 4
+    assert proc.returncode == 1 and json.loads(proc.stdout)["error"]["kind"] == "connect"
     assert "no MCP endpoint" in proc.stderr and "HTTP+SSE answered HTTP 404" in proc.stderr

@@ -125,8 +125,26 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+VARIADIC = ("tool_arg", "prompt_args", "metadata", "tool_metadata")
+
+
+def _untangle_target(args: argparse.Namespace) -> None:
+    """`--tool-arg a=1 b=2` takes several pairs, as the official CLI's flags do; a URL or command written after
+    them (Spyglass's `[options] URL` order) is the target, not a pair: what has no `=`, or is a URL."""
+    if args.command:
+        return
+    strays: list[str] = []
+    for dest in VARIADIC:
+        items = getattr(args, dest)
+        keep = [i for i in items if "=" in i and not i.startswith(("http://", "https://"))]
+        strays += [i for i in items if i not in keep]
+        setattr(args, dest, keep)
+    args.command = strays
+
+
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     args = parse_with_command(build_parser(), official.official_order(list(argv)))
+    _untangle_target(args)
     if args.timeout <= 0:
         raise E.UsageError("--timeout must be positive")
     try:
