@@ -198,6 +198,9 @@ async def run(args: argparse.Namespace, out: TextIO, spec: ServerSpec | None = N
         heartbeat_s=None, log_level=args.log_level if args.method != "logging/setLevel" else None),
         answerer=answers, traffic=trace)
     session.roots = roots
+    from . import streams  # (asyncio's modules are loaded by now: see main)
+
+    stream = streams.Stream(session, args, out) if args.method in streams.STREAMS else None
     try:
         await session.open(opened)
         if args.protocol_era == "modern" and session.hello is not None and session.hello.result is None:
@@ -205,10 +208,8 @@ async def run(args: argparse.Namespace, out: TextIO, spec: ServerSpec | None = N
                                  f"({'; '.join(session.hello.warnings) or 'no discover result'}); --protocol-era "
                                  "modern does not fall back (--protocol modern goes on without it)")
         _metadata(session, args)
-        from . import streams  # (asyncio's modules are loaded by now: see main)
-
-        if args.method in streams.STREAMS:
-            return await streams.run_stream(session, args, out)
+        if stream is not None:
+            return await stream.run()
         result = await perform(session, args)
         extra, unportable = _portability(result, args)
         print_result(result, args, out, extra)

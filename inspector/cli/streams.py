@@ -38,93 +38,112 @@ def _say(text: str) -> None:
     print(f"spyglass: {text}", file=sys.stderr, flush=True)
 
 
-async def run_stream(session: Any, args: argparse.Namespace, out: TextIO) -> int:
-    """Print the method's notifications as NDJSON until SIGINT or SIGTERM, close what was opened, return 130.
-    A broken stdout (the reader went away) ends the stream too, with 0."""
-    client = session.need_client()
-    method = args.method
-    if method == "resources/subscribe" and not args.uri:
-        raise E.UsageError("resources/subscribe needs --uri")
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    broken: list[bool] = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+class Stream:
+    """A stream method's notifications: heard from before the connection opens (a server may send its first
+    ones right after the handshake), printed as NDJSON once `run` has set up what the method needs."""
 
-    def notified(name: str, params: Any) -> None:
-        if name not in _SHOWN[method] or stop.is_set():
+    def __init__(self, session: Any, args: argparse.Namespace, out: TextIO) -> None:
+        self.session, self.args, self.out = session, args, out
+        self.stop = asyncio.Event()
+        self.ended = asyncio.Event()
+        self.broken = False
+        self.held: list[dict[str, Any]] | None = []  # until the stream is set up
+        session.notified.connect(self._notified)
+        session.changed.connect(self._changed)
+
+    def _changed(self, what: str) -> None:
+        if what == "status" and self.session.client is None and self.session.status.value != "connecting":
+            self.ended.set()
+
+    def _notified(self, name: str, params: Any) -> None:
+        method, uri = self.args.method, self.args.uri
+        if name not in _SHOWN[method] or self.stop.is_set():
             return
-        body = {k: v for k, v in (params or {}).items() if k != "_meta"} if isinstance(params, dict) else {}
+        body = {k: v for k, v in params.items() if k != "_meta"} if isinstance(params, dict) else {}
         if method == "resources/subscribe":
-            if body.get("uri", args.uri) != args.uri:
+            if body.get("uri", uri) != uri:
                 return
-            record: dict[str, Any] = {"type": "resources/updated", "uri": body.get("uri", args.uri)}
+            record: dict[str, Any] = {"type": "resources/updated", "uri": body.get("uri", uri)}
         else:
             record = {"type": name, **body}
-        try:
-            _line(out, record)
-        except (BrokenPipeError, OSError):
-            broken.append(True)
-            stop.set()
-
-    ended = asyncio.Event()
-
-    def changed(what: str) -> None:
-        if what == "status" and session.client is None:
-            ended.set()
-
-    session.notified.connect(notified)
-    session.changed.connect(changed)
-    subscription = None
-    subscribed = False
-    try:
-        if method == "logging/tail":
-            if args.log_level:
-                await client.set_log_level(args.log_level)
-            if session.modern:
-                _say("2026-07-28 has no stream of log messages outside a request: only what the server sends "
-                     "unasked is shown")
-        elif session.modern:
-            wanted: dict[str, Any] = ({"resourceSubscriptions": [args.uri]} if method == "resources/subscribe"
-                                      else dict(LIST_CHANGED, **({"resourceSubscriptions": [args.uri]}
-                                                                 if args.uri else {})))
-            subscription = await client.listen(wanted, ack_timeout=args.timeout)
-            for refused in subscription.refused:
-                _say(f"warning: the server did not agree to {refused}")
-            if method == "subscriptions/listen":
-                _line(out, {"type": "acknowledged", "notifications": subscription.granted})
-        elif method == "resources/subscribe":
-            await client.subscribe(args.uri)
-            subscribed = True
+        if self.held is not None:
+            self.held.append(record)
         else:
-            _say(f"{session.protocol_version} has no subscriptions/listen: the notifications the server sends on "
-                 "its own are shown")
-        if method == "resources/subscribe":
-            _line(out, {"type": "subscribed", "uri": args.uri})
-        _say(f"{method}: listening; Ctrl+C to stop")
-        closed = asyncio.ensure_future(ended.wait())
-        waiting = asyncio.ensure_future(stop.wait())
-        await asyncio.wait({closed, waiting}, return_when=asyncio.FIRST_COMPLETED)
-        for job in (closed, waiting):
-            job.cancel()
-        if ended.is_set() and not stop.is_set():
-            raise E.TransportClosed(f"the server closed the connection: {session.reason or 'no reason given'}")
-    finally:
-        session.notified.disconnect(notified)
-        session.changed.disconnect(changed)
+            self._write(record)
+
+    def _write(self, record: dict[str, Any]) -> None:
+        try:
+            _line(self.out, record)
+        except (BrokenPipeError, OSError):
+            self.broken = True
+            self.stop.set()
+
+    def _release(self) -> None:
+        held, self.held = self.held or [], None
+        for record in held:
+            self._write(record)
+
+    async def run(self) -> int:
+        """Until SIGINT or SIGTERM: then close what was opened and return 130 (0 when stdout broke)."""
+        session, args = self.session, self.args
+        client = session.need_client()
+        method = args.method
+        if method == "resources/subscribe" and not args.uri:
+            raise E.UsageError("resources/subscribe needs --uri")
+        loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
-        if subscription is not None:
-            await subscription.close()
-        if subscribed and session.client is not None:
-            try:
-                await client.unsubscribe(args.uri)
-            except E.SpyglassError as exc:
-                _say(f"warning: resources/unsubscribe failed: {exc.message}")
-    if broken:
-        return 0
-    _say(f"{method}: stopped")
-    return EXIT_INTERRUPTED
+            loop.add_signal_handler(sig, self.stop.set)
+        subscription = None
+        subscribed = False
+        try:
+            if method == "logging/tail":
+                if args.log_level:
+                    await client.set_log_level(args.log_level)
+                if session.modern:
+                    _say("2026-07-28 has no stream of log messages outside a request: only what the server sends "
+                         "unasked is shown")
+            elif session.modern:
+                wanted: dict[str, Any] = ({"resourceSubscriptions": [args.uri]} if method == "resources/subscribe"
+                                          else dict(LIST_CHANGED, **({"resourceSubscriptions": [args.uri]}
+                                                                     if args.uri else {})))
+                subscription = await client.listen(wanted, ack_timeout=args.timeout)
+                for refused in subscription.refused:
+                    _say(f"warning: the server did not agree to {refused}")
+                if method == "subscriptions/listen":
+                    self._write({"type": "acknowledged", "notifications": subscription.granted})
+            elif method == "resources/subscribe":
+                await client.subscribe(args.uri)
+                subscribed = True
+            else:
+                _say(f"{session.protocol_version} has no subscriptions/listen: the notifications the server sends "
+                     "on its own are shown")
+            if method == "resources/subscribe":
+                self._write({"type": "subscribed", "uri": args.uri})
+            self._release()
+            _say(f"{method}: listening; Ctrl+C to stop")
+            closed = asyncio.ensure_future(self.ended.wait())
+            waiting = asyncio.ensure_future(self.stop.wait())
+            await asyncio.wait({closed, waiting}, return_when=asyncio.FIRST_COMPLETED)
+            for job in (closed, waiting):
+                job.cancel()
+            if self.ended.is_set() and not self.stop.is_set():
+                raise E.TransportClosed(f"the server closed the connection: {session.reason or 'no reason given'}")
+        finally:
+            self.session.notified.disconnect(self._notified)
+            self.session.changed.disconnect(self._changed)
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+            if subscription is not None:
+                await subscription.close()
+            if subscribed and session.client is not None:
+                try:
+                    await client.unsubscribe(args.uri)
+                except E.SpyglassError as exc:
+                    _say(f"warning: resources/unsubscribe failed: {exc.message}")
+        if self.broken:
+            return 0
+        _say(f"{method}: stopped")
+        return EXIT_INTERRUPTED
 
 
 async def unsubscribe(session: Any, args: argparse.Namespace) -> dict[str, Any]:
