@@ -27,6 +27,7 @@ _BY_KIND: dict[str, tuple[int, str]] = {
     "tool_error": (EXIT_TOOL, "tool_is_error"),
     "tool_not_found": (EXIT_TOOL, "tool_not_found"),
     "schema_unportable": (EXIT_UNPORTABLE, "schema_unportable"),
+    "no_app": (EXIT_NO_APP, "no_app"),
 }
 
 

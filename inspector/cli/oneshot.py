@@ -16,11 +16,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import errors as E
+from ..protocol import apps
 from ..protocol.mode import Mode
 from ..protocol.versions import LOG_LEVELS
 from ..transport.factory import open_transport, start_process
 from ..transport.process import stop
-from . import official
+from . import appinfo, official
 from .answers import FlagAnswers, root
 from .common import (
     UsageParser,
@@ -44,7 +45,8 @@ if TYPE_CHECKING:
 METHODS = ("initialize", "tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read",
            "prompts/list", "prompts/get", "completion/complete", "logging/setLevel", "ping", "server/discover",
            "resources/subscribe", "resources/unsubscribe", "logging/tail", "subscriptions/listen",
-           "tasks/list", "tasks/get", "tasks/result", "tasks/cancel", "skills/list", "skills/get")
+           "tasks/list", "tasks/get", "tasks/result", "tasks/cancel", "skills/list", "skills/get",
+           "resources/directory/read")
 EXIT_INTERNAL = 70
 FORMATS = ("text", "json", "human")
 
@@ -78,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--task-id", metavar="ID", help="the task of tasks/get, tasks/result and tasks/cancel")
     p.add_argument("--uri", help="resource URI for resources/read, resources/subscribe and resources/unsubscribe "
                    "(with subscriptions/listen: a resource to follow too)")
+    p.add_argument("--cursor", help="the page of resources/directory/read to read (a nextCursor it gave)")
     p.add_argument("--prompt-name", help="prompt for prompts/get")
     p.add_argument("--prompt-args", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
                    help="prompt arguments (repeatable, several after one flag)")
@@ -115,6 +118,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "result's text, or the bytes of its one image, audio or blob (tools/call, resources/read)")
     p.add_argument("--strict", action="store_true", help="with tools/list: report every tool-schema portability "
                    "problem (path, issue, fix) on stderr, and exit 6 when one is an error")
+    p.add_argument("--app-info", action="store_true", help="with tools/call: the tool's MCP App (its ui:// resource "
+                   "and the resource's CSP, permissions, domain) without calling it, exit 2 when it has none; with "
+                   "tools/list: one line per tool")
+    p.add_argument("--advertise-apps", action="store_true", help="declare the MCP Apps extension (Spyglass always "
+                   "does: accepted for the official CLI's scripts)")
     p.add_argument("--completion", choices=("bash", "zsh", "fish"), help="print a shell completion script for "
                    "spyglass and exit (no connection)")
     p.add_argument("--no-validate", action="store_true", help="send tool arguments without checking them")
@@ -169,6 +177,10 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         raise E.UsageError("--output-format raw requires --method tools/call or resources/read")
     if args.strict and args.method != "tools/list":
         raise E.UsageError("--strict requires --method tools/list")
+    if args.app_info and args.method not in ("tools/call", "tools/list"):
+        raise E.UsageError("--app-info requires --method tools/call or tools/list")
+    if args.app_info and (args.strict or args.output):
+        raise E.UsageError("--app-info cannot be combined with --strict or --output")
     return args
 
 
@@ -210,8 +222,14 @@ async def run(args: argparse.Namespace, out: TextIO, spec: ServerSpec | None = N
         _metadata(session, args)
         if stream is not None:
             return await stream.run()
+        if args.app_info:
+            return await _app_info(session, args, out)
         result = await perform(session, args)
         extra, unportable = _portability(result, args)
+        if args.method == "tools/call" and args.format == "json":
+            tool = session.need_client().tools.get(args.tool_name)
+            if tool is not None and apps.has_app(tool):
+                extra = {**(extra or {}), "appInfo": await appinfo.probe(session.need_client(), tool)}
         print_result(result, args, out, extra)
         if args.method == "tools/call" and isinstance(result, dict) and result.get("isError") is True:
             raise official.ToolIsError(f"tool {args.tool_name!r} returned isError: {first_text(result)}")
@@ -243,6 +261,10 @@ async def perform(session: Any, args: argparse.Namespace) -> Any:
         return await streams.task_method(session, args)
     if m == "resources/unsubscribe":
         return await streams.unsubscribe(session, args)
+    if m == "resources/directory/read":
+        if not args.uri:
+            raise E.UsageError("resources/directory/read needs --uri")
+        return await client.request(m, {"uri": args.uri, **({"cursor": args.cursor} if args.cursor else {})})
     if m in ("skills/list", "skills/get"):
         raise E.UsageError(f"{m}: the Skills extension (SEP-2640) is not in this build of Spyglass")
     if m == "tools/list":
@@ -375,6 +397,28 @@ async def _tool_arguments(client: Any, args: argparse.Namespace) -> dict[str, An
     return arguments
 
 
+async def _app_info(session: Any, args: argparse.Namespace, out: TextIO) -> int:
+    """--app-info: tools/list, one line per tool; tools/call, the one tool's app without calling it."""
+    client = session.need_client()
+    tools: list[dict[str, Any]] = [t for t in (await client.list_tools()).get("tools", []) if isinstance(t, dict)]
+    if args.method == "tools/list":
+        for each in tools:
+            out.write(json.dumps(await appinfo.probe(client, each), ensure_ascii=False, separators=(",", ":")) + "\n")
+        return E.EXIT_OK
+    if not args.tool_name:
+        raise E.UsageError("tools/call needs --tool-name")
+    tool: dict[str, Any] | None = next((t for t in tools if t.get("name") == args.tool_name), None)
+    if tool is None:
+        raise official.ToolNotFound(f"tool {args.tool_name!r} not found on the server (tools/list does not list it)",
+                                    tool=args.tool_name)
+    info = await appinfo.probe(client, tool)
+    out.write(json.dumps({"appInfo": info} if args.format == "json" else info, ensure_ascii=False,
+                         separators=(",", ":")) + "\n")
+    if not info["hasApp"]:
+        raise appinfo.NoApp(f"tool {args.tool_name!r} has no MCP App UI resource (_meta.ui.resourceUri)")
+    return E.EXIT_OK
+
+
 def _metadata(session: Any, args: argparse.Namespace) -> None:
     """`--metadata` on every request's `_meta`, `--tool-metadata` on tools/call's (over it)."""
     wire = session.need_client().session
@@ -450,7 +494,7 @@ def main(argv: Sequence[str], out: TextIO | None = None) -> int:
         return asyncio.run(run(args, out, spec, started))
     except E.SpyglassError as exc:
         code, body = official.failure(exc)
-        if exc.kind != "tool_error" and exc.kind != "schema_unportable":  # those printed their result
+        if exc.kind not in ("tool_error", "schema_unportable", "no_app"):  # those printed their result
             out.write(json.dumps({"error": body}, ensure_ascii=False) + "\n")
         print(f"spyglass: {visible(exc.message)}", file=sys.stderr)
         err.write(official.envelope_line(body))
