@@ -21,7 +21,7 @@ from ..protocol.mode import Mode
 from ..protocol.versions import LOG_LEVELS
 from ..transport.factory import open_transport, start_process
 from ..transport.process import stop
-from . import appinfo, official
+from . import appinfo, official, servers
 from .answers import FlagAnswers, root
 from .common import (
     UsageParser,
@@ -46,7 +46,7 @@ METHODS = ("initialize", "tools/list", "tools/call", "resources/list", "resource
            "prompts/list", "prompts/get", "completion/complete", "logging/setLevel", "ping", "server/discover",
            "resources/subscribe", "resources/unsubscribe", "logging/tail", "subscriptions/listen",
            "tasks/list", "tasks/get", "tasks/result", "tasks/cancel", "skills/list", "skills/get",
-           "resources/directory/read")
+           "resources/directory/read", "servers/list", "servers/show")
 EXIT_INTERNAL = 70
 FORMATS = ("text", "json", "human")
 
@@ -484,6 +484,9 @@ def main(argv: Sequence[str], out: TextIO | None = None) -> int:
             return E.EXIT_OK
         if args.list_stored_auth:
             out.write(json.dumps(official.stored_urls(), ensure_ascii=False) + "\n")
+            return E.EXIT_OK
+        if args.method in servers.METHODS:  # the servers of a file, no connection
+            print_result(servers.run(args), args, out)
             return E.EXIT_OK
         spec = server_spec(args)
         # A stdio server boots while the rest of Spyglass (asyncio first) imports: it takes longer

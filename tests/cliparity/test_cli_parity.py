@@ -21,6 +21,7 @@ from support import EVERYTHING, PEERS, PY, ROOT, SLOWDOWN
 
 NODE22 = PEERS / "node_modules" / ".bin" / "node"
 OFFICIAL = PEERS / "node_modules" / "@modelcontextprotocol" / "inspector" / "clients" / "cli" / "build" / "index.js"
+DEBUG = PEERS / "node_modules" / "@modelcontextprotocol" / "server-debug" / "dist" / "index.js"
 PLANTED = [PY, str(ROOT / "tests" / "checks" / "planted_server.py")]
 TIMEOUT = 60 * SLOWDOWN
 
@@ -32,6 +33,7 @@ class Case:
     exit: int
     code: str | None = None  # error.code of the envelope, when the exit is not 0
     same_result: bool = False  # compare the `result` of --format json
+    same_stdout: bool = False  # compare stdout line by line, as JSON
     spyglass: dict = field(default_factory=dict)  # a deliberate difference: {"exit":, "code":, "why":}
     extra: list[str] = field(default_factory=list)  # Spyglass-only flags (its way to the official behaviour)
 
@@ -39,6 +41,10 @@ class Case:
 def corpus(everything_url: str, sdk_url: str, tmp: Path) -> list[Case]:
     ev = ["node", str(EVERYTHING), "stdio", "--"]  # a server process per run: most cases share the HTTP one
     doc = "demo://resource/static/document/architecture.md"
+    debug = ["node", str(DEBUG), "--stdio", "--"]
+    config = tmp / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"local": {"command": "node", "args": ["s.js"]},
+                                                 "remote": {"type": "streamable-http", "url": everything_url}}}))
     return [
         Case("list tools, stdio", [*ev, "--connect-timeout", "15000", "--method", "tools/list", "--format", "json"], 0,
              same_result=True),
@@ -107,6 +113,16 @@ def corpus(everything_url: str, sdk_url: str, tmp: Path) -> list[Case]:
                                             "--format", "json"], 0, same_result=True),
         Case("SDK peer over HTTP, legacy: unknown tool", [sdk_url, "--protocol-era", "legacy", "--method",
                                                           "tools/call", "--tool-name", "nope"], 5, "tool_not_found"),
+        Case("servers/list of a config file", ["--config", str(config), "--method", "servers/list", "--format",
+                                               "json"], 0, same_result=True),
+        Case("servers/show of an unknown server", ["--config", str(config), "--method", "servers/show", "--server",
+                                                   "nope"], 1, "error"),
+        Case("app info of an app tool", [*debug, "--method", "tools/call", "--tool-name", "debug-tool", "--app-info",
+                                         "--format", "json"], 0, same_stdout=True),
+        Case("app info of every tool", [*debug, "--method", "tools/list", "--app-info", "--advertise-apps"], 0,
+             same_stdout=True),
+        Case("app info of a tool without an app", [everything_url, "--method", "tools/call", "--tool-name", "echo",
+                                                   "--app-info"], 2, "no_app", same_stdout=True),
         Case("--strict on an unportable schema", [*PLANTED, "--", "--method", "tools/list", "--strict", "--format",
                                                   "json"], 6, "schema_unportable"),
     ]
@@ -200,6 +216,9 @@ def differences(case: Case, official: Run, ours: Run) -> list[str]:
     try:
         if case.same_result and not _same_result(official.result(), ours.result()):
             out.append("the results differ")
+        if case.same_stdout and [json.loads(x) for x in official.stdout.splitlines()] != [
+                json.loads(x) for x in ours.stdout.splitlines()]:
+            out.append(f"stdout differs: {official.stdout[:300]!r} / {ours.stdout[:300]!r}")
         if "--output" in case.argv and not (ours.out_file == official.out_file == b"Echo: raw"
                                             and ours.stdout == official.stdout == ""):
             out.append(f"--output: {ours.out_file!r} / {official.out_file!r}")
@@ -212,7 +231,7 @@ def differences(case: Case, official: Run, ours: Run) -> list[str]:
             if not found[0] == found[1] == [("pick_color", "boolean-schema", "error", "inputSchema",
                                              "properties.shades.items")]:
                 out.append(f"schemaFindings {found}")
-        if ("--format" not in case.argv and "--output" not in case.argv and case.exit == 0
+        if ("--format" not in case.argv and "--output" not in case.argv and case.exit == 0 and not case.same_stdout
                 and json.loads(ours.stdout) != json.loads(official.stdout)):
             out.append("the default (text) output differs")
         if "initialize" in case.argv and case.exit == 0:
