@@ -50,18 +50,17 @@ def options(parser: argparse.ArgumentParser) -> list[Option]:
     return out
 
 
-def commands() -> dict[str, list[Option]]:
-    """`cli` (for `--cli`) and each subcommand, with its options."""
-    from .oneshot import build_parser
-
-    found = {"cli": options(build_parser())}
+def commands(cli: argparse.ArgumentParser) -> dict[str, list[Option]]:
+    """`cli` (the parser of `--cli`) and each subcommand, with its options."""
+    found = {"cli": options(cli)}
     for name in SUBCOMMANDS:
         found[name] = options(importlib.import_module(f"{__package__}.{name}").build_parser())
     return found
 
 
-def script(shell: str) -> str:
-    return {"bash": bash, "zsh": zsh, "fish": fish}[shell](commands())
+def script(shell: str, cli: argparse.ArgumentParser) -> str:
+    """The completion script for `shell`, from `cli` (`--cli`'s parser) and the subcommands' parsers."""
+    return {"bash": bash, "zsh": zsh, "fish": fish}[shell](commands(cli))
 
 
 def _words(items: list[str] | tuple[str, ...]) -> str:

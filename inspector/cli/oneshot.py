@@ -480,7 +480,7 @@ def main(argv: Sequence[str], out: TextIO | None = None) -> int:
         if args.completion:
             from .completion import script
 
-            out.write(script(args.completion))
+            out.write(script(args.completion, build_parser()))
             return E.EXIT_OK
         if args.list_stored_auth:
             out.write(json.dumps(official.stored_urls(), ensure_ascii=False) + "\n")

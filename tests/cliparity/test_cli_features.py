@@ -20,6 +20,7 @@ from support import HOSTILE, PY, ROOT, SDK_SERVER, SLOWDOWN, demo_cmd, everythin
 
 from inspector.cli import official
 from inspector.cli.completion import commands
+from inspector.cli.oneshot import build_parser
 
 DEMO = ["--", *demo_cmd()]
 
@@ -112,7 +113,7 @@ def test_task_methods_and_unsubscribe():
 
 
 def test_completion_scripts_come_from_the_parsers(tmp_path):
-    cli = {flag for opt in commands()["cli"] for flag in opt.flags}
+    cli = {flag for opt in commands(build_parser())["cli"] for flag in opt.flags}
     assert {"--method", "--protocol-era", "--connect-timeout", "--strict", "--completion", "-q"} <= cli
     scripts = {shell: spyglass("--completion", shell) for shell in ("bash", "zsh", "fish")}
     for shell, proc in scripts.items():
