@@ -1,4 +1,5 @@
-"""Errors the client raises, each with the `--cli` exit code it maps to.
+"""Errors the client raises, each with the exit code of Spyglass's headless subcommands (`check`, `replay`…;
+`spyglass --cli` reports them with the official inspector CLI's codes instead: inspector.cli.official).
 
 No Qt here: the command line and the window share these.
 """
