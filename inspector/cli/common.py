@@ -55,7 +55,7 @@ def parse_with_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> 
     return args
 
 
-def add_target_arguments(p: argparse.ArgumentParser) -> None:
+def add_target_arguments(p: argparse.ArgumentParser, *, variadic: bool = False) -> None:
     """Which server, and how it is started or reached: the same flags for the window and every headless
     command (what the window's *Copy as spyglass command* writes, both accept)."""
     p.add_argument("-e", dest="env", action="append", default=[], metavar="KEY=VALUE",
@@ -64,15 +64,19 @@ def add_target_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--transport", choices=("stdio", "http", "sse"),
                    help="force a transport (default: stdio for a command; for a URL, HTTP+SSE when it ends "
                         "in /sse, else Streamable HTTP with a fallback to HTTP+SSE)")
-    p.add_argument("--header", action="append", default=[], metavar='"NAME: VALUE"',
-                   help="an HTTP header sent with every request (repeatable)")
+    if variadic:  # `--cli`: several after one flag, as the official CLI takes them
+        p.add_argument("--header", action="extend", nargs="+", default=[], metavar='"NAME: VALUE"',
+                       help="HTTP headers sent with every request (repeatable, several after one flag)")
+    else:
+        p.add_argument("--header", action="append", default=[], metavar='"NAME: VALUE"',
+                       help="an HTTP header sent with every request (repeatable)")
     p.add_argument("--config", help="an mcpServers JSON file (Claude Desktop, Cursor, the official inspector)")
     p.add_argument("--server", help="the server's name in --config")
 
 
-def add_server_arguments(p: argparse.ArgumentParser) -> None:
-    """How to name a server and reach it, for every headless command."""
-    add_target_arguments(p)
+def add_server_arguments(p: argparse.ArgumentParser, *, variadic: bool = False) -> None:
+    """How to name a server and reach it, for every headless command (`variadic`: `--header` takes several)."""
+    add_target_arguments(p, variadic=variadic)
     p.add_argument("--auth-token", metavar="TOKEN", help="sent as Authorization: Bearer TOKEN")
     add_auth_arguments(p)
     p.add_argument("--connect-timeout", type=_connect_timeout, default=DEFAULT_CONNECT_TIMEOUT, metavar="MS",

@@ -59,9 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
                                 "method of the official inspector's --cli (2.12), with the same meaning.",
                     epilog="Server: -- COMMAND [ARGS...] (stdio), URL (HTTP), or --config FILE --server NAME; the "
                            "official order TARGET... -- OPTIONS... works too. Exit codes (the official CLI's): 0 ok, "
-                           "1 usage, invalid arguments, a JSON-RPC error or any other failure, 3 authorization "
-                           "required, 4 server unreachable, 5 tool returned isError or not found, 6 --strict found a "
-                           "schema portability error, 130 interrupted. The error envelope is the last stderr line.")
+                           "1 usage, invalid arguments, a JSON-RPC error or any other failure, 2 --app-info found no "
+                           "app, 3 authorization required, 4 server unreachable, 5 tool returned isError or not found, "
+                           "6 --strict found a schema portability error, 130 interrupted. The error envelope is the "
+                           "last stderr line.")
     p.add_argument("--cli", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("-V", "--version", action="version", version=f"spyglass {__version__}")
     p.add_argument("--method", choices=METHODS, help="the MCP method (default: tools/list, or tools/call with "
@@ -100,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a root folder offered to the server (repeatable)")
     p.add_argument("--log-level", choices=LOG_LEVELS, help="log level (logging/setLevel and logging/tail, or _meta "
                    "in 2026-07-28)")
-    add_server_arguments(p)
+    add_server_arguments(p, variadic=True)
     p.add_argument("--server-url", metavar="URL", help="the server's URL (the same as giving the URL as the target)")
     p.add_argument("--catalog", metavar="FILE", help="an mcpServers file to take --server from, created (empty) when "
                    "missing; the official inspector's writable catalog")
@@ -142,9 +143,10 @@ def _untangle_target(args: argparse.Namespace) -> None:
     if args.command:
         return
     strays: list[str] = []
-    for dest in VARIADIC:
+    for dest in (*VARIADIC, "header"):
         items = getattr(args, dest)
-        keep = [i for i in items if "=" in i and not i.startswith(("http://", "https://"))]
+        keep = [i for i in items if ("=" in i if dest != "header" else ":" in i)
+                and not i.startswith(("http://", "https://"))]
         strays += [i for i in items if i not in keep]
         setattr(args, dest, keep)
     args.command = strays

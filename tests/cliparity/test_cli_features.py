@@ -15,6 +15,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import http_peers
 import pytest
 from support import HOSTILE, PY, ROOT, SDK_SERVER, SLOWDOWN, demo_cmd, everything_cmd
 
@@ -135,18 +136,25 @@ def test_completion_scripts_come_from_the_parsers(tmp_path):
             assert subprocess.run([shell, "-n", str(tmp_path / shell)]).returncode == 0
 
 
-def test_output_metadata_and_catalog(tmp_path):
+def test_output_metadata_catalog_and_headers(tmp_path):
     trace = tmp_path / "t.jsonl"
     catalog = tmp_path / "mcp.json"
     result_file = tmp_path / "result.json"
-    runs = list(ThreadPoolExecutor(max_workers=4).map(lambda a: spyglass(*a), [
-        ["--trace", str(trace), "--tool-name", "echo", "--tool-arg", "message=meta", "--metadata", "trace=7",
-         "app=x", "--tool-metadata", "app=tool", "--output", str(result_file), "--format", "json", *DEMO],
-        ["--tool-name", "echo", "--tool-arg", "message=x", "--output", str(tmp_path / "no" / "dir" / "f"), *DEMO],
-        ["--catalog", str(catalog), "--server", "demo"],
-        ["--method", "tools/list", "--format", "human", "--", PY, str(ROOT / "tests/checks/planted_server.py")],
-    ]))
-    meta, unwritable, new_catalog, human = runs
+    with http_peers.everything("streamableHttp") as everything_url:
+        runs = list(ThreadPoolExecutor(max_workers=4).map(lambda a: spyglass(*a), [
+            ["--trace", str(trace), "--tool-name", "echo", "--tool-arg", "message=meta", "--metadata", "trace=7",
+             "app=x", "--tool-metadata", "app=tool", "--output", str(result_file), "--format", "json", *DEMO],
+            ["--tool-name", "echo", "--tool-arg", "message=x", "--output", str(tmp_path / "no" / "dir" / "f"), *DEMO],
+            ["--catalog", str(catalog), "--server", "demo"],
+            ["--method", "tools/list", "--format", "human", "--", PY, str(ROOT / "tests/checks/planted_server.py")],
+            # several headers after one flag, then the URL (Spyglass's order): the URL is the target
+            ["--trace", str(tmp_path / "h.jsonl"), "--header", "X-A: 1", "X-B: 2", everything_url],
+        ]))
+    meta, unwritable, new_catalog, human, headers = runs
+    sent_headers = [json.loads(r["text"]) for r in map(json.loads, (tmp_path / "h.jsonl").read_text().splitlines())
+                    if r["dir"] == "http"]
+    assert headers.returncode == 0 and sent_headers, headers.stderr
+    assert all(h["request_headers"].get("X-B") == "2" for h in sent_headers)
     assert meta.returncode == 0, meta.stderr
     assert json.loads(meta.stdout) == {"output": {"path": str(result_file), "format": "json",
                                                   "bytes": result_file.stat().st_size}}
