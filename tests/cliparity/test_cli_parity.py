@@ -96,7 +96,7 @@ def corpus(everything_url: str, sdk_url: str, tmp: Path) -> list[Case]:
                                                    "--tool-arg", "message=h", "--format", "json"], 0,
              same_result=True),
         Case("several headers after one flag", [everything_url, "--header", "X-Probe: 1", "X-Other: 2", "--method",
-                                                "tools/list"], 0),
+                                                "tools/list", "--format", "json"], 0, same_result=True),
         Case("unknown tool over HTTP", [everything_url, "--method", "tools/call", "--tool-name", "nope"], 5,
              "tool_not_found"),
         Case("connection refused", [f"http://127.0.0.1:{http_peers.free_port()}/mcp", "--method", "tools/list"],
