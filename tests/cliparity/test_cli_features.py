@@ -204,3 +204,43 @@ def test_a_bad_connect_timeout_and_the_official_order():
         "--method", "tools/list", "--", "node", "s.js"]
     bad = spyglass("--connect-timeout", "soon", *DEMO)
     assert bad.returncode == 1 and "--connect-timeout" in envelope(bad)["message"]
+
+
+def test_raw_output_of_each_kind_of_result():
+    from inspector.cli.official import OutputError
+    from inspector.cli.output import _raw
+
+    png = {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="}
+    texts = [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]
+    assert _raw({"content": [*texts, png]}, "tools/call") == b"a\nb"
+    assert _raw({"content": [png]}, "tools/call") == b"\x89PNG\r\n\x1a\n"
+    assert _raw({"contents": [{"uri": "x", "blob": "aGk="}]}, "resources/read") == b"hi"
+    embedded = {"type": "resource", "resource": {"uri": "x", "text": "inner"}}
+    assert _raw({"content": [embedded]}, "tools/call") == b"inner"
+    for result, words in (({"content": [png, png]}, "2 binary blocks"), ({"content": []}, "no text or binary"),
+                          ({"content": [{"type": "image", "data": "%%%"}]}, "not valid base64")):
+        with pytest.raises(OutputError, match=words) as caught:
+            _raw(result, "tools/call")
+        assert official.failure(caught.value)[0:1] == (1,) and official.failure(caught.value)[1]["code"] == \
+            "output_not_raw"
+
+
+def test_servers_of_a_file_are_listed_and_shown_with_secrets_redacted(tmp_path):
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "local": {"command": "python", "args": ["s.py", "-v"], "env": {"API_KEY": "k", "LEVEL": "1"}},
+        "remote": {"type": "http", "url": "https://x/mcp", "headers": {"Authorization": "Bearer t", "X-Team": "a"}},
+        "sse": {"url": "https://x/sse", "transport": "sse"}}}))
+    listed, shown, missing, nameless = ThreadPoolExecutor(max_workers=4).map(lambda a: spyglass(*a), [
+        ["--config", str(config), "--method", "servers/list", "--format", "json"],
+        ["--config", str(config), "--method", "servers/show", "--server", "remote", "--format", "json"],
+        ["--config", str(config), "--method", "servers/show", "--server", "nope"],
+        ["--config", str(config), "--method", "servers/show"]])
+    assert json.loads(listed.stdout)["result"]["servers"] == [
+        {"name": "local", "type": "stdio", "detail": "python s.py -v"},
+        {"name": "remote", "type": "streamable-http", "detail": "https://x/mcp"},
+        {"name": "sse", "type": "sse", "detail": "https://x/sse"}]
+    assert json.loads(shown.stdout)["result"]["config"] == {
+        "type": "streamable-http", "url": "https://x/mcp", "headers": {"Authorization": "[redacted]", "X-Team": "a"}}
+    assert missing.returncode == 1 and "local, remote, sse" in envelope(missing)["message"]
+    assert nameless.returncode == 1 and envelope(nameless)["message"] == "servers/show needs --server NAME"
