@@ -474,7 +474,9 @@ def main(argv: Sequence[str], out: TextIO | None = None) -> int:
     err = sys.stderr
     begun = time.monotonic()
     started = None
-    quiet = "-q" in argv or "--quiet" in argv[: list(argv).index("--") if "--" in argv else len(argv)]
+    options = official.official_order(list(argv))
+    options = options[: options.index("--")] if "--" in options else options
+    quiet = "-q" in options or "--quiet" in options
     try:
         if quiet:
             sys.stderr = _Silent()  # -q: only the error envelope reaches stderr

@@ -87,7 +87,7 @@ def corpus(everything_url: str, sdk_url: str, tmp: Path) -> list[Case]:
              "error"),
         Case("raw output of a call", [everything_url, "--method", "tools/call", "--tool-name", "echo", "--tool-arg",
                                       "message=raw", "--output", "{out}", "--output-format", "raw"], 0),
-        Case("quiet, unknown tool", [everything_url, "-q", "--method", "tools/call", "--tool-name", "nope"], 5,
+        Case("quiet, unknown tool", [*ev, "-q", "--method", "tools/call", "--tool-name", "nope"], 5,
              "tool_not_found"),
         Case("list tools, Streamable HTTP", [everything_url, "--method", "tools/list", "--format", "json"], 0,
              same_result=True),
