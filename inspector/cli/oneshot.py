@@ -46,7 +46,8 @@ METHODS = ("initialize", "tools/list", "tools/call", "resources/list", "resource
            "prompts/list", "prompts/get", "completion/complete", "logging/setLevel", "ping", "server/discover",
            "resources/subscribe", "resources/unsubscribe", "logging/tail", "subscriptions/listen",
            "tasks/list", "tasks/get", "tasks/result", "tasks/cancel", "skills/list", "skills/get",
-           "resources/directory/read", "servers/list", "servers/show")
+           "resources/directory/read", "servers/list", "servers/show", "servers/add", "servers/edit",
+           "servers/remove")
 EXIT_INTERNAL = 70
 FORMATS = ("text", "json", "human")
 
@@ -103,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "in 2026-07-28)")
     add_server_arguments(p, variadic=True)
     p.add_argument("--server-url", metavar="URL", help="the server's URL (the same as giving the URL as the target)")
+    p.add_argument("--rename", metavar="NAME", help="servers/edit: the entry's new name")
     p.add_argument("--catalog", metavar="FILE", help="an mcpServers file to take --server from, created (empty) when "
                    "missing; the official inspector's writable catalog")
     p.add_argument("--use-stored-auth", action="store_true", help="send the OAuth access token the official "
@@ -168,11 +170,14 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         if args.command:
             raise E.UsageError("give either --server-url or a server command, not both")
         args.command = [args.server_url]
+    if args.rename is not None and args.method != "servers/edit":
+        raise E.UsageError("--rename is only valid with --method servers/edit")
     if args.catalog:
         if args.config:
             raise E.UsageError("--catalog and --config are mutually exclusive")
-        official.seed_catalog(args.catalog)
-        args.config = args.catalog
+        if args.method not in servers.WRITES:
+            official.seed_catalog(args.catalog)
+            args.config = args.catalog
     if args.output_format and not args.output:
         raise E.UsageError("--output-format requires --output FILE")
     if args.output_format == "raw" and args.method not in RAW_METHODS:

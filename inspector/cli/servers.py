@@ -1,16 +1,25 @@
 """`--method servers/list` and `servers/show`: the servers of a `--config` or `--catalog` file, read without
-connecting to any, in the official CLI's shapes (secret values shown as `[redacted]`). Never imports Qt."""
+connecting to any, in the official CLI's shapes (secret values shown as `[redacted]`); `servers/add`,
+`servers/edit` and `servers/remove` write the catalog (`--catalog`, else `MCP_CATALOG_PATH`, else
+`~/.mcp-inspector/mcp.json`, as the official CLI does), never `--config`. A secret (an environment
+variable or header named like one) is not written into a file: Spyglass keeps secrets in the OS keyring.
+Never imports Qt."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+from pathlib import Path
 from typing import Any
 
 from .. import errors as E
 from ..config import ConfigError, read_json
 from ..secrets import is_secret_name
+from .common import pairs
 
-METHODS = ("servers/list", "servers/show")
+METHODS = ("servers/list", "servers/show", "servers/add", "servers/edit", "servers/remove")
+WRITES = ("servers/add", "servers/edit", "servers/remove")
 REDACTED = "[redacted]"
 
 
@@ -46,7 +55,91 @@ def _redacted(entry: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def catalog_path(args: argparse.Namespace) -> str:
+    """Where the catalog methods write: --catalog, else MCP_CATALOG_PATH, else the official default."""
+    return str(args.catalog or os.environ.get("MCP_CATALOG_PATH")
+               or Path.home() / ".mcp-inspector" / "mcp.json")
+
+
+def _entry(args: argparse.Namespace, old: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The catalog entry the flags describe (`old`: the entry they change)."""
+    entry = dict(old or {})
+    target = list(args.command or [])
+    url = target[0] if len(target) == 1 and target[0].startswith(("http://", "https://")) else None
+    if url:
+        kind = args.transport or ("sse" if url.rstrip("/").endswith("/sse") else "streamable-http")
+        entry = {"type": "streamable-http" if kind == "http" else kind, "url": url}
+    elif target:
+        entry = {"type": "stdio", "command": target[0], "args": target[1:]}
+    for key in ("env", "cwd") if "command" in entry else ("headers",):  # an edit keeps what it does not change
+        if old and key in old and key not in entry:
+            entry[key] = old[key]
+    env = dict(pairs(args.env, "-e"))
+    headers = {}
+    for item in args.header:
+        name, _sep, value = item.partition(":")
+        headers[name.strip()] = value.strip()
+    secret = [k for k in [*env, *headers] if is_secret_name(k) or k.lower() == "authorization"]
+    if secret:
+        raise E.UsageError(f"{', '.join(secret)}: Spyglass does not write secrets into a catalog file; add the "
+                           "server in the window (Server → Save to catalog keeps them in the OS keyring), or set "
+                           "them in the environment of the run")
+    if env:
+        entry["env"] = {**(entry.get("env") or {}), **env}
+    if headers:
+        entry["headers"] = {**(entry.get("headers") or {}), **headers}
+    if args.cwd:
+        entry["cwd"] = args.cwd
+    if not entry.get("command") and not entry.get("url"):
+        raise E.UsageError(f"{args.method} needs the server: a command, or a URL (--server-url)")
+    return entry
+
+
+def write(args: argparse.Namespace) -> dict[str, Any]:
+    """servers/add, servers/edit, servers/remove on the catalog."""
+    if args.config:
+        raise E.UsageError("--config names a read-only file; catalog writes need --catalog FILE")
+    if not args.server:
+        raise E.UsageError(f"{args.method} needs --server NAME")
+    path = catalog_path(args)
+    data = read_json(path) if Path(path).exists() else {"mcpServers": {}}
+    servers = data.setdefault("mcpServers", {}) if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        raise ConfigError(f'{path}: no "mcpServers" object', file=path)
+    name = args.server
+    if args.method == "servers/add":
+        if name in servers:
+            raise E.UsageError(f"server {name!r} already exists in {path}")
+        servers[name], action = _entry(args), "added"
+    elif name not in servers:
+        raise E.UsageError(f"server {name!r} not found in catalog {path}")
+    elif args.method == "servers/remove":
+        extra = [flag for flag, given in (("-e", args.env), ("--cwd", args.cwd), ("--header", args.header),
+                                          ("--transport", args.transport), ("a target", args.command),
+                                          ("--rename", args.rename)) if given]
+        if extra:
+            raise E.UsageError(f"servers/remove takes only --server NAME; remove {', '.join(extra)}")
+        del servers[name]
+        action = "removed"
+    else:
+        entry = _entry(args, servers[name]) if (args.command or args.env or args.header or args.cwd) else servers[name]
+        if args.rename:
+            if args.rename in servers:
+                raise E.UsageError(f"server {args.rename!r} already exists in {path}")
+            del servers[name]
+            name = args.rename
+        servers[name], action = entry, "updated"
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise E.UsageError(f"cannot write the catalog {path}: {exc.strerror or exc}") from None
+    return {"ok": True, "action": action, "server": name, "catalog": str(Path(path).resolve())}
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    if args.method in WRITES:
+        return write(args)
     path = args.config
     if not path:
         raise E.UsageError(f"{args.method} needs --config FILE or --catalog FILE")

@@ -244,3 +244,28 @@ def test_servers_of_a_file_are_listed_and_shown_with_secrets_redacted(tmp_path):
         "type": "streamable-http", "url": "https://x/mcp", "headers": {"Authorization": "[redacted]", "X-Team": "a"}}
     assert missing.returncode == 1 and "local, remote, sse" in envelope(missing)["message"]
     assert nameless.returncode == 1 and envelope(nameless)["message"] == "servers/show needs --server NAME"
+
+
+def test_catalog_writes_add_edit_rename_remove_and_keep_secrets_out(tmp_path):
+    catalog = str(tmp_path / "catalog.json")
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return spyglass("--catalog", catalog, "--format", "json", *args)
+
+    added = run("--method", "servers/add", "--server", "local", "--cwd", str(tmp_path), "-e", "LEVEL=2", "--",
+                "node", "server.js", "--verbose")
+    assert json.loads(added.stdout)["result"] == {"ok": True, "action": "added", "server": "local",
+                                                  "catalog": catalog}
+    edited = run("--method", "servers/edit", "--server", "local", "--rename", "renamed", "--", "node", "other.js")
+    assert json.loads(edited.stdout)["result"]["action"] == "updated"
+    assert json.loads(Path(catalog).read_text())["mcpServers"] == {"renamed": {
+        "type": "stdio", "command": "node", "args": ["other.js"], "env": {"LEVEL": "2"}, "cwd": str(tmp_path)}}
+    secret = run("--method", "servers/add", "--server", "s", "-e", "API_TOKEN=x", "--", "node", "s.js")
+    assert secret.returncode == 1 and "API_TOKEN" in envelope(secret)["message"]
+    twice = run("--method", "servers/add", "--server", "renamed", "--server-url", "http://127.0.0.1:9/mcp")
+    assert twice.returncode == 1 and "already exists" in envelope(twice)["message"]
+    stray = run("--method", "servers/list", "--rename", "x")
+    assert stray.returncode == 1 and "--rename is only valid" in envelope(stray)["message"]
+    removed = run("--method", "servers/remove", "--server", "renamed")
+    assert json.loads(removed.stdout)["result"]["action"] == "removed"
+    assert json.loads(Path(catalog).read_text()) == {"mcpServers": {}}

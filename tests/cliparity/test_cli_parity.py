@@ -34,6 +34,7 @@ class Case:
     code: str | None = None  # error.code of the envelope, when the exit is not 0
     same_result: bool = False  # compare the `result` of --format json
     same_stdout: bool = False  # compare stdout line by line, as JSON
+    same_file: bool = False  # compare the JSON file each wrote at {out} (and the results, but for that path)
     spyglass: dict = field(default_factory=dict)  # a deliberate difference: {"exit":, "code":, "why":}
     extra: list[str] = field(default_factory=list)  # Spyglass-only flags (its way to the official behaviour)
 
@@ -119,6 +120,12 @@ def corpus(everything_url: str, sdk_url: str, tmp: Path) -> list[Case]:
                                                "json"], 0, same_result=True),
         Case("servers/show of an unknown server", ["--config", str(config), "--method", "servers/show", "--server",
                                                    "nope"], 1, "error"),
+        Case("servers/add to a new catalog", ["--catalog", "{out}", "--method", "servers/add", "--server", "web",
+                                              "--server-url", everything_url, "--format", "json"], 0, same_file=True),
+        Case("servers/remove of an unknown server", ["--catalog", "{out}", "--method", "servers/remove", "--server",
+                                                     "nope"], 1, "error"),
+        Case("servers/add to a read-only --config", ["--config", str(config), "--method", "servers/add", "--server",
+                                                     "x", "--server-url", everything_url], 1, "error"),
         Case("app info of an app tool", [*debug, "--method", "tools/call", "--tool-name", "debug-tool", "--app-info",
                                          "--format", "json"], 0, same_stdout=True),
         Case("app info of every tool", [*debug, "--method", "tools/list", "--app-info", "--advertise-apps"], 0,
@@ -222,6 +229,11 @@ def differences(case: Case, official: Run, ours: Run) -> list[str]:
         if case.same_stdout and [json.loads(x) for x in official.stdout.splitlines()] != [
                 json.loads(x) for x in ours.stdout.splitlines()]:
             out.append(f"stdout differs: {official.stdout[:300]!r} / {ours.stdout[:300]!r}")
+        if case.same_file:
+            theirs, mine = official.result(), ours.result()
+            if json.loads(official.out_file or b"null") != json.loads(ours.out_file or b"null") or \
+                    {**theirs, "catalog": ""} != {**mine, "catalog": ""}:
+                out.append(f"files or results differ: {official.out_file!r} / {ours.out_file!r}")
         if "--output" in case.argv and not (ours.out_file == official.out_file == b"Echo: raw"
                                             and ours.stdout == official.stdout == ""):
             out.append(f"--output: {ours.out_file!r} / {official.out_file!r}")
