@@ -140,18 +140,15 @@ VARIADIC = ("tool_arg", "prompt_args", "metadata", "tool_metadata")
 
 
 def _untangle_target(args: argparse.Namespace) -> None:
-    """`--tool-arg a=1 b=2` takes several pairs, as the official CLI's flags do; a URL or command written after
-    them (Spyglass's `[options] URL` order) is the target, not a pair: what has no `=`, or is a URL."""
+    """`--tool-arg a=1 b=2` takes several pairs, as the official CLI's flags do; a URL written after them
+    (Spyglass's `[options] URL` order) is the target, not a pair."""
     if args.command:
         return
-    strays: list[str] = []
     for dest in (*VARIADIC, "header"):
         items = getattr(args, dest)
-        keep = [i for i in items if ("=" in i if dest != "header" else ":" in i)
-                and not i.startswith(("http://", "https://"))]
-        strays += [i for i in items if i not in keep]
-        setattr(args, dest, keep)
-    args.command = strays
+        if items and items[-1].startswith(("http://", "https://")):
+            args.command = [items.pop()]
+            return
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
