@@ -72,9 +72,14 @@ def _unreachable(exc: E.SpyglassError) -> bool:
 
 def failure(exc: E.SpyglassError) -> tuple[int, dict[str, Any]]:
     """The official exit code of `exc`, and its envelope: `code` (official vocabulary), `kind` (Spyglass's),
-    `message`, and the details (a JSON-RPC error's own numeric code as `rpc_code`)."""
+    `message`, and the details (a JSON-RPC error's own numeric code as `rpc_code`).
+
+    An error raised by `--cli` itself with an `official_code` (class or instance attribute) is reported with
+    that code and its own `exit_code` (how e.g. a skills verification failure gets 7, `skills_nonconformant`);
+    others by their kind (`_BY_KIND`), else as the official catch-all: 1, `error`."""
     exit_code, code = _BY_KIND.get(exc.kind, (EXIT_USAGE, "error"))
-    code = getattr(exc, "official_code", code)
+    if getattr(exc, "official_code", None):  # an error of --cli's own that names its official code and exit
+        exit_code, code = exc.exit_code, exc.official_code  # type: ignore[attr-defined]
     if isinstance(exc, E.AuthRequired) or exc.exit_code == E.EXIT_AUTH:
         exit_code, code = EXIT_AUTH, "auth_required" if code == "error" else code
     elif _unreachable(exc):

@@ -269,3 +269,21 @@ def test_catalog_writes_add_edit_rename_remove_and_keep_secrets_out(tmp_path):
     removed = run("--method", "servers/remove", "--server", "renamed")
     assert json.loads(removed.stdout)["result"]["action"] == "removed"
     assert json.loads(Path(catalog).read_text()) == {"mcpServers": {}}
+
+
+def test_the_envelope_of_each_kind_of_failure():
+    from inspector import errors as E
+
+    class Nonconformant(E.SpyglassError):  # how an extension of --cli names its own official code and exit
+        exit_code, kind, official_code = 7, "skill_check", "skills_nonconformant"
+
+    cases = [(E.RemoteError("prompts/get", -32602, "no such prompt"), 1, "error"),
+             (E.RequestTimeout("no answer"), 1, "error"), (E.AuthRequired("401"), 3, "auth_required"),
+             (E.ConnectError("refused", url="http://x/mcp"), 4, "unreachable"),
+             (E.ConnectError("command not found: x", command="x"), 1, "error"),
+             (official.ToolNotFound("t"), 5, "tool_not_found"), (official.SchemaUnportable("s"), 6, "schema_unportable"),
+             (Nonconformant("bad digest"), 7, "skills_nonconformant")]
+    for exc, code, name in cases:
+        exit_code, body = official.failure(exc)
+        assert (exit_code, body["code"], body["kind"]) == (code, name, exc.kind), exc
+    assert official.failure(cases[0][0])[1]["rpc_code"] == -32602
