@@ -281,7 +281,8 @@ def test_the_envelope_of_each_kind_of_failure():
              (E.RequestTimeout("no answer"), 1, "error"), (E.AuthRequired("401"), 3, "auth_required"),
              (E.ConnectError("refused", url="http://x/mcp"), 4, "unreachable"),
              (E.ConnectError("command not found: x", command="x"), 1, "error"),
-             (official.ToolNotFound("t"), 5, "tool_not_found"), (official.SchemaUnportable("s"), 6, "schema_unportable"),
+             (official.ToolNotFound("t"), 5, "tool_not_found"),
+             (official.SchemaUnportable("s"), 6, "schema_unportable"),
              (Nonconformant("bad digest"), 7, "skills_nonconformant")]
     for exc, code, name in cases:
         exit_code, body = official.failure(exc)
