@@ -32,12 +32,12 @@ from ..traffic.frame import Frame
 from ..transport.base import Closed, Transport
 from .handmade import BLIND_WINDOW, META_ANSWER, META_SENT, Handmade, HandmadeBook
 
-try:  # frames are parsed with orjson first (several times faster on a flood); the standard library reads the rest
-    import orjson
+try:  # frames are parsed with msgspec first (several times faster on a flood); the standard library reads the rest
+    import msgspec
 except ImportError:  # pragma: no cover - a declared dependency
     pass
 else:
-    rpc.use_loads(orjson.loads)
+    rpc.use_loads(msgspec.json.Decoder().decode)
 from .task_store import ClientTaskStore
 
 log = logging.getLogger("spyglass.client")
