@@ -14,8 +14,10 @@ frontmatter against the listing's. The rules themselves are in `protocol.skills`
 from __future__ import annotations
 
 import datetime
+import urllib.parse
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import errors as E
@@ -248,3 +250,62 @@ class Skills:
                      on_report: Callable[[SkillReport], None] | None = None) -> list[SkillReport]:
         self._client("verify")
         return await verify_entries(self.read, entries, budget, on_report)
+
+    async def save(self, entry: SkillEntry, folder: Path) -> Saved:
+        """Write a skill's files under `folder/<name>/`, as the server serves them (see `save_skill`)."""
+        self._client("saving a skill")
+        return await save_skill(self.read_bytes, entry, folder)
+
+
+@dataclass
+class Saved:
+    """What saving a skill wrote, and what it left out with why."""
+
+    folder: Path
+    written: list[Path] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (uri, why)
+
+
+def relative_path(entry: SkillEntry, uri: str) -> str | None:
+    """Where a file of the skill goes inside the skill's folder, or None when its URI is outside the skill's
+    root or names a path that could leave the folder."""
+    root, normalized = S.skill_root(entry.uri), S.normalize_uri(uri)
+    if root is None or normalized is None or not normalized.startswith(root):
+        return None
+    rel = urllib.parse.unquote(normalized[len(root):].split("?", 1)[0].split("#", 1)[0])
+    parts = rel.split("/")
+    if not rel or any(p in ("", ".", "..") or "\\" in p or "\0" in p for p in parts):
+        return None
+    return "/".join(parts)
+
+
+async def save_skill(read_bytes: Callable[[str], Awaitable[bytes]], entry: SkillEntry, folder: Path) -> Saved:
+    """Write the skill's files (its manifest within the read bounds; a "dynamic" skill's SKILL.md alone) into a
+    new folder named after the skill. Refuses a folder that already exists, never writes outside it."""
+    name = entry.name if S.NAME.fullmatch(entry.name) else (S.name_from_uri(entry.uri) or "skill")
+    target = folder / (name if S.NAME.fullmatch(name) else "skill")
+    if target.exists():
+        raise E.UsageError(f"{target} already exists: choose another folder, or move it away first")
+    declared = entry.resources if entry.resources is not None else (S.ManifestFile(entry.uri),)
+    kept = S.bounded_manifest(declared)
+    saved = Saved(target)
+    for f in declared[len(kept):]:
+        saved.skipped.append((f.uri, "beyond the 512-file / 16 MiB bounds a host reads"))
+    target.mkdir(parents=True)
+    for f in kept:
+        rel = relative_path(entry, f.uri)
+        if rel is None:
+            saved.skipped.append((f.uri, "outside the skill's root"))
+            continue
+        try:
+            data = await read_bytes(f.uri)
+        except FATAL:
+            raise
+        except E.SpyglassError as exc:
+            saved.skipped.append((f.uri, exc.message))
+            continue
+        path = target.joinpath(*rel.split("/"))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        saved.written.append(path)
+    return saved
