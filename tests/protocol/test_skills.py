@@ -210,3 +210,44 @@ def test_the_read_bounds_leave_a_skill_incomplete_never_passed():
     assert reports[1].outcome == "incomplete" and reports[1].files == () and S.exit_outcome(reports, False) == "failed"
     assert "Not read" in str(reports[1].incomplete)
     assert S.summary(reports).startswith("1 of 2 skills failed verification")
+
+
+def test_saving_writes_the_files_inside_a_new_folder_and_nothing_outside(tmp_path):
+    from inspector.session.skills import relative_path, save_skill
+
+    files = {"skill://notes/SKILL.md": SKILL, "skill://notes/ref/a.md": b"A"}
+
+    async def read_bytes(uri):
+        if uri not in files:
+            raise E.RemoteError("resources/read", -32002, "not found")
+        return files[uri]
+
+    e = entry(resources=[*manifest(("skill://notes/SKILL.md", SKILL), ("skill://notes/ref/a.md", b"A")),
+                         {"uri": "skill://notes/gone", "digest": digest(b""), "size": 0},
+                         {"uri": "skill://elsewhere/x", "digest": digest(b""), "size": 0},
+                         {"uri": "skill://notes/big", "digest": digest(b""), "size": S.MAX_TOTAL_BYTES}])
+    saved = asyncio.run(save_skill(read_bytes, e, tmp_path))
+    assert saved.folder == tmp_path / "notes"
+    assert sorted(p.relative_to(saved.folder).as_posix() for p in saved.written) == ["SKILL.md", "ref/a.md"]
+    assert (saved.folder / "ref" / "a.md").read_bytes() == b"A"
+    assert [(u, why.split(" ")[0]) for u, why in saved.skipped] == [
+        ("skill://notes/big", "beyond"), ("skill://notes/gone", "resources/read:"), ("skill://elsewhere/x", "outside")]
+    with pytest.raises(E.UsageError, match="already exists"):
+        asyncio.run(save_skill(read_bytes, e, tmp_path))
+    dyn = asyncio.run(save_skill(read_bytes, entry(resources="dynamic"), tmp_path / "d"))
+    assert [p.name for p in dyn.written] == ["SKILL.md"]
+    for uri in ("skill://notes/%2E%2E/x", "skill://notes/a%5Cb", "skill://notes/", "urn:x"):
+        assert relative_path(e, uri) is None, uri
+    assert relative_path(e, "skill://notes/a%20b/c?x#y") == "a b/c"
+
+
+def test_the_traffic_pane_and_the_client_know_the_skills_methods():
+    from inspector.protocol.shapes import check_result
+    from inspector.traffic.summary import _call, _result
+
+    assert _result("skills/list", {"skills": [{"uri": "skill://a/SKILL.md", "frontmatter": {"name": "a"}},
+                                              {"uri": "skill://b/SKILL.md", "frontmatter": 1}]}) \
+        == "skills/list → 2 skills: a, skill://b/SKILL.md"
+    assert _call("skills/get", {"uri": "skill://a/SKILL.md"}) == "skills/get skill://a/SKILL.md"
+    assert check_result("skills/list", {"skills": 3}) == "the result has no skills list"
+    assert check_result("skills/get", {"skill": {"uri": "u", "frontmatter": {}, "resources": "dynamic"}}) is None
