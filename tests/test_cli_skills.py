@@ -41,6 +41,12 @@ def test_list_follows_every_page_and_prints_the_entries_as_sent():
     assert [s["uri"] for s in skills] == [uri(n) for n in ("good-notes", "tampered-report", "live-status",
                                                            "huge-atlas")]
     assert skills[2]["resources"] == "dynamic"
+    text = spyglass("--method", "skills/list", "--format", "text", "--", *SERVER, "--only", "good-notes,live-status")
+    assert text.stdout.splitlines()[0].startswith("good-notes\tTake tidy meeting notes")
+    assert text.stdout.splitlines()[1].startswith("  skill://good-notes/SKILL.md\t334 bytes\tsha256:")
+    assert text.stdout.splitlines()[3:] == ["live-status\tReport the live status of the build farm (the file set is "
+                                            "generated on request).\tskill://live-status/SKILL.md",
+                                            '  resources: "dynamic" (no digests)']
     got = spyglass("--method", "skills/get", "--uri", uri("good-notes"), "--", *SERVER)
     assert got.returncode == 0, got.stderr
     assert out_json(got)["skill"]["frontmatter"]["name"] == "good-notes"

@@ -45,7 +45,9 @@ def _positive_int(flag: str) -> Any:
 
 def add_skills_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of `--method skills/list` and `skills/get`, with the official CLI's names and meaning."""
-    group = parser.add_argument_group("skills (SEP-2640)", "--method skills/list, or skills/get --uri SKILL_URI")
+    group = parser.add_argument_group("skills (SEP-2640)", "--method skills/list, or skills/get --uri SKILL_URI. With "
+                                      "--verify: exit 7 a skill failed, 8 the read bounds left one unchecked, 9 "
+                                      "(with --require-digests) a skill advertises no digests")
     group.add_argument("--verify", action="store_true",
                        help="run the conformance and digest checks over the skills returned, print one JSON report "
                             "per skill on stdout, and exit 7 if any fails or 8 if any could not be fully checked "
@@ -73,6 +75,18 @@ def check_skills_arguments(args: argparse.Namespace) -> None:
         raise E.UsageError("skills/get needs --uri (the skill's SKILL.md URI)")
 
 
+def as_text(entry: S.SkillEntry) -> str:
+    """`--format text`: a skill per line, its name, the first line of its description and its URI; then, indented,
+    each file of its manifest with its size and digest (or that it has none: "dynamic")."""
+    desc = entry.description.strip().splitlines()
+    lines = [f"{entry.name}\t{desc[0] if desc else ''}\t{entry.uri}"]
+    if entry.resources is None:
+        lines.append('  resources: "dynamic" (no digests)')
+    for f in entry.resources or ():
+        lines.append(f"  {f.uri}\t{f.size if f.size is not None else '?'} bytes\t{f.digest or 'no digest'}")
+    return "\n".join(lines) + "\n"
+
+
 async def perform(session: Any, args: argparse.Namespace, out: TextIO) -> int:
     """Run skills/list or skills/get (and verify) on an open session; print; return the exit code."""
     from ..session.skills import Budget
@@ -85,7 +99,10 @@ async def perform(session: Any, args: argparse.Namespace, out: TextIO) -> int:
         result, entry = await skills.get_skill(args.uri)
         entries = [entry]
     if not args.verify:
-        print_result(result, args, out)
+        if args.format == "text":
+            out.write(visible("".join(as_text(e) for e in entries)))
+        else:
+            print_result(result, args, out)
         return E.EXIT_OK
     budget = Budget(max_skills=args.skill_catalog_max_skills or S.MAX_CATALOG_SKILLS,
                     max_bytes=args.skill_catalog_max_bytes or S.MAX_CATALOG_BYTES,
