@@ -15,6 +15,7 @@ from test_cli import one_line_error, out_json, spyglass
 
 HERE = Path(__file__).parent
 SERVER = [PY, str(HERE / "skills_server.py")]
+LEGACY = [PY, str(HERE / "hostile" / "skills_server.py")]  # declares the extension in its initialize result
 NODE22 = HERE / "peers" / "node_modules" / ".bin" / "node"
 PINNED = HERE / "peers" / "node_modules" / "@modelcontextprotocol" / "inspector" / "clients" / "cli" / "build"
 PINNED = PINNED / "index.js"
@@ -129,13 +130,37 @@ def test_a_server_without_the_extension_is_told_so():
     assert out_json(proc)["error"]["code"] == "skills_unsupported"
 
 
+def test_skills_of_a_handshake_era_server_and_what_they_break():
+    proc = spyglass("--method", "skills/list", "--verify", "--", *LEGACY)
+    assert proc.returncode == 7, proc.stderr
+    by_uri = reports(proc)
+    assert [r["outcome"] for r in by_uri.values()] == ["verified", "failed", "failed"]
+    [lie] = by_uri[uri("liar")]["frontmatter"]
+    assert lie["code"] == "frontmatter-mismatch" and 'the listing says "What the listing says."' in lie["message"]
+    holey = by_uri[uri("holey")]["files"]
+    assert holey[0]["status"] == "verified"  # its SKILL.md, served as a base64 blob
+    assert holey[1]["status"] == "read-error" and "Resource not found" in holey[1]["reason"]
+
+
+@pytest.mark.parametrize(("case", "says"), [
+    ("garbage", "skills/list: the server's skills/list result is invalid: the result has no skills list"),
+    ("loop", "the server repeated a pagination cursor in skills/list"),
+])
+def test_a_listing_that_cannot_be_read_is_said_not_verified(case, says):
+    proc = spyglass("--method", "skills/list", "--verify", "--", *LEGACY, "--case", case)
+    assert proc.returncode == 8 and proc.stdout.count("\n") == 1  # the error envelope, no report
+    assert says in one_line_error(proc) and out_json(proc)["error"]["kind"] == "invalid_response"
+
+
 @pytest.mark.skipif(not (NODE22.exists() and OFFICIAL.exists()),
                     reason="the pinned official Inspector (@modelcontextprotocol/inspector 2.12) is not installed")
-def test_the_official_cli_reaches_the_same_verdicts():
+@pytest.mark.parametrize("server", ["sdk", "legacy"])
+def test_the_official_cli_reaches_the_same_verdicts(server):
     # the SDK declares extensions in the 2026-07-28 era only, which Spyglass finds by itself
-    official = subprocess.run([str(NODE22), str(OFFICIAL), "--protocol-era", "modern", "--method", "skills/list",
-                               "--verify", *SERVER], capture_output=True, text=True, timeout=60, cwd=str(HERE))
-    ours = spyglass("--method", "skills/list", "--verify", "--", *SERVER)
+    era, cmd = ("modern", SERVER) if server == "sdk" else ("legacy", LEGACY)
+    official = subprocess.run([str(NODE22), str(OFFICIAL), "--protocol-era", era, "--method", "skills/list",
+                               "--verify", *cmd], capture_output=True, text=True, timeout=60, cwd=str(HERE))
+    ours = spyglass("--method", "skills/list", "--verify", "--", *cmd)
     assert official.returncode == ours.returncode == 7, official.stderr
 
     def verdicts(proc):

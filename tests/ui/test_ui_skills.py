@@ -98,3 +98,20 @@ async def test_a_server_without_skills_has_no_skills_tab(open_window):
         pane = window.skills.pane
         assert not window.tabs.isTabVisible(window.tabs.indexOf(pane))
         assert pane.conn is None and pane.list.topLevelItemCount() == 0
+
+
+async def test_a_listing_that_cannot_be_read_is_said_in_the_tab(open_window):
+    hostile = [sys.executable, str(Path(__file__).parent.parent / "hostile" / "skills_server.py")]
+    async with open_window() as window:
+        conn = window.add_server(ServerSpec(name="garbage", command=[*hostile, "--case", "garbage"]))
+        await ready(conn)
+        pane = window.skills.pane
+        assert window.tabs.isTabVisible(window.tabs.indexOf(pane))  # a handshake-era server declaring skills
+        await until(lambda: pane.message.text().startswith("skills/list failed:"), 10, "the failure to be said")
+        assert "the result has no skills list" in pane.message.text()
+        assert pane.list.topLevelItemCount() == 0 and not pane.verify_button.isEnabled()
+        fine = window.add_server(ServerSpec(name="fine", command=hostile))
+        await ready(fine)
+        await until(lambda: pane.conn is fine and pane.list.topLevelItemCount() == 3, 10,
+                    "the skills of the server added (and selected)")
+        assert pane.message.isHidden()
