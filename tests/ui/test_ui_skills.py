@@ -59,7 +59,7 @@ async def test_skills_tab_lists_verifies_renders_and_saves(open_window, tmp_path
         pane.select("skill://tampered-report/SKILL.md")
         assert column(files, 3) == ["✓ verified", "✗ mismatch"]
         issues = find(window, QTreeWidget, "skillsIssues")
-        assert column(issues, 1) == ["mismatch"] and column(issues, 2) == ["data.csv"]
+        assert column(issues, 1) == ["digest-mismatch"] and column(issues, 2) == ["data.csv"]
         assert pane.verdict.text() == "✗ failed — 1 problem, listed below."
         window.resize(1280, 860)
         await until(lambda: "Quarterly report" in content.toPlainText(), 10, "its SKILL.md to be rendered")

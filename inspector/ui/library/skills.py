@@ -67,6 +67,13 @@ def _fit(tree: QTreeWidget, most: int = 8) -> None:
     tree.setFixedHeight(tree.header().sizeHint().height() + rows * row + 2 * tree.frameWidth() + 4)
 
 
+def _file_problem(verdict: S.FileVerdict) -> str:
+    """What a failed file is called in the problems list: its size or its digest does not match, or no bytes."""
+    if verdict.status == "read-error":
+        return "read-error"
+    return "size-mismatch" if verdict.expected_size != verdict.actual_size else "digest-mismatch"
+
+
 def _paint(item: QTreeWidgetItem, column: int, role: str) -> None:
     item.setForeground(column, theme.colour(role))
 
@@ -346,7 +353,7 @@ class SkillsPane(QWidget):
         self.verdict.setText(visible_block(text, 2000))
         self.verdict.setStyleSheet(f"color: {theme.colour(role).name()};")
         problems = [*report.conformance, *report.frontmatter]
-        problems += [S.Issue(f.status, "error", f.reason or f.status, f.uri) for f in report.files
+        problems += [S.Issue(_file_problem(f), "error", f.reason or f.status, f.uri) for f in report.files
                      if f.status in ("mismatch", "read-error")]
         root = S.skill_root(entry.uri) if entry is not None else None
         for issue in problems:

@@ -46,7 +46,3 @@ class SkillsLink(QObject):
             w.tabs.setCurrentIndex(0)
         w.tabs.setTabVisible(tab, offered)
         self.pane.show_connection(conn if offered else None)
-
-    def show_tab(self) -> SkillsPane:
-        self.window.tabs.setCurrentWidget(self.pane)
-        return self.pane
