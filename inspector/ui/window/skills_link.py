@@ -40,7 +40,8 @@ class SkillsLink(QObject):
         if not shiboken6.isValid(w) or not shiboken6.isValid(self.pane):
             return
         conn = w.selected_connection()
-        offered = conn is not None and conn.session.skills.offered
+        # a tapped conversation is only watched: Spyglass sends it nothing of its own
+        offered = conn is not None and not getattr(conn.session, "read_only", False) and conn.session.skills.offered
         tab = w.tabs.indexOf(self.pane)
         if not offered and w.tabs.currentIndex() == tab:
             w.tabs.setCurrentIndex(0)
