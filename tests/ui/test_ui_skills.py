@@ -46,6 +46,11 @@ async def test_skills_tab_lists_verifies_renders_and_saves(open_window, tmp_path
         assert content.toPlainText().startswith("---\nname: good-notes")
         pane.source_button.setChecked(False)
         assert pane.verdict.text() == "Not verified yet: press Verify all."
+        pane.content.linkShown.emit("https://example.com/x")  # what a click on a link says
+        assert pane.status.text() == "Link: https://example.com/x (not opened)"
+        pane.content.linkShown.emit("reference.md")  # a file of the skill: shown
+        await until(lambda: "ana: send the draft" in content.toPlainText(), 10, "the linked file to be shown")
+        assert pane.shown_uri == "skill://good-notes/reference.md"
 
         verify = find(window, QPushButton, "skillsVerify")
         assert verify.isEnabled()

@@ -164,7 +164,7 @@ class SkillsPane(QWidget):
         row.addWidget(self.save_button)
         self.content = SafeMarkdown(bottom)
         self.content.setObjectName("skillsContent")
-        self.content.linkShown.connect(lambda url: self._say(f"Link: {visible(url, 300)} (not opened)"))
+        self.content.linkShown.connect(self.follow_link)
         self.status = plain_label(bottom, "skillsStatus", selectable=True)
         self.status.hide()
         b = QVBoxLayout(bottom)
@@ -402,6 +402,21 @@ class SkillsPane(QWidget):
         self.shown_text = text
         self.content_head.setText(f"{visible(uri, 200)} · {human_size(len(data))}")
         self._render()
+
+    def follow_link(self, href: str) -> asyncio.Task[Any] | None:
+        """A link in the shown file: one to another file of the skill shows that file; any other is only
+        said, never opened."""
+        entry, base = self.current, self.shown_uri
+        target = None
+        if entry is not None and base is not None and href and ":" not in href.split("/", 1)[0] \
+                and not href.startswith(("/", "#")):
+            joined = S.normalize_uri(base.rsplit("/", 1)[0] + "/" + href.split("#", 1)[0])
+            files = entry.resources if entry.resources is not None else ()
+            target = next((f.uri for f in files if S.uri_identity(f.uri) == joined), None)
+        if target is None:
+            self._say(f"Link: {visible(href, 300)} (not opened)")
+            return None
+        return self.show_file(target)
 
     def _render(self) -> None:
         uri = self.shown_uri or ""
