@@ -39,8 +39,8 @@ class Budget:
 
     max_skills: int = S.MAX_CATALOG_SKILLS
     max_bytes: int = S.MAX_CATALOG_BYTES
-    raise_hint: str = "with the skill catalog budget"
-    one_hint: str = "by verifying this skill alone"
+    raise_hint: str = "with spyglass --cli --skill-catalog-max-skills / --skill-catalog-max-bytes"
+    one_hint: str = "with `spyglass --cli --method skills/get --uri <uri> --verify`, where <uri> is this skill's URI,"
 
 
 def _json_ready(value: Any) -> Any:

@@ -210,6 +210,11 @@ def test_the_read_bounds_leave_a_skill_incomplete_never_passed():
     assert reports[1].outcome == "incomplete" and reports[1].files == () and S.exit_outcome(reports, False) == "failed"
     assert "Not read" in str(reports[1].incomplete)
     assert S.summary(reports).startswith("1 of 2 skills failed verification")
+    first = entry(resources=manifest(("skill://notes/SKILL.md", SKILL)))
+    by_bytes = run_walk({"skill://notes/SKILL.md": SKILL}, [first, two[1]], Budget(max_bytes=len(SKILL)))
+    assert [r.outcome for r in by_bytes] == ["verified", "incomplete"]
+    assert S.exit_outcome(by_bytes, True) == "incomplete"
+    assert "budget of 256 skills / 50 bytes" in str(by_bytes[1].incomplete)
 
 
 def test_saving_writes_the_files_inside_a_new_folder_and_nothing_outside(tmp_path):
