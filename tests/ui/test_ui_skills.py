@@ -33,6 +33,7 @@ async def test_skills_tab_lists_verifies_renders_and_saves(open_window, tmp_path
         await until(lambda: listed.topLevelItemCount() == 4, 15, "the skills to be listed")
         assert column(listed, 0) == ["good-notes", "tampered-report", "live-status", "huge-atlas"]
         assert pane.count.text() == "4 skills"
+        assert listed.topLevelItem(0).toolTip(0).startswith("<qt>")  # the server's words, never rich text
 
         pane.select("skill://good-notes/SKILL.md")
         files = find(window, QTreeWidget, "skillsFiles")

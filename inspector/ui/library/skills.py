@@ -35,7 +35,7 @@ from ...session import Status
 from ..base import theme
 from ..base.layout import ListHeader, heading_label, plain_label, scrolling_column, title_label
 from ..base.tasks import spawn
-from ..base.text import visible, visible_block
+from ..base.text import plain_tooltip, visible, visible_block
 from ..render.text import SafeMarkdown, human_size
 from ..servers.connection import Connection
 
@@ -252,7 +252,7 @@ class SkillsPane(QWidget):
         for e in entries:
             item = QTreeWidgetItem([visible(e.name, 120), ""])
             item.setData(0, Qt.UserRole, e.uri)
-            item.setToolTip(0, visible_block(f"{e.uri}\n\n{e.description}", 2000))
+            item.setToolTip(0, plain_tooltip(visible_block(f"{e.uri}\n\n{e.description}", 2000)))
             self.list.addTopLevelItem(item)
         self.list.blockSignals(False)
         n = len(entries)
@@ -318,13 +318,13 @@ class SkillsPane(QWidget):
             digest = f.digest[:19] + "…" if f.digest and len(f.digest) > 20 else (f.digest or "—")
             item = QTreeWidgetItem([visible(shown, 200), size, visible(digest, 40), ""])
             item.setData(0, Qt.UserRole, f.uri)
-            item.setToolTip(2, visible(f.digest or "no digest advertised", 200))
+            item.setToolTip(2, plain_tooltip(visible(f.digest or "no digest advertised", 200)))
             verdict = verdicts.get(normalized)
             if verdict is not None:
                 word, role = FILE_VERDICT[verdict.status]
                 item.setText(3, word)
                 _paint(item, 3, role)
-                item.setToolTip(3, visible_block(verdict.reason or (verdict.actual_digest or ""), 1000))
+                item.setToolTip(3, plain_tooltip(visible_block(verdict.reason or (verdict.actual_digest or ""), 1000)))
             self.files.addTopLevelItem(item)
         _fit(self.files)
         self.dynamic_note.setVisible(entry.dynamic)
@@ -362,7 +362,7 @@ class SkillsPane(QWidget):
             item = QTreeWidgetItem(["✗" if issue.severity == "error" else "⚠", issue.code, visible(where, 200),
                                     visible_block(issue.message, 2000)])
             _paint(item, 0, "error" if issue.severity == "error" else "warning")
-            item.setToolTip(3, visible_block(issue.message, 2000))
+            item.setToolTip(3, plain_tooltip(visible_block(issue.message, 2000)))
             self.issues.addTopLevelItem(item)
         _fit(self.issues, 6)
         self.issues.setVisible(bool(problems))
