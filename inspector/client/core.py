@@ -22,7 +22,7 @@ from types import EllipsisType
 from typing import Any
 
 from .. import errors as E
-from ..protocol import apps
+from ..protocol import apps, skills
 from ..protocol import events as ev
 from ..protocol import jsonrpc as rpc
 from ..protocol.mode import Mode
@@ -70,7 +70,7 @@ class RequestContext:
 
 # Extensions every client of Spyglass declares: it hosts MCP Apps (the window renders them; the command line
 # shows their resources), so servers that check before offering UI tools offer them.
-EXTENSIONS: dict[str, Any] = {apps.EXTENSION: apps.CAPABILITY}
+EXTENSIONS: dict[str, Any] = {apps.EXTENSION: apps.CAPABILITY, skills.EXTENSION: {}}
 
 Handler = Callable[[dict[str, Any] | None, RequestContext], Awaitable[Any]]
 """Answers one server request (legacy) or one MRTR input request (modern)."""
