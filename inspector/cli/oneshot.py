@@ -30,6 +30,7 @@ from .common import (
     transport_options,
     visible,
 )
+from .load import add_load_arguments, check_load_arguments, run_load
 from .output import first_text, print_result, progress_done, progress_to_stderr, task_to_stderr
 
 if TYPE_CHECKING:
@@ -84,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trace", metavar="FILE", help="write every frame to FILE as JSON Lines")
     p.add_argument("--session", metavar="FILE", help="write the whole session to FILE as a .mcpsession (secrets "
                    "masked), to open in the window, replay or diff")
+    add_load_arguments(p)
     p.add_argument("target", nargs="*", help=argparse.SUPPRESS)
     return p
 
@@ -99,6 +101,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     if args.method is None:
         args.method = ("tools/call" if args.tool_name else "resources/read" if args.uri else
                        "prompts/get" if args.prompt_name else "tools/list")
+    check_load_arguments(args)
     return args
 
 
@@ -126,6 +129,8 @@ async def run(args: argparse.Namespace, out: TextIO, spec: ServerSpec | None = N
     session.roots = roots
     try:
         await session.open(opened)
+        if args.load:
+            return await run_load(session, args, await _tool_arguments(session.need_client(), args), out)
         result = await perform(session, args)
         exit_code = E.EXIT_TOOL_ERROR if (args.method == "tools/call" and isinstance(result, dict)
                                           and result.get("isError") is True) else E.EXIT_OK
