@@ -74,7 +74,8 @@ async def test_errors_by_kind_on_the_demo_server_tool_errors_timeouts_and_reject
         opts = LoadOptions.resolve(5, requests=40)
         tool_errors = await LoadRun(tool_call(session, "divide", {"a": 1, "b": 0}), opts, tool="divide").run()
         unknown = await LoadRun(tool_call(session, "no_such_tool", {}), opts).run()
-        slow = LoadRun(tool_call(session, "long_task", {"steps": 1, "step_ms": 1000}), LoadOptions.resolve(5, requests=5))
+        slow = LoadRun(tool_call(session, "long_task", {"steps": 1, "step_ms": 1000}),
+                       LoadOptions.resolve(5, requests=5))
         timeouts = await slow.run()
     finally:
         await session.disconnect()

@@ -1,0 +1,66 @@
+"""`spyglass --cli --load`: the official CLI's flags and summary fields, Spyglass's additions, the counts checked
+against the traffic of the run (its `--session` file), and the combinations refused."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from support import demo_cmd, everything_cmd
+from test_cli import one_line_error, out_json, spyglass
+
+from inspector.recording.files import open_session
+
+OFFICIAL_FIELDS = ["tool", "concurrency", "requestLimit", "requests", "ok", "toolErrors", "errors", "errorRate",
+                   "elapsedMs", "throughput", "latencyMs", "errorMessages"]
+
+
+def test_a_load_run_prints_the_official_summary_and_the_session_file_has_every_call(tmp_path):
+    session = tmp_path / "load.mcpsession"
+    proc = spyglass("--load", "--load-requests", "150", "--load-concurrency", "5", "--tool-name", "echo",
+                    "--tool-arg", "message=hi", "--session", str(session), "--", *everything_cmd())
+    assert proc.returncode == 0, proc.stderr
+    summary = out_json(proc)
+    assert list(summary)[:len(OFFICIAL_FIELDS)] == OFFICIAL_FIELDS
+    assert list(summary)[len(OFFICIAL_FIELDS):] == ["errorsByKind", "histogram"]
+    assert summary["tool"] == "echo" and summary["concurrency"] == 5 and summary["requests"] == summary["ok"] == 150
+    assert list(summary["latencyMs"]) == ["min", "mean", "p50", "p90", "p99", "max"]
+    store = open_session(session).store
+    calls = [n for n in range(len(store)) if store.method(n) == "tools/call" and store.direction(n) == "out"]
+    answers = [n for n in range(len(store)) if store.direction(n) == "in" and store.pair(n) in set(calls)]
+    assert len(calls) == len(answers) == 150
+    args = {json.loads(store.text(n))["params"]["arguments"]["message"] for n in calls}
+    assert args == {"hi"}
+
+
+def test_text_output_has_every_field_errors_by_kind_and_a_histogram():
+    proc = spyglass("--load", "--load-requests", "30", "--tool-name", "divide", "--tool-arg", "a=1", "--tool-arg",
+                    "b=0", "--format", "text", "--", *demo_cmd())
+    assert proc.returncode == 0, proc.stderr  # a completed run exits 0, whatever the calls answered
+    text = proc.stdout
+    assert text.startswith("Load test of divide: 10 at once, at most 30 calls\n")
+    for field in ("requests    30 in", "toolErrors  30", "errors      0", "errorRate   100.00 %",
+                  "by kind     tool_error 30", "Latency histogram (ms):"):
+        assert field in text, field
+    assert all(k in text for k in ("min ", "mean ", "p50 ", "p90 ", "p99 ", "max "))
+    bars = [line for line in text.splitlines() if "█" in line]
+    assert bars and sum(int(line.rsplit(" ", 1)[1]) for line in bars) == 30
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--load-requests", "5", "--tool-name", "echo"], "--load-requests requires --load."),
+    (["--load", "--method", "tools/list"], "--load requires --method tools/call."),
+    (["--load", "--method", "tools/call"], "--load requires --tool-name."),
+    (["--load", "--tool-name", "echo", "--load-concurrency", "0"], "--load-concurrency must be a positive integer."),
+    (["--load", "--tool-name", "echo", "--load-rate", "-3"], "--load-rate must be a positive number."),
+])
+def test_usage_errors_exit_1_before_any_server_starts(argv, message):
+    proc = spyglass(*argv, "--", "/nonexistent/server")
+    assert proc.returncode == 1 and message in one_line_error(proc)
+    assert out_json(proc)["error"]["kind"] == "usage"
+
+
+def test_an_unknown_tool_exits_5_as_tool_not_found():
+    proc = spyglass("--load", "--load-requests", "3", "--tool-name", "nope", "--", *demo_cmd())
+    assert proc.returncode == 5
+    assert out_json(proc)["error"] == {"kind": "tool_not_found", "message": "Tool 'nope' not found on server."}
