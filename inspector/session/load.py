@@ -4,7 +4,8 @@ latency and errors summed up while it runs. Shared by `spyglass --cli --load` an
 The bounds are the official inspector's (`--load-concurrency`, `--load-duration`, `--load-requests`,
 `--load-rate`), and so is the scheduler: `concurrency` workers take turns to claim the right to start a call;
 a claim fails once `requests` calls have started or the duration is over, and with a rate the starts are
-spread evenly, `1 / rate` seconds apart (a late start does not make the next ones hurry). Calls in flight
+spread evenly, `1 / rate` seconds apart (a start made late by the loop's timers is caught up, within
+`CATCH_UP_S`; a longer stall is not made up in a burst). Calls in flight
 when a bound is reached still finish. The summary has the official fields (`requests`, `ok`,
 `toolErrors`, `errors`, `errorRate`, `elapsedMs`, `throughput`, `latencyMs`, `errorMessages`) with the
 official rounding and percentile rule, plus errors by kind and a latency histogram.
@@ -36,8 +37,14 @@ OTHER_ERRORS = "(other)"
 BUCKET_S = 0.5  # the live timeline's resolution
 BINS_PER_DECADE = 10  # latency histogram: bin i holds latencies in [10^(i/10), 10^((i+1)/10)) ms
 MIN_BIN = -30  # 1 µs: anything faster counts here
+# A start this late (or one interval, if longer) still keeps to the rate's grid, so the next ones catch up: the
+# event loop's timers are a millisecond late at best, which at 500 calls/s (2 ms apart) would otherwise lose a
+# third of the starts. Later than that, the grid starts again from now (a stall is not made up in a burst).
+CATCH_UP_S = 0.02
 
 OK, TOOL_ERROR = "ok", "tool_error"
+# errors after which no call can succeed: the run stops starting calls (those in flight end as they do)
+GONE = frozenset({"connect", "server_exited", "closed", "session_expired", "auth_required"})
 
 Call = Callable[[], Awaitable[str]]  # one call: returns OK or TOOL_ERROR, raises for anything else
 
@@ -281,6 +288,7 @@ class LoadRun:
         self.began: float | None = None
         self.ended: float | None = None
         self.stopped = False  # by stop() or cancel(), before a bound ended the run
+        self.gone: str | None = None  # why the run stopped by itself: the server went away
         self._stop = asyncio.Event()
         self._turn = asyncio.Lock()
         self._next = 0.0
@@ -330,10 +338,14 @@ class LoadRun:
                     return False
                 if start <= now:
                     self.started += 1
-                    self._next = self._next + interval if now - self._next < interval else now + interval
+                    on_time = now - self._next < max(interval, CATCH_UP_S)
+                    self._next = self._next + interval if on_time else now + interval
                     return True
+                if start - now < 0.05:
+                    await asyncio.sleep(start - now)
+                    continue
                 try:
-                    await asyncio.wait_for(self._stop.wait(), start - now)
+                    await asyncio.wait_for(self._stop.wait(), start - now)  # a long wait ends early on stop()
                 except TimeoutError:
                     pass
 
@@ -360,6 +372,10 @@ class LoadRun:
             self.stats.add(t1 - self.began, (t1 - t0) * 1000, outcome if exc is None else "error", exc)
             if self._cancelling:
                 return
+            if exc is not None and error_kind(exc) in GONE and not self._stop.is_set():
+                self.gone = error_message(exc)
+                self._stop.set()
+            await asyncio.sleep(0)  # a call that fails at once must not keep the loop from turning
 
     def snapshot(self) -> Snapshot:
         s = self.stats
@@ -396,7 +412,24 @@ class LoadRun:
                    histogram=[{"fromMs": a, "toMs": b, "count": n} for a, b, n in s.histogram()])
         if self.stopped:
             out["stopped"] = True
+        if self.gone is not None:
+            out["stoppedBecause"] = self.gone
         return out
+
+
+def aligned_histograms(a: LoadStats, b: LoadStats, max_rows: int) -> tuple[list[float], list[int], list[int]]:
+    """Two runs' latency bins on the same edges (for comparing them): lower edges, counts of `a`, of `b`."""
+    both = set(a.bins) | set(b.bins)
+    if not both:
+        return [], [], []
+    lo, hi = min(both), max(both)
+    step = 1
+    while (hi - lo) // step + 1 > max_rows:
+        step *= 2
+    lo -= (lo - MIN_BIN) % step
+    starts = range(lo, hi + 1, step)
+    return ([_edge(i) for i in starts], [sum(a.bins.get(j, 0) for j in range(i, i + step)) for i in starts],
+            [sum(b.bins.get(j, 0) for j in range(i, i + step)) for i in starts])
 
 
 def latency_summary(latencies: list[float]) -> dict[str, float] | None:
