@@ -135,7 +135,7 @@ def summary_text(summary: dict[str, Any]) -> str:
     if "rate" in summary:
         bounds.append(f"at most {summary['rate']:g} calls/s")
     lines = [f"Load test of {visible(summary['tool'])}: " + ", ".join(bounds)
-             + (" (stopped early)" if summary.get("stopped") else ""),
+             + (f" (stopped: {visible(summary['stoppedBecause'])})" if summary.get("stoppedBecause") else ""),
              f"  requests    {summary['requests']} in {summary['elapsedMs'] / 1000:.2f} s "
              f"({summary['throughput']:g} calls/s)",
              f"  ok          {summary['ok']}",

@@ -375,7 +375,8 @@ class LoadRun:
             if exc is not None and error_kind(exc) in GONE and not self._stop.is_set():
                 self.gone = error_message(exc)
                 self._stop.set()
-            await asyncio.sleep(0)  # a call that fails at once must not keep the loop from turning
+            if exc is not None:
+                await asyncio.sleep(0)  # a call that fails at once must not keep the loop from turning
 
     def snapshot(self) -> Snapshot:
         s = self.stats

@@ -4,6 +4,7 @@ own count of tools/call requests and responses; the scheduler's bounds; errors b
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 
 import pytest
@@ -68,13 +69,13 @@ async def test_a_run_on_server_everything_is_what_the_traffic_store_saw():
 
 async def test_errors_by_kind_on_the_demo_server_tool_errors_timeouts_and_rejections():
     store = TrafficStore(":memory:")
-    session = session_on(demo_cmd(), store, timeout=0.2)
+    session = session_on(demo_cmd(), store)
     try:
         await session.open()
         opts = LoadOptions.resolve(5, requests=40)
         tool_errors = await LoadRun(tool_call(session, "divide", {"a": 1, "b": 0}), opts, tool="divide").run()
         unknown = await LoadRun(tool_call(session, "no_such_tool", {}), opts).run()
-        slow = LoadRun(tool_call(session, "long_task", {"steps": 1, "step_ms": 1000}),
+        slow = LoadRun(tool_call(session, "long_task", {"steps": 1, "step_ms": 1000}, timeout=0.2),
                        LoadOptions.resolve(5, requests=5))
         timeouts = await slow.run()
     finally:
@@ -104,9 +105,11 @@ async def test_the_rate_spreads_the_starts_and_the_request_bound_is_exact():
         return OK
 
     paced = await LoadRun(call, LoadOptions.resolve(4, duration_s=0.5, rate=100)).run()
-    assert 48 <= paced["requests"] <= 51 and paced["rate"] == 100 and paced["durationMs"] == 500
+    # never faster than the rate; slower only when the machine stalls the loop (a stall is not made up)
+    assert 30 <= paced["requests"] <= 51 and paced["rate"] == 100 and paced["durationMs"] == 500
     gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
     assert sorted(gaps)[len(gaps) // 2] == pytest.approx(0.01, abs=0.003)  # evenly: the median gap is 1/rate
+    assert sum(gaps) >= 0.0095 * len(gaps)  # on average never closer than 1/rate
     starts.clear()
     peak = 0
     bounded = await LoadRun(call, LoadOptions.resolve(3, requests=37)).run()
@@ -152,3 +155,34 @@ def test_options_have_the_official_defaults_and_say_what_they_will_do():
     assert "as many calls as the tool answers" in LoadOptions.resolve(duration_s=2).describe()
     with pytest.raises(E.UsageError, match="concurrency must be positive"):
         LoadOptions.resolve(0)
+
+
+async def test_a_run_stops_by_itself_when_the_server_goes_away():
+    store = TrafficStore(":memory:")
+    session = session_on(demo_cmd(), store)
+    await session.open()
+    run = LoadRun(tool_call(session, "echo", {"message": "hi"}), LoadOptions.resolve(4, duration_s=30), tool="echo")
+    task = asyncio.ensure_future(run.run())
+    await asyncio.sleep(0.3)
+    await session.disconnect()
+    summary = await asyncio.wait_for(task, 10)
+    assert re.search("not connected|closed", summary["stoppedBecause"]) and "stopped" not in summary
+    assert summary["ok"] > 0 and summary["errors"] >= 1 and summary["elapsedMs"] < 10_000
+    assert set(summary["errorsByKind"]) <= {"connect", "closed", "server_exited", "cancelled"}
+
+
+def test_two_runs_histograms_share_their_bins():
+    from inspector.session.load import LoadStats, aligned_histograms
+
+    fast, slow = LoadStats(), LoadStats()
+    for ms in (0.5, 0.6, 1.0):
+        fast.add(0.1, ms, OK)
+    for ms in (10.0, 100.0):
+        slow.add(0.1, ms, OK)
+    edges, a, b = aligned_histograms(fast, slow, 100)
+    assert edges[0] <= 0.5 < edges[1] and edges[-1] <= 100 and sum(a) == 3 and sum(b) == 2
+    assert len(edges) == len(a) == len(b) == 25  # ten bins a decade, from [0.398, 0.501) to [100, 126)
+    merged, a, b = aligned_histograms(fast, slow, 8)
+    assert len(merged) <= 8 and sum(a) == 3 and sum(b) == 2
+    assert aligned_histograms(LoadStats(), LoadStats(), 8) == ([], [], [])
+    assert [row[2] for row in fast.histogram()] == [1, 1, 0, 0, 1]
