@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from support import demo_cmd, everything_cmd
+from support import demo_cmd, everything_cmd, hostile_cmd
 from test_cli import one_line_error, out_json, spyglass
 
 from inspector.recording.files import open_session
@@ -64,3 +64,12 @@ def test_an_unknown_tool_exits_5_as_tool_not_found():
     proc = spyglass("--load", "--load-requests", "3", "--tool-name", "nope", "--", *demo_cmd())
     assert proc.returncode == 5
     assert out_json(proc)["error"] == {"kind": "tool_not_found", "message": "Tool 'nope' not found on server."}
+
+
+def test_a_server_that_dies_mid_run_ends_the_run_with_the_reason():
+    proc = spyglass("--load", "--load-requests", "20", "--tool-name", "echo", "--tool-arg", "message=x",
+                    "--format", "text", "--", *hostile_cmd("exit-during-call"))
+    assert proc.returncode == 0, proc.stderr  # the run completed, as the official CLI's does: its summary says how
+    first, *rest = proc.stdout.splitlines()
+    assert first.startswith("Load test of echo: 10 at once, at most 20 calls (stopped: ") and "exited" in first
+    assert any(line.startswith("  errors") and int(line.split()[1]) >= 1 for line in rest)

@@ -58,7 +58,7 @@ class Chart(QChartView):
         self.setChart(c)
         self.y = QValueAxis()
         self.y.setTitleText(y_title)
-        self.y.setLabelFormat("%.3g")
+        self.y.setLabelFormat("%.4g")
         self.y.setRange(0, 1)
         c.addAxis(self.y, Qt.AlignmentFlag.AlignLeft)
         self.x: Any
@@ -71,7 +71,7 @@ class Chart(QChartView):
         else:
             self.x = QValueAxis()
             self.x.setTitleText("seconds into the run")
-            self.x.setLabelFormat("%.3g")
+            self.x.setLabelFormat("%.4g")
             self.x.setRange(0, 1)
         c.addAxis(self.x, Qt.AlignmentFlag.AlignBottom)
         self.restyle()

@@ -122,6 +122,7 @@ class LoadView(QWidget):
         self.tool: dict[str, Any] | None = None
         self.run: LoadRun | None = None
         self.job: asyncio.Future[Any] | None = None
+        self._active = False  # from Start until the run's summary is in
         self.run_label = ""
         self._confirming = False
         self._dark = theme.is_dark()
@@ -253,6 +254,7 @@ class LoadView(QWidget):
                          f"{options.concurrency} at once"
         self.charts.reset()
         self.pages.setCurrentWidget(self.charts)
+        self._active = True
         self.job = asyncio.ensure_future(self._run(run))
         self._say(f"Running {visible(name, 200)}: {options.describe()}.", "connecting")
         self.timer.start()
@@ -267,6 +269,7 @@ class LoadView(QWidget):
             self._say(f"The load run failed: {type(exc).__name__}: {exc}", "error")
             return
         finally:
+            self._active = False
             self.timer.stop()
             self.refresh()
             self._update_buttons()
@@ -281,7 +284,7 @@ class LoadView(QWidget):
 
     @property
     def running(self) -> bool:
-        return self.job is not None and not self.job.done()
+        return self._active
 
     def stop(self) -> None:
         """Start no more calls; pressed again while calls are in flight, cancel them."""
