@@ -73,3 +73,22 @@ def test_a_server_that_dies_mid_run_ends_the_run_with_the_reason():
     first, *rest = proc.stdout.splitlines()
     assert first.startswith("Load test of echo: 10 at once, at most 20 calls (stopped: ") and "exited" in first
     assert any(line.startswith("  errors") and int(line.split()[1]) >= 1 for line in rest)
+
+
+def test_a_paced_run_says_its_bounds_and_bad_numbers_are_refused():
+    proc = spyglass("--load", "--load-duration", "0.4", "--load-rate", "25", "--tool-name", "echo", "--tool-arg",
+                    "message=x", "--format", "text", "--", *demo_cmd())
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("Load test of echo: 10 at once, for 0.4 s, at most 25 calls/s\n")
+    calls = int(proc.stdout.splitlines()[1].split()[1])
+    assert 5 <= calls <= 11  # 25 a second for 0.4 s: at most 10 (and the one at 0 s)
+    proc = spyglass("--load", "--load-rate", "fast", "--tool-name", "echo", "--", *demo_cmd())
+    assert proc.returncode == 1 and "--load-rate must be a positive number." in one_line_error(proc)
+
+
+def test_a_wide_histogram_is_merged_to_sixteen_rows():
+    from inspector.cli.load import histogram_rows
+
+    bins = [{"fromMs": 10 ** (i / 10), "toMs": 10 ** ((i + 1) / 10), "count": i} for i in range(40)]
+    rows = histogram_rows(bins)
+    assert len(rows) <= 16 and sum(int(r.rsplit(" ", 1)[1]) for r in rows) == sum(range(40))

@@ -186,3 +186,31 @@ def test_two_runs_histograms_share_their_bins():
     assert len(merged) <= 8 and sum(a) == 3 and sum(b) == 2
     assert aligned_histograms(LoadStats(), LoadStats(), 8) == ([], [], [])
     assert [row[2] for row in fast.histogram()] == [1, 1, 0, 0, 1]
+
+
+async def test_every_failure_is_counted_by_kind_and_a_slow_rate_stops_at_once():
+    seen = iter(range(1000))
+
+    async def call() -> str:
+        n = next(seen)
+        if n % 4 == 0:
+            raise TimeoutError
+        if n % 4 == 1:
+            raise ValueError(f"broken #{n}")  # distinct messages: ten are kept, the rest counted as (other)
+        if n % 4 == 2:
+            return "maybe"  # not an outcome: the answer is invalid
+        return OK
+
+    summary = await LoadRun(call, LoadOptions.resolve(1, requests=60)).run()
+    assert summary["errorsByKind"] == {"internal": 15, "invalid_response": 15, "timeout": 15}
+    assert summary["ok"] == 15 and summary["errors"] == 45
+    messages = summary["errorMessages"]
+    assert len(messages) == 11 and messages[-1] == {"message": "(other)", "count": 7}  # 15 broken, 8 kept
+    assert messages[:2] == [{"message": "TimeoutError", "count": 15},
+                            {"message": "the call ended as 'maybe'", "count": 15}]  # most frequent first
+    slow = LoadRun(call, LoadOptions.resolve(1, duration_s=30, rate=0.2))  # 5 s between starts
+    task = asyncio.ensure_future(slow.run())
+    await asyncio.sleep(0.1)
+    assert slow.started == 1
+    slow.stop()
+    assert (await asyncio.wait_for(task, 2))["requests"] == 1  # the wait for the next start ended at once

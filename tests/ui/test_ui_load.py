@@ -145,7 +145,7 @@ async def test_the_window_stays_responsive_at_500_calls_a_second(open_window):
         summary = view.run.summary()
         worst, wall = max(gaps)
         # (kept in full on a quiet machine, bench/load_window.py; a loop stalled by other processes loses starts)
-        assert summary["requests"] >= 600 and summary["errors"] == 0, \
+        assert 600 / SLOWDOWN <= summary["requests"] <= 1001 and summary["errors"] == 0, \
             f"the rate was not kept: {summary['requests']} calls (longest turn {wall * 1000:.0f} ms wall)"
         assert tools_calls(window.store, conn.server_id) == (summary["requests"],) * 2
         assert worst < 0.05 * SLOWDOWN, \
