@@ -92,3 +92,16 @@ def test_a_wide_histogram_is_merged_to_sixteen_rows():
     bins = [{"fromMs": 10 ** (i / 10), "toMs": 10 ** ((i + 1) / 10), "count": i} for i in range(40)]
     rows = histogram_rows(bins)
     assert len(rows) <= 16 and sum(int(r.rsplit(" ", 1)[1]) for r in rows) == sum(range(40))
+
+
+def test_task_runs_every_call_as_a_task(tmp_path):
+    trace = tmp_path / "trace.jsonl"
+    proc = spyglass("--load", "--load-requests", "3", "--load-concurrency", "1", "--task", "--no-validate",
+                    "--tool-name", "add", "--tool-args-json", '{"a": 1, "b": 2}', "--trace", str(trace), "--",
+                    *hostile_cmd("task-eager-result"))
+    assert proc.returncode == 0, proc.stderr
+    assert out_json(proc)["ok"] == 3
+    sent = [json.loads(r["text"]) for r in map(json.loads, trace.read_text().splitlines()) if r["dir"] == "out"]
+    calls = [m for m in sent if m.get("method") == "tools/call"]
+    assert len(calls) == 3 and all("task" in m["params"] for m in calls)
+    assert sum(m.get("method") == "tasks/result" for m in sent) >= 3  # each result fetched from its task

@@ -98,7 +98,7 @@ async def run_load(session: Any, args: argparse.Namespace, arguments: dict[str, 
         await client.list_tools()
     if args.tool_name not in client.tools:
         raise ToolNotFound(f"Tool '{args.tool_name}' not found on server.")
-    run = LoadRun(tool_call(session, args.tool_name, arguments), options_of(args), tool=args.tool_name)
+    run = LoadRun(tool_call(session, args.tool_name, arguments, task=args.task), options_of(args), tool=args.tool_name)
     ticker = asyncio.ensure_future(_progress(run)) if sys.stderr.isatty() else None
     try:
         summary = await run.run()

@@ -443,17 +443,16 @@ def latency_summary(latencies: list[float]) -> dict[str, float] | None:
 
 
 def tool_call(session: ServerSession, tool: str, arguments: dict[str, Any] | None, *,
-              timeout: float | None = None) -> Call:
+              timeout: float | None = None, task: bool | None = None) -> Call:
     """One call of `tool` through `session`'s current connection (a reconnect mid-run is used as it comes;
     no connection is an error of kind `connect`). Its frames reach the session's traffic like any call's.
-    A tool that requires a task runs as one."""
+    `task`: run each call as a task (None: when the tool requires it, as a single call does)."""
     args = arguments if arguments is not None else {}
+    options: dict[str, Any] = {"task": task}
+    if timeout is not None:
+        options["timeout"] = timeout
 
     async def call() -> str:
-        client = session.need_client()
-        if timeout is None:
-            result = await client.call_tool(tool, args)
-        else:
-            result = await client.call_tool(tool, args, timeout=timeout)
+        result = await session.need_client().call_tool(tool, args, **options)
         return TOOL_ERROR if isinstance(result, dict) and result.get("isError") is True else OK
     return call

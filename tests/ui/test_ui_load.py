@@ -150,3 +150,34 @@ async def test_the_window_stays_responsive_at_500_calls_a_second(open_window):
         assert tools_calls(window.store, conn.server_id) == (summary["requests"],) * 2
         assert worst < 0.05 * SLOWDOWN, \
             f"a loop turn took {worst * 1000:.0f} ms ({wall * 1000:.0f} ms wall) at 500 calls a second"
+
+
+async def test_stop_twice_cancels_bad_arguments_start_nothing_and_a_lost_server_ends_the_run(open_window):
+    async with open_window() as window:
+        conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()), mode="legacy")
+        await connected(conn)
+        status = find(window, QLabel, "loadStatus")
+        stop = find(window, QPushButton, "loadStop")
+        select_tool(window, "long_task")
+        window.tool_detail.form.set_value({"steps": 1, "step_ms": 2000})
+        view = load_tab(window)
+        bounds(window, concurrency=3, duration=30)
+        run = view.start()
+        await until(lambda: run.in_flight == 3, 10, "three calls in flight")
+        stop.click()
+        assert "Stopping: no more calls start; 3 in flight finish" in status.text() and stop.text() == "Cancel calls"
+        stop.click()
+        await until(lambda: not view.running, 10, "the calls to be cancelled")
+        assert run.summary()["errorsByKind"] == {"cancelled": 3}
+        assert "stopped by you" in status.text() and "3 failed" in status.text()
+        select_tool(window, "delete_item")
+        window.tool_detail.form.set_value({"id": "NOT AN ID"})
+        assert view.start() is None and "Not started: 1 problem in the arguments" in status.text()
+        select_tool(window, "echo")
+        window.tool_detail.form.set_value({"message": "hi"})
+        run = view.start()
+        await until(lambda: run.snapshot().completed > 20, 10, "some calls")
+        await conn.session.disconnect()
+        await until(lambda: not view.running, 10, "the run to stop by itself")
+        assert run.gone and f"stopped: {run.gone}" in status.text()
+        assert view.start() is None and status.text() == "Not connected: connect the server first."

@@ -300,11 +300,6 @@ class LoadView(QWidget):
                       "cancel them).", "connecting")
         self._update_buttons()
 
-    def cancel(self) -> None:
-        """The window or the panel goes away: the run ends now."""
-        if self.run is not None and self.running:
-            self.run.cancel()
-
     def refresh(self) -> None:
         run = self.run
         if run is None:
