@@ -149,7 +149,10 @@ def percentile(ordered: list[float], p: float) -> float:
 
 
 def _round(value: float, places: int = 2) -> float:
-    return round(value, places) + 0.0  # no -0.0
+    """Rounded as the official CLI rounds, and a whole number written as one (`10000`, not `10000.0`), as
+    JavaScript writes it."""
+    out = round(value, places) + 0.0  # no -0.0
+    return int(out) if out.is_integer() else out
 
 
 def _bin(ms: float) -> int:
@@ -403,7 +406,7 @@ class LoadRun:
         if o.requests is not None:
             out["requestLimit"] = o.requests
         if o.rate is not None:
-            out["rate"] = o.rate
+            out["rate"] = _round(o.rate, 6)
         out.update(requests=done, ok=s.ok, toolErrors=s.tool_errors, errors=s.errors,
                    errorRate=_round((s.tool_errors + s.errors) / done, 4) if done else 0,
                    elapsedMs=_round(elapsed_ms),
