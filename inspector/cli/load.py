@@ -1,6 +1,7 @@
 """`spyglass --cli --load`: call one tool again and again, several at once, and print a summary of latency and
 errors instead of a result: the official inspector's flags and summary fields, plus percentiles, errors by kind
-and a latency histogram in text. Never imports Qt.
+and a latency histogram in text. Never imports Qt, nor asyncio at import time (`--cli` starts a stdio server
+before asyncio is imported).
 
 The scheduler and the figures are the session layer's (`inspector.session.load`), which the window's Load tab
 runs too; every call goes through the session, so `--trace` and `--session` keep each one.
@@ -9,7 +10,6 @@ runs too; every call goes through the session, so `--trace` and `--session` keep
 from __future__ import annotations
 
 import argparse
-import asyncio
 import math
 import sys
 from typing import Any, TextIO
@@ -91,6 +91,8 @@ def options_of(args: argparse.Namespace) -> Any:
 async def run_load(session: Any, args: argparse.Namespace, arguments: dict[str, Any], out: TextIO) -> int:
     """Load-test `args.tool_name` through `session` with `arguments`; print the summary; exit 0 when the run
     completed, whatever its calls answered (as the official CLI does)."""
+    import asyncio
+
     from ..session.load import LoadRun, tool_call
 
     client = session.need_client()
@@ -114,6 +116,8 @@ async def run_load(session: Any, args: argparse.Namespace, arguments: dict[str, 
 
 
 async def _progress(run: Any) -> None:
+    import asyncio
+
     while True:
         await asyncio.sleep(PROGRESS_S)
         s = run.snapshot()
