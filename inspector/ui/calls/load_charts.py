@@ -7,6 +7,7 @@ buckets closed since the last update are appended, so a long run costs each upda
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -56,6 +57,7 @@ class Chart(QChartView):
         c.legend().setAlignment(Qt.AlignmentFlag.AlignTop)
         c.setAnimationOptions(QChart.AnimationOption.NoAnimation)
         self.setChart(c)
+        self._ranges: tuple[tuple[float, float], float] | None = None
         self.y = QValueAxis()
         self.y.setTitleText(y_title)
         self.y.setLabelFormat("%.4g")
@@ -137,13 +139,23 @@ class Chart(QChartView):
                 self._paint_area(s)
 
     def fit(self, x_max: float, y_max: float, x_min: float = 0.0) -> None:
+        """Axes that hold the data, in round numbers (1, 2, 5 × 10ⁿ): they change only when the data outgrows
+        them (setting an axis lays the chart out again: not ten times a second for nothing)."""
         if isinstance(self.x, QLogValueAxis):
-            self.x.setRange(x_min, max(x_max, x_min * 10))
+            x = (10 ** math.floor(math.log10(x_min)), 10 ** math.ceil(math.log10(max(x_max, x_min * 10))))
         else:
-            self.x.setRange(0, max(1.0, x_max))
-            self.x.applyNiceNumbers()
-        self.y.setRange(0, max(1.0, y_max * 1.1))
-        self.y.applyNiceNumbers()
+            x = (0.0, nice(max(1.0, x_max)))
+        y = nice(max(1.0, y_max * 1.05))
+        if (x, y) != self._ranges:
+            self._ranges = (x, y)
+            self.x.setRange(*x)
+            self.y.setRange(0, y)
+
+
+def nice(value: float) -> float:
+    """The smallest of 1, 2, 5 × 10ⁿ not below `value`."""
+    base = 10 ** math.floor(math.log10(value))
+    return next(m * base for m in (1, 2, 5, 10) if m * base >= value * (1 - 1e-9))
 
 
 def steps(edges: list[tuple[float, float, int]]) -> list[QPointF]:
@@ -192,6 +204,7 @@ class LiveCharts(QWidget):
             s.clear()
         self.bins.clear()
         self._shown = 0
+        self._pending: Snapshot | None = None
         self._peaks = {"latency": 0.0, "rate": 0.0, "errors": 0.0}
         for chart in self.charts:
             chart.fit(1, 1, 0.1)
@@ -200,8 +213,18 @@ class LiveCharts(QWidget):
         for chart in self.charts:
             chart.restyle()
 
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        if self._pending is not None:
+            self.show_snapshot(self._pending)
+
     def show_snapshot(self, snap: Snapshot) -> None:
-        """Append the buckets closed since the last call; redraw the histogram."""
+        """Append the buckets closed since the last call; redraw the histogram. Hidden (another tab is shown),
+        the plots wait: the latest snapshot is drawn when they are shown again."""
+        if not self.isVisible():
+            self._pending = snap
+            return
+        self._pending = None
         new = snap.buckets[self._shown:]
         if new:
             self._shown = len(snap.buckets)
