@@ -187,18 +187,30 @@ class LoadView(QWidget):
         self.pages = QTabWidget(self)
         self.pages.setObjectName("loadPages")
         self.pages.setDocumentMode(True)
-        self.charts = LiveCharts(self.pages)
-        self.compare = CompareView(self.pages)
-        self.pages.addTab(self.charts, "Live")
-        self.pages.addTab(self.compare, "Compare runs")
+        self.charts: LiveCharts | None = None  # built when first needed: the window opens without them
+        self.compare: CompareView | None = None
         lay.addWidget(self.pages, 1)
         self._say("Calls the tool with the arguments of its form (the Arguments tab above), many times and several "
                   "at once; every call is in the traffic pane.", "muted")
 
+    def plots(self) -> tuple[LiveCharts, CompareView]:
+        """The plots and the comparison, built the first time the tab is shown or a run starts."""
+        if self.charts is None or self.compare is None:
+            self.charts = LiveCharts(self.pages)
+            self.compare = CompareView(self.pages)
+            self.pages.addTab(self.charts, "Live")
+            self.pages.addTab(self.compare, "Compare runs")
+            self._dark = theme.is_dark()
+        return self.charts, self.compare
+
+    def showEvent(self, event: Any) -> None:
+        self.plots()
+        super().showEvent(event)
+
     # ------------------------------------------------------------------ the panel's side
     def set_tool(self, tool: dict[str, Any] | None) -> None:
         self.tool = tool
-        if theme.is_dark() != self._dark:
+        if theme.is_dark() != self._dark and self.charts is not None and self.compare is not None:
             self._dark = theme.is_dark()
             self.charts.restyle()
             self.compare.restyle()
@@ -252,8 +264,9 @@ class LoadView(QWidget):
         self.run = run
         self.run_label = f"{time.strftime('%H:%M:%S')} · {visible(name, 60)} on {visible(conn.name, 60)} · " \
                          f"{options.concurrency} at once"
-        self.charts.reset()
-        self.pages.setCurrentWidget(self.charts)
+        charts, _ = self.plots()
+        charts.reset()
+        self.pages.setCurrentWidget(charts)
         self._active = True
         self.job = asyncio.ensure_future(self._run(run))
         self._say(f"Running {visible(name, 200)}: {options.describe()}.", "connecting")
@@ -273,7 +286,7 @@ class LoadView(QWidget):
             self.timer.stop()
             self.refresh()
             self._update_buttons()
-        self.compare.add(self.run_label, run, summary)
+        self.plots()[1].add(self.run_label, run, summary)
         failed = summary["toolErrors"] + summary["errors"]
         how = "stopped by you" if run.stopped else \
             f"stopped: {visible(run.gone, 200)}" if run.gone else "finished"
@@ -305,7 +318,7 @@ class LoadView(QWidget):
         if run is None:
             return
         snap = run.snapshot()
-        self.charts.show_snapshot(snap)
+        self.plots()[0].show_snapshot(snap)
         if snap.running:
             self.summary.setText(live_line(snap))
 
