@@ -15,6 +15,7 @@ from support import SLOWDOWN
 from uikit import demo_cmd, everything_cmd, find, shot, until
 
 from inspector.config import ServerSpec
+from inspector.session.load import BUCKET_S
 
 
 def tools_calls(store, server_id: str) -> tuple[int, int]:
@@ -60,6 +61,12 @@ async def test_a_run_plots_live_stops_and_two_runs_compare(open_window):
         assert "calls/s" in find(window, QLabel, "loadSummary").text()
         assert not find(window, QPushButton, "loadStart").isEnabled()
         await shot(window, "load-running-light")
+        view.pages.setCurrentWidget(view.compare)  # hidden plots wait, and catch up when shown again
+        hidden = points(window, "loadRateChart")
+        await asyncio.sleep(BUCKET_S * 2.2)
+        assert points(window, "loadRateChart") == hidden
+        view.pages.setCurrentWidget(view.charts)
+        assert points(window, "loadRateChart") >= hidden + 2
         window.set_theme("dark")  # the plots follow the theme, mid-run
         assert view.charts.latency.chart().theme() == view.charts.latency.chart().ChartTheme.ChartThemeDark
         await shot(window, "load-running-dark")
