@@ -20,8 +20,9 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+from array import array
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -182,7 +183,7 @@ def error_message(exc: BaseException) -> str:
 class LoadStats:
     """Every ended call, counted as it ends."""
 
-    latencies: list[float] = field(default_factory=list)  # ms, in the order the calls ended
+    latencies: array[float] = field(default_factory=lambda: array("d"))  # ms, in the order the calls ended
     ok: int = 0
     tool_errors: int = 0
     errors: int = 0
@@ -437,7 +438,7 @@ def aligned_histograms(a: LoadStats, b: LoadStats, max_rows: int) -> tuple[list[
             [sum(b.bins.get(j, 0) for j in range(i, i + step)) for i in starts])
 
 
-def latency_summary(latencies: list[float]) -> dict[str, float] | None:
+def latency_summary(latencies: Sequence[float]) -> dict[str, float] | None:
     if not latencies:
         return None
     ordered = sorted(latencies)

@@ -188,3 +188,16 @@ async def test_stop_twice_cancels_bad_arguments_start_nothing_and_a_lost_server_
         await until(lambda: not view.running, 10, "the run to stop by itself")
         assert run.gone and f"stopped: {run.gone}" in status.text()
         assert view.start() is None and status.text() == "Not connected: connect the server first."
+
+
+async def test_closing_the_window_during_a_run_ends_it_quietly(open_window):
+    async with open_window() as window:
+        conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()), mode="legacy")
+        await connected(conn)
+        select_tool(window, "echo")
+        window.tool_detail.form.set_value({"message": "bye"})
+        view = load_tab(window)
+        bounds(window, concurrency=2, duration=60, rate=50)
+        run = view.start()
+        await until(lambda: run.snapshot().completed > 3, 10, "a few calls")
+    assert not run.running and run.gone  # the server went with the window, and the run with it
