@@ -231,9 +231,8 @@ class LoadStats:
     def close_last(self, now_s: float) -> None:
         """The run is over: the last, partial bucket is closed with its real width."""
         self.roll(now_s)
-        width = now_s - len(self.buckets) * BUCKET_S
-        if width > 1e-3 and self._open:
-            self._close(width)
+        if self._open:
+            self._close(max(now_s - len(self.buckets) * BUCKET_S, 1e-3))
 
     def _close(self, width: float) -> None:
         lat = sorted(ms for ms, _ in self._open)
