@@ -11,6 +11,13 @@ from test_cli import one_line_error, out_json, spyglass
 
 from inspector.recording.files import open_session
 
+
+def envelope(proc) -> dict:
+    """The error envelope of a failed run: on stdout, or (the official CLI's place) the last line of stderr."""
+    text = proc.stdout.strip() or proc.stderr.strip().splitlines()[-1]
+    return json.loads(text)["error"]
+
+
 OFFICIAL_FIELDS = ["tool", "concurrency", "requestLimit", "requests", "ok", "toolErrors", "errors", "errorRate",
                    "elapsedMs", "throughput", "latencyMs", "errorMessages"]
 
@@ -57,13 +64,14 @@ def test_text_output_has_every_field_errors_by_kind_and_a_histogram():
 def test_usage_errors_exit_1_before_any_server_starts(argv, message):
     proc = spyglass(*argv, "--", "/nonexistent/server")
     assert proc.returncode == 1 and message in one_line_error(proc)
-    assert out_json(proc)["error"]["kind"] == "usage"
+    assert envelope(proc)["kind"] == "usage"
 
 
 def test_an_unknown_tool_exits_5_as_tool_not_found():
     proc = spyglass("--load", "--load-requests", "3", "--tool-name", "nope", "--", *demo_cmd())
     assert proc.returncode == 5
-    assert out_json(proc)["error"] == {"kind": "tool_not_found", "message": "Tool 'nope' not found on server."}
+    error = envelope(proc)
+    assert error["kind"] == "tool_not_found" and error["message"] == "Tool 'nope' not found on server."
 
 
 def test_a_server_that_dies_mid_run_ends_the_run_with_the_reason():
