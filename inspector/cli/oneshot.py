@@ -30,6 +30,7 @@ from .common import (
     transport_options,
     visible,
 )
+from .load import add_load_arguments, check_load_arguments, run_load
 from .output import first_text, print_result, progress_done, progress_to_stderr, task_to_stderr
 from .skills import METHODS as SKILLS_METHODS
 from .skills import add_skills_arguments, check_skills_arguments
@@ -89,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session", metavar="FILE", help="write the whole session to FILE as a .mcpsession (secrets "
                    "masked), to open in the window, replay or diff")
     add_skills_arguments(p)
+    add_load_arguments(p)
     p.add_argument("target", nargs="*", help=argparse.SUPPRESS)
     return p
 
@@ -105,6 +107,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         args.method = ("tools/call" if args.tool_name else "resources/read" if args.uri else
                        "prompts/get" if args.prompt_name else "tools/list")
     check_skills_arguments(args)
+    check_load_arguments(args)
     return args
 
 
@@ -134,6 +137,8 @@ async def run(args: argparse.Namespace, out: TextIO, spec: ServerSpec | None = N
         await session.open(opened)
         if args.method in SKILLS_METHODS:
             return await skills_perform(session, args, out)
+        if args.load:
+            return await run_load(session, args, await _tool_arguments(session.need_client(), args), out)
         result = await perform(session, args)
         exit_code = E.EXIT_TOOL_ERROR if (args.method == "tools/call" and isinstance(result, dict)
                                           and result.get("isError") is True) else E.EXIT_OK
