@@ -80,13 +80,16 @@ def failure(exc: E.SpyglassError) -> tuple[int, dict[str, Any]]:
     exit_code, code = _BY_KIND.get(exc.kind, (EXIT_USAGE, "error"))
     if getattr(exc, "official_code", None):  # an error of --cli's own that names its official code and exit
         exit_code, code = exc.exit_code, exc.official_code  # type: ignore[attr-defined]
+    named = exc.details.get("code")
+    if isinstance(named, str):  # a usage error that names its official code (`skills_unsupported`)
+        code = named
     if isinstance(exc, E.AuthRequired) or exc.exit_code == E.EXIT_AUTH:
         exit_code, code = EXIT_AUTH, "auth_required" if code == "error" else code
     elif _unreachable(exc):
         exit_code, code = EXIT_UNREACHABLE, "unreachable"
     body: dict[str, Any] = {"code": code, "kind": exc.kind, "message": exc.message}
     for key, value in exc.details.items():
-        if value is None:
+        if value is None or (key == "code" and isinstance(value, str)):
             continue
         body["rpc_code" if key == "code" else key] = value
     return exit_code, body

@@ -35,7 +35,11 @@ from .common import (
     transport_options,
     visible,
 )
+from .load import add_load_arguments, check_load_arguments, run_load
 from .output import RAW_METHODS, first_text, print_result, progress_done, progress_to_stderr, task_to_stderr
+from .skills import METHODS as SKILLS_METHODS
+from .skills import add_skills_arguments, check_skills_arguments
+from .skills import perform as skills_perform
 
 if TYPE_CHECKING:
     import subprocess
@@ -62,8 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "official order TARGET... -- OPTIONS... works too. Exit codes (the official CLI's): 0 ok, "
                            "1 usage, invalid arguments, a JSON-RPC error or any other failure, 2 --app-info found no "
                            "app, 3 authorization required, 4 server unreachable, 5 tool returned isError or not found, "
-                           "6 --strict found a schema portability error, 130 interrupted. The error envelope is the "
-                           "last stderr line.")
+                           "6 --strict found a schema portability error, 7 / 8 / 9 --verify: a skill failed / left "
+                           "unchecked / without digests, 130 interrupted. The error envelope is the last stderr line.")
     p.add_argument("--cli", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("-V", "--version", action="version", version=f"spyglass {__version__}")
     p.add_argument("--method", choices=METHODS, help="the MCP method (default: tools/list, or tools/call with "
@@ -132,6 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trace", metavar="FILE", help="write every frame to FILE as JSON Lines")
     p.add_argument("--session", metavar="FILE", help="write the whole session to FILE as a .mcpsession (secrets "
                    "masked), to open in the window, replay or diff")
+    add_skills_arguments(p)
+    add_load_arguments(p)
     p.add_argument("target", nargs="*", help=argparse.SUPPRESS)
     return p
 
@@ -185,6 +191,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         raise E.UsageError("--app-info requires --method tools/call or tools/list")
     if args.app_info and (args.strict or args.output):
         raise E.UsageError("--app-info cannot be combined with --strict or --output")
+    check_skills_arguments(args)
+    check_load_arguments(args)
     return args
 
 
@@ -228,6 +236,10 @@ async def run(args: argparse.Namespace, out: TextIO, spec: ServerSpec | None = N
             return await stream.run()
         if args.app_info:
             return await _app_info(session, args, out)
+        if args.method in SKILLS_METHODS:
+            return await skills_perform(session, args, out)
+        if args.load:
+            return await run_load(session, args, await _tool_arguments(session.need_client(), args), out)
         result = await perform(session, args)
         extra, unportable = _portability(result, args)
         if args.method == "tools/call" and args.format == "json":
@@ -269,8 +281,6 @@ async def perform(session: Any, args: argparse.Namespace) -> Any:
         if not args.uri:
             raise E.UsageError("resources/directory/read needs --uri")
         return await client.request(m, {"uri": args.uri, **({"cursor": args.cursor} if args.cursor else {})})
-    if m in ("skills/list", "skills/get"):
-        raise E.UsageError(f"{m}: the Skills extension (SEP-2640) is not in this build of Spyglass")
     if m == "tools/list":
         result = await client.list_tools()
         for name, why in client.rejected_tools:
@@ -378,8 +388,7 @@ async def _tool_arguments(client: Any, args: argparse.Namespace) -> dict[str, An
     tools = (await client.list_tools()).get("tools", [])
     tool = next((t for t in tools if isinstance(t, dict) and t.get("name") == args.tool_name), None)
     if tool is None:
-        raise official.ToolNotFound(f"tool {args.tool_name!r} not found on the server (tools/list does not "
-                                    "list it)", tool=args.tool_name)
+        raise official.ToolNotFound(f"Tool '{args.tool_name}' not found on server.", tool=args.tool_name)
     schema = tool.get("inputSchema")
     for key, value in pairs(args.tool_arg, "--tool-arg"):
         arguments[key] = validation.coerce(schema, key, value)
@@ -413,8 +422,7 @@ async def _app_info(session: Any, args: argparse.Namespace, out: TextIO) -> int:
         raise E.UsageError("tools/call needs --tool-name")
     tool: dict[str, Any] | None = next((t for t in tools if t.get("name") == args.tool_name), None)
     if tool is None:
-        raise official.ToolNotFound(f"tool {args.tool_name!r} not found on the server (tools/list does not list it)",
-                                    tool=args.tool_name)
+        raise official.ToolNotFound(f"Tool '{args.tool_name}' not found on server.", tool=args.tool_name)
     info = await appinfo.probe(client, tool)
     out.write(json.dumps({"appInfo": info} if args.format == "json" else info, ensure_ascii=False,
                          separators=(",", ":")) + "\n")
