@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 MODELS = ["scripted-large", "scripted-small"]
-SLOW_S = 2.0
+SLOW_S = 10.0  # longer than any client timeout the tests set, and than a Stop takes
 
 # words in the user's message -> what the model does: ("text", TEXT) | ("tool", NAME, ARGUMENTS as JSON text)
 # | ("http", STATUS) | ("garbage",) | ("slow",) | ("alternate", [actions…]) | ("empty",)
@@ -35,6 +35,7 @@ RULES: list[tuple[str, tuple[Any, ...]]] = [
     ("slow", ("slow",)),
     ("empty", ("empty",)),
     ("hesitate", ("alternate", [("tool", "weather", '{"city": "Oslo"}'), ("text", "Which city do you mean?")])),
+    ("try sampling", ("tool", "trigger-sampling-request", '{"prompt": "write a poem", "maxTokens": 50}')),
     ("poem", ("text", "Roses are red, servers reply.")),
 ]
 DEFAULT = ("text", "Hello! I am a scripted model. Ask me about the weather.")

@@ -35,7 +35,8 @@ LAYERS = [
 ]
 # The window's sub-packages, lowest first: siblings of one rank do not import each other.
 UI_RANKS = [("base",), ("render",), ("servers", "traffic"), ("auth", "library", "calls", "recording", "apps"),
-            ("collections", "devloop", "present"), ("window",)]
+            ("collections", "devloop", "present", "playground"),
+            ("window",)]
 
 
 def layer_of(name: str) -> int:

@@ -68,6 +68,7 @@ from .command_palette import CommandPalette
 from .composer_link import ComposerLink
 from .devloop_link import DevLoopLink
 from .files import DropImporter, ServerFiles
+from .playground_link import PlaygroundLink
 from .preferences import Preferences
 from .present_link import PresentLink
 from .tap_link import TapLink
@@ -123,6 +124,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         self.present = PresentLink(self)  # View → Presentation mode (F11): the tools shown to an audience
         self.apps = AppHost(self)  # MCP Apps: a call's interactive view above its result (`result:app`)
         self.apps.attach(self.tool_detail, self.calls)
+        self.playground = PlaygroundLink(self)  # Preferences → Models, the Playground and Tool choice tabs
         self.status_label = QLabel(self)
         self.status_label.setObjectName("statusSummary")
         self.statusBar().addPermanentWidget(self.status_label)

@@ -1,0 +1,56 @@
+"""What the model playground reaches in the window: the model connections (`ModelBook`, edited in
+Preferences → Models, keys in the catalog's secret store: the OS keyring), the Playground and Tool choice
+tabs (after Collections), the servers they follow, the traffic pane (every exchange with a model is a
+`model` frame under the server id `model:<connection>`), and the sampling requests the playground's model
+may answer (`DialogAnswers.sampler`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QModelIndex, QObject
+
+from ..calls import confirm
+from ..calls.questions import HANDED_BACK
+from ..playground.choice_view import ToolChoiceView
+from ..playground.connections import ModelBook
+from ..playground.view import PlaygroundView
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+
+
+class PlaygroundLink(QObject):
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.book = ModelBook(window.settings, window.catalog.secrets, window)
+        self.book.record = lambda server_id: window.traffic.recorder_for(server_id)
+        window.model_book = self.book  # Preferences → Models edits it
+        self.view = PlaygroundView(self.book, window.connections, window.calls,
+                                   lambda: confirm.policy_from(window.settings), window)
+        self.choice = ToolChoiceView(self.book, window.selected_connection, window)
+        after = next((i for i in range(window.tabs.count()) if window.tabs.tabText(i) == "Collections"),
+                     window.tabs.count() - 1)
+        window.tabs.insertTab(after + 1, self.view, "Playground")
+        window.tabs.insertTab(after + 2, self.choice, "Tool choice")
+        window.servers.rowsInserted.connect(self._servers_added)
+        window.servers.rowsRemoved.connect(lambda *_: self._changed())
+        window.selectionChanged.connect(self.choice.show_connection)
+        window.answers.sampler = self
+
+    def _servers_added(self, _parent: QModelIndex, first: int, last: int) -> None:
+        for conn in self.window.servers.connections[first:last + 1]:
+            conn.statusChanged.connect(self._changed)
+            conn.toolsChanged.connect(self._changed)
+        self._changed()
+
+    def _changed(self) -> None:
+        self.view.refresh_servers()
+        self.choice.show_connection()
+
+    async def sample(self, session: Any, params: dict[str, Any], call: Any) -> Any:
+        """A server's sampling request: the playground's model answers it when the user lets it."""
+        if not self.view.answers_sampling():
+            return HANDED_BACK
+        return await self.view.sample(session.name, params)
