@@ -289,7 +289,8 @@ async def _ask(session: ServerSession, model: ChatModel | None, step: Step, r: S
     from ..model.types import ModelError, tool_specs
 
     if model is None:
-        r.status, r.reason = "failed", "an ask step needs a model: spyglass test --model-url URL --model NAME"
+        r.status, r.reason = "failed", ("an ask step needs a model: spyglass test --model-url URL --model NAME "
+                                        "(in the window: add one in Preferences → Models)")
         return None
     client = session.client
     if client is None or getattr(client, "closed", None) is not None:

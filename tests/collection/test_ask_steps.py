@@ -81,7 +81,7 @@ def test_a_wrong_choice_fails_its_step_with_exit_9(tmp_path, peers):
 def test_without_a_model_an_ask_step_fails_and_says_what_to_give(tmp_path):
     run = spyglass(str(write(tmp_path, COLLECTION)), cwd=tmp_path)
     assert run.returncode == 9
-    assert "an ask step needs a model: spyglass test --model-url URL --model NAME" in run.stdout
+    assert "an ask step needs a model: spyglass test --model-url URL --model NAME (in the window" in run.stdout
 
 
 def test_an_endpoint_that_cannot_be_used_ends_the_run_with_its_code(tmp_path, peers):

@@ -123,6 +123,11 @@ async def test_the_playground_runs_the_models_calls_as_manual_calls_and_survives
         assert "Stopped." in view.transcript.texts(), view.transcript.texts()[-5:]
         await say(window, "hello")
         assert view.transcript.replies[-1].text().startswith("Hello! I am a scripted model")
+        window.playground.book.save([ModelConnection("scripted", "openai", peer.url, "scripted-small", 5)],
+                                    {peer.url: "sk-wrong"})
+        await say(window, "hello")
+        assert "refused the API key (HTTP 401)" in view.transcript.errors[-1].text()
+        assert "sk-wrong" not in " ".join(view.transcript.texts())
         await docs_shot(window, "playground-problems")
 
         # the exchange is in the traffic pane, its own kind, the key masked
@@ -152,7 +157,8 @@ async def test_sampling_answered_by_the_model_and_the_anthropic_api(open_window,
         assert dialog("samplingDialog") is None
 
 
-async def test_tool_choice_counts_picks_and_an_overridden_description_reaches_only_the_model(open_window, peers):
+async def test_tool_choice_counts_picks_and_an_overridden_description_reaches_only_the_model(open_window, peers,
+                                                                                             tmp_path):
     peer = peers[0]
     async with open_window() as window:
         conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()), mode="legacy")
@@ -186,6 +192,16 @@ async def test_tool_choice_counts_picks_and_an_overridden_description_reaches_on
             "description"].startswith("Reports invented")
         assert "ask: \"Delete user 42\"" in choice.steps_yaml() and "expect: {tool: \"none\"}" in choice.steps_yaml()
         await docs_shot(window, "tool-choice")
+        # the same requests as a collection's ask steps, run in the Collections tab with the Playground's model
+        path = tmp_path / "ask.yaml"
+        path.write_text(choice.steps_yaml())
+        assert window.collections.open_path(path)
+        pane = window.collections.pane
+        find(window, QPushButton, "collectionRunAll").click()
+        await until(lambda: pane.job is None or pane.job.done(), 20, "the collection's run")
+        statuses = {name: r.status for name, r in pane.results.items()}
+        assert [n for n, status in statuses.items() if status == "failed"] == ["ask 2: Delete user 42"], statuses
+        assert len(statuses) == 4 and "delete_item" in pane.results["ask 2: Delete user 42"].messages()[0]
         # an endpoint that refuses the key is said, and the view stays usable
         window.playground.book.save([ModelConnection("scripted", "openai", peer.url, "scripted-small", 5)],
                                     {peer.url: "sk-wrong"})

@@ -38,6 +38,12 @@ class PlaygroundLink(QObject):
         window.servers.rowsRemoved.connect(lambda *_: self._changed())
         window.selectionChanged.connect(self.choice.show_connection)
         window.answers.sampler = self
+        window.collections.pane.ask_model = self.ask_model
+
+    def ask_model(self) -> Any:
+        """What a collection's ask steps ask in the window: the Playground's model (None without one)."""
+        connection = self.view.model.connection()
+        return self.book.open(connection) if connection is not None else None
 
     def _servers_added(self, _parent: QModelIndex, first: int, last: int) -> None:
         for conn in self.window.servers.connections[first:last + 1]:
