@@ -17,7 +17,7 @@ from inspector.model.choice import Case, judge_pick, pick, run_cases, subset_mis
 from inspector.model.conversation import CallOutcome, Conversation, check_call
 from inspector.model.providers import open_chat
 from inspector.model.types import key_name, offered_name, result_text, tool_specs
-from inspector.traffic import TrafficStore
+from inspector.traffic import FilteredView, TrafficFilter, TrafficStore
 
 KEY = "sk-test-secret-1234"
 WEATHER = {"name": "weather", "description": "Weather for a city",
@@ -254,5 +254,8 @@ async def test_every_exchange_is_model_traffic_with_the_key_masked(openai_peer, 
         assert "broke off" in (records[3].malformed or "") or "closed before" in (records[3].malformed or "") or \
             "no answer" in (records[3].malformed or "")
         assert "no answer: ConnectError" in (records[9].malformed or "")
+        for expr, count in (('kind == model', 10), ('dir == to-model', 5), ('server == "model:anthropic"', 4)):
+            view = FilteredView(store, TrafficFilter.make(expr=expr))
+            assert view.update(seconds=10) == count, expr
     finally:
         store.close()

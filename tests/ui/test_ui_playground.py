@@ -141,7 +141,7 @@ async def test_the_playground_runs_the_models_calls_as_manual_calls_and_survives
 
 async def test_sampling_answered_by_the_model_and_the_anthropic_api(open_window, peers):
     peer = peers[1]
-    async with open_window() as window:
+    async with open_window("dark") as window:
         conn = window.add_server(ServerSpec(name="everything", command=everything_cmd()), mode="legacy")
         await connected(conn)
         use_model(window, peer)
@@ -155,6 +155,7 @@ async def test_sampling_answered_by_the_model_and_the_anthropic_api(open_window,
         assert any("answered: Roses are red, servers reply." in t for t in view.transcript.texts())
         assert "Roses are red" in view.transcript.replies[-1].text()
         assert dialog("samplingDialog") is None
+        await docs_shot(window, "playground-sampling-dark")
 
 
 async def test_tool_choice_counts_picks_and_an_overridden_description_reaches_only_the_model(open_window, peers,

@@ -318,7 +318,7 @@ class PlaygroundView(QWidget):
                              f"[{b.get('type') if isinstance(b, dict) else 'content'}]" for b in blocks)
             messages.append(Message("assistant" if m.get("role") == "assistant" else "user", text))
         note = self.transcript.note(f"{server_name} asked for a reply (sampling); {connection.label} answers…",
-                                    "playgroundSampling")
+                                    "playgroundSamplingNote")
         said = ""
         async for event in self.chat_for(connection).stream(messages, []):
             if isinstance(event, Finished):
