@@ -189,8 +189,9 @@ class OpenAIPeer(_Peer):
     def authorised(self, h: BaseHTTPRequestHandler) -> bool:
         if self.key is None or h.headers.get("Authorization") == f"Bearer {self.key}":
             return True
-        self.send_json(h, 401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
-                                          "code": "invalid_api_key"}})
+        given = (h.headers.get("Authorization") or "")[7:]  # echoed, as OpenAI's own message does
+        self.send_json(h, 401, {"error": {"message": f"Incorrect API key provided: {given}",
+                                          "type": "invalid_request_error", "code": "invalid_api_key"}})
         return False
 
     def get(self, h: BaseHTTPRequestHandler) -> None:

@@ -36,8 +36,10 @@ STARTER = "spyglass.collection.yaml"
 def build_parser() -> argparse.ArgumentParser:
     p = UsageParser(prog="spyglass test", description="Run a collection of saved calls with expectations.",
                     epilog="Server: -- COMMAND [ARGS...] (stdio) or URL; none: the collection's server. Exit codes: "
-                           "0 every step passed, 9 a step failed, 1 an invalid collection or usage, 3 authorization, "
-                           "4 cannot connect, 7 timeout.")
+                           "0 every step passed, 9 a step failed (an ask step's model chose wrong), 1 an invalid "
+                           "collection or usage, 3 authorization (or a model endpoint refused the key), 4 cannot "
+                           "connect (to the server or the model endpoint), 7 timeout. Ask steps: the model's key "
+                           "comes from SPYGLASS_MODEL_KEY, else the OS keyring.")
     p.add_argument("collection", nargs="?", help="the collection file (YAML)")
     p.add_argument("--step", action="append", default=[], metavar="NAME", help="run only this step (repeatable)")
     p.add_argument("--junit", metavar="FILE", help="also write the run as JUnit XML (one test case per step)")

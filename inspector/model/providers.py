@@ -8,11 +8,13 @@ cannot be reached, an answer that is not what the API promises."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
 import httpx2
 
+from ..secrets import MASK
 from .types import (
     ANTHROPIC,
     Finished,
@@ -31,6 +33,7 @@ from .wire import Record, RecordingTransport
 Event = TextDelta | ToolCallSeen | Usage | Finished
 MAX_TOKENS = 4096  # the Messages API needs a ceiling; a tool call or a short answer is far below it
 NO_KEY = "no-key"  # local endpoints (Ollama, LM Studio) take any key; the clients insist on one
+_KEYISH = re.compile(r"\b(?:sk|key|api)[-_][A-Za-z0-9_*-]{8,}")
 
 
 class ChatModel(Protocol):
@@ -55,8 +58,22 @@ def _where(connection: ModelConnection) -> str:
     return f"the model endpoint {connection.base_url}"
 
 
-def failure(connection: ModelConnection, exc: BaseException) -> ModelError:
-    """What went wrong, in a sentence (both clients' errors have the same names)."""
+def scrub(text: str, key: str | None) -> str:
+    """`text` with the key, and anything shaped like a key (an endpoint may echo part of it), masked."""
+    if key:
+        text = text.replace(key, MASK)
+    return _KEYISH.sub(MASK, text)
+
+
+def failure(connection: ModelConnection, exc: BaseException, key: str | None = None) -> ModelError:
+    """What went wrong, in a sentence (both clients' errors have the same names); never the key."""
+    said = _failure(connection, exc)
+    said.message = scrub(said.message, key)
+    said.args = (said.message,)
+    return said
+
+
+def _failure(connection: ModelConnection, exc: BaseException) -> ModelError:
     where = _where(connection)
     name = type(exc).__name__
     status = getattr(exc, "status_code", None)
@@ -91,6 +108,7 @@ class OpenAIChat:
         import openai
 
         self.connection = connection
+        self.key = key
         self.client = openai.AsyncOpenAI(api_key=key or NO_KEY, base_url=connection.base_url, max_retries=0,
                                          timeout=connection.timeout, http_client=http)
 
@@ -102,7 +120,7 @@ class OpenAIChat:
             page = await self.client.models.list()
             return sorted(str(m.id) for m in page.data)
         except Exception as exc:
-            raise failure(self.connection, exc) from None
+            raise failure(self.connection, exc, self.key) from None
 
     @staticmethod
     def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
@@ -159,7 +177,7 @@ class OpenAIChat:
                     if choice.finish_reason:
                         stop = choice.finish_reason
         except Exception as exc:
-            raise failure(self.connection, exc) from None
+            raise failure(self.connection, exc, self.key) from None
         made = [ToolCall.of(slot["id"] or f"call_{i}", slot["name"], slot["arguments"])
                 for i, slot in sorted(calls.items())]
         nameless = [c for c in made if not c.name]
@@ -177,6 +195,7 @@ class AnthropicChat:
         import anthropic
 
         self.connection = connection
+        self.key = key
         self.client = anthropic.AsyncAnthropic(api_key=key or NO_KEY, base_url=connection.base_url, max_retries=0,
                                                timeout=connection.timeout, http_client=http)
 
@@ -188,7 +207,7 @@ class AnthropicChat:
             page = await self.client.models.list()
             return sorted(str(m.id) for m in page.data)
         except Exception as exc:
-            raise failure(self.connection, exc) from None
+            raise failure(self.connection, exc, self.key) from None
 
     @staticmethod
     def wire_messages(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]]]:
@@ -258,7 +277,7 @@ class AnthropicChat:
                     raise ModelError(f"{_where(self.connection)} reported an error in its stream: "
                                      f"{getattr(error, 'message', None) or error}", "refused")
         except Exception as exc:
-            raise failure(self.connection, exc) from None
+            raise failure(self.connection, exc, self.key) from None
         usage = Usage(tokens_in, tokens_out) if tokens_in is not None or tokens_out is not None else None
         if usage is not None:
             yield usage

@@ -204,6 +204,16 @@ async def _pick_offline():
     return Pick("weather", {"city": "Paris", "units": "celsius"})
 
 
+def test_a_key_never_reaches_a_message():
+    from inspector.model.providers import scrub
+    from inspector.secrets import MASK
+
+    assert scrub("Incorrect API key provided: sk-proj-****abcd1234.", None) == f"Incorrect API key provided: {MASK}."
+    assert scrub("bad key hunter2hunter2 here", "hunter2hunter2") == f"bad key {MASK} here"
+    plain = "see https://api.anthropic.com/v1 and x-api-key"
+    assert scrub(plain, None) == plain
+
+
 def test_names_results_and_saved_connections():
     assert offered_name("get weather!", "s", set()) == "get_weather_"
     assert offered_name("echo", "server two", {"echo"}) == "server_two__echo"
