@@ -137,6 +137,13 @@ async def test_the_playground_runs_the_models_calls_as_manual_calls_and_survives
         assert {r.direction for r in rows} == {"to-model", "from-model"}
         raw = b"".join(store.raw(r.n) for r in rows).decode("utf-8", "replace") + repr([r.meta for r in rows])
         assert KEY not in raw and f"Bearer {MASK}" in raw
+        # the window closing with a turn in flight ends it, and nothing is left running
+        use_model(window, peer)
+        view.input.setPlainText("slow")
+        find(window, QPushButton, "playgroundSend").click()
+        asked = len(peer.requests)
+        await until(lambda: len(peer.requests) > asked, 5, "the request to be sent")
+    assert view.job.done()
 
 
 async def test_sampling_answered_by_the_model_and_the_anthropic_api(open_window, peers):

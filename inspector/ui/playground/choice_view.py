@@ -321,6 +321,11 @@ class ToolChoiceView(QWidget):
             self.run_button.setEnabled(True)
             self.stop_button.setEnabled(False)
 
+    async def close(self) -> None:
+        self.stop()
+        if self.job is not None:
+            await asyncio.gather(self.job, return_exceptions=True)
+
     def stop(self) -> None:
         self._stopping = True
         if self.job is not None and not self.job.done():

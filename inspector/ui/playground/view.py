@@ -260,6 +260,14 @@ class PlaygroundView(QWidget):
             self._stopping = True
             self.job.cancel()
 
+    async def close(self) -> None:
+        self.stop()
+        if self.job is not None:
+            await asyncio.gather(self.job, return_exceptions=True)
+        old, self._chats = self._chats, {}
+        for chat in old.values():
+            await chat.aclose()
+
     def new_chat(self) -> None:
         self.stop()
         self.conversation.clear()

@@ -644,6 +644,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         except Exception:
             log.exception("saving settings")
         await self.apps.close()  # before the servers: an app may still call its server while it winds up
+        await self.playground.close()  # a model's turn in flight ends before the servers it calls
         await self.taps.close()
         await self.devloop.close()
         conns = list(self.servers.connections)

@@ -45,6 +45,11 @@ class PlaygroundLink(QObject):
         connection = self.view.model.connection()
         return self.book.open(connection) if connection is not None else None
 
+    async def close(self) -> None:
+        """Stop a turn or a run in flight and close the model clients (the window is going away)."""
+        await self.view.close()
+        await self.choice.close()
+
     def _servers_added(self, _parent: QModelIndex, first: int, last: int) -> None:
         for conn in self.window.servers.connections[first:last + 1]:
             conn.statusChanged.connect(self._changed)
