@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from ...model import Usage
@@ -200,7 +200,7 @@ class Transcript(QScrollArea):
             if w is None or w is self.empty:
                 continue
             out += [lab.text() for lab in ([w] if isinstance(w, QLabel) else w.findChildren(QLabel))
-                    if lab.text() and not lab.isHidden()]
+                    if lab.text() and not (lab.isHidden() and lab.testAttribute(Qt.WA_WState_ExplicitShowHide))]
         return out
 
 
