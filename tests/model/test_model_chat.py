@@ -17,6 +17,8 @@ from inspector.model.choice import Case, judge_pick, pick, run_cases, subset_mis
 from inspector.model.conversation import CallOutcome, Conversation, check_call
 from inspector.model.providers import open_chat
 from inspector.model.types import key_name, offered_name, result_text, tool_specs
+from inspector.recording.files import export_session, open_session
+from inspector.recording.surface import surfaces
 from inspector.traffic import FilteredView, TrafficFilter, TrafficStore
 
 KEY = "sk-test-secret-1234"
@@ -236,7 +238,7 @@ def test_names_results_and_saved_connections():
                                       "timeout": True}).timeout == 60.0
 
 
-async def test_every_exchange_is_model_traffic_with_the_key_masked(openai_peer, anthropic_peer):
+async def test_every_exchange_is_model_traffic_with_the_key_masked(openai_peer, anthropic_peer, tmp_path):
     store = TrafficStore()
     try:
         for peer in (openai_peer, anthropic_peer):
@@ -267,5 +269,13 @@ async def test_every_exchange_is_model_traffic_with_the_key_masked(openai_peer, 
         for expr, count in (('kind == model', 10), ('dir == to-model', 5), ('server == "model:anthropic"', 4)):
             view = FilteredView(store, TrafficFilter.make(expr=expr))
             assert view.update(seconds=10) == count, expr
+        # a shared .mcpsession keeps them, paired, and a reopened session's servers are not made of them
+        path = tmp_path / "with-model.mcpsession"
+        assert export_session(store, path) == 10
+        opened = open_session(path)
+        again = [opened.store.record(n) for n in range(len(opened.store))]
+        assert [(r.kind, r.direction, r.pair) for r in again] == [(r.kind, r.direction, r.pair) for r in records]
+        assert all(s.exchanges == [] for s in surfaces(opened.store).values())
+        opened.store.close()
     finally:
         store.close()

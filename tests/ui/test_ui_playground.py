@@ -192,6 +192,9 @@ async def test_tool_choice_counts_picks_and_an_overridden_description_reaches_on
         assert [r[4].split(" (")[0] for r in rows] == ["✓ right", "✗ wrong", "✓ right", "? hesitant"]
         assert rows[0][3] == '{"city": "Paris"}'
         assert "2 of 4 requests chose wrong or hesitated" in choice.status.text()
+        choice.requests.setRowCount(0)
+        choice.load_cases("demo")  # kept by the server's name, for the next time it is selected
+        assert [c.request for c in choice.cases()][:2] == ["What's the weather in Paris?", "Delete user 42"]
         # a local description: offered to the model, never sent to the server
         choice.tool.setCurrentIndex(choice.tool.findText("weather"))
         choice.description.setPlainText("Only for weather on the Moon.")

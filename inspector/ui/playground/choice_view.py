@@ -44,16 +44,19 @@ from .view import ModelPicker
 
 log = logging.getLogger("spyglass.model")
 STARTERS = [("What's the weather in Paris?", ""), ("Say hello.", NONE)]
+SETTING = "toolChoice"  # + "/<server name>": that server's requests, as JSON
 VERDICT_WORDS = {"right": "✓ right", "wrong": "✗ wrong", "hesitant": "? hesitant", "failed": "⚠ failed"}
 VERDICT_COLOURS = {"right": "read-only", "wrong": "error", "hesitant": "warning", "failed": "error"}
 
 
 class ToolChoiceView(QWidget):
-    def __init__(self, book: ModelBook, connection: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, book: ModelBook, connection: Any, parent: QWidget | None = None, settings: Any = None) -> None:
         super().__init__(parent)
         self.setObjectName("toolChoiceView")
         self.book = book
         self.connection = connection  # () -> the selected server's Connection, or None
+        self.settings = settings  # where each server's requests are kept (by its name), between runs and starts
+        self._shown: str | None = None  # the server whose requests are listed
         self.overrides: dict[str, dict[str, str]] = {}  # server id -> tool -> the description to offer instead
         self.results: list[CaseResult] = []
         self.job: asyncio.Future[Any] | None = None
@@ -174,6 +177,10 @@ class ToolChoiceView(QWidget):
 
     def show_connection(self) -> None:
         """The selected server changed, or its tools did: the tool choices follow."""
+        conn = self.connection()
+        if conn is not None and conn.name != self._shown:
+            self._shown = conn.name
+            self.load_cases(conn.name)
         tools = self.server_tools()
         names = [str(t.get("name")) for t in tools if isinstance(t.get("name"), str)]
         current = self.tool.currentText()
@@ -187,7 +194,6 @@ class ToolChoiceView(QWidget):
             if isinstance(box, QComboBox):
                 self._fill_expected(box, names, box.currentText())
         self._show_description()
-        conn = self.connection()
         if conn is None:
             self.status.setText("Select a server: its tools are what the model chooses among.")
         elif self._conn() is None:
@@ -232,6 +238,26 @@ class ToolChoiceView(QWidget):
             if text:
                 out.append(Case(text, box.currentText() if isinstance(box, QComboBox) else NONE))
         return out
+
+    def load_cases(self, server: str) -> None:
+        """The requests kept for `server` (its name), when there are any."""
+        raw = self.settings.value(f"{SETTING}/{server}") if self.settings is not None else None
+        try:
+            saved = json.loads(raw) if isinstance(raw, str) else None
+        except ValueError:
+            saved = None
+        rows = [(c["request"], c["expected"]) for c in saved or [] if isinstance(c, dict)
+                and isinstance(c.get("request"), str) and isinstance(c.get("expected"), str)]
+        if rows:
+            self.requests.setRowCount(0)
+            for text, expected in rows:
+                self.add_request(text, expected)
+
+    def save_cases(self) -> None:
+        conn = self.connection()
+        if conn is not None and self.settings is not None:
+            self.settings.setValue(f"{SETTING}/{conn.name}", json.dumps(
+                [{"request": c.request, "expected": c.expected} for c in self.cases()], ensure_ascii=False))
 
     def steps_yaml(self) -> str:
         lines = ["steps:"]
@@ -290,6 +316,7 @@ class ToolChoiceView(QWidget):
             self.status.setText("Add a request first (Add request).")
             return
         tools = tool_specs({"": self.server_tools()}, self._overrides())
+        self.save_cases()
         self.results = []
         self.table.setRowCount(0)
         self._stopping = False

@@ -29,7 +29,7 @@ class PlaygroundLink(QObject):
         window.model_book = self.book  # Preferences → Models edits it
         self.view = PlaygroundView(self.book, window.connections, window.calls,
                                    lambda: confirm.policy_from(window.settings), window)
-        self.choice = ToolChoiceView(self.book, window.selected_connection, window)
+        self.choice = ToolChoiceView(self.book, window.selected_connection, window, window.settings)
         after = next((i for i in range(window.tabs.count()) if window.tabs.tabText(i) == "Collections"),
                      window.tabs.count() - 1)
         window.tabs.insertTab(after + 1, self.view, "Playground")
