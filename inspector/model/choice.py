@@ -10,11 +10,13 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .conversation import check_call
-from .providers import ChatModel
 from .types import Finished, Message, ModelError, ToolSpec, clip
+
+if TYPE_CHECKING:
+    from .providers import ChatModel
 
 NONE = "none"  # the expected "tool" of a request no tool should answer
 SYSTEM = ("You can call the tools offered when one fits the user's request. When none fits, answer in words "

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..forms.validation import SchemaProblem, validate
-from .providers import ChatModel, Event
 from .types import Finished, Message, ModelError, TextDelta, ToolCall, ToolCallSeen, ToolSpec, Usage, result_text
+
+if TYPE_CHECKING:  # the clients are loaded when a chat is opened, not with the window
+    from .providers import ChatModel, Event
 
 MAX_ROUNDS = 10  # tool rounds in one turn before the conversation stops the model
 

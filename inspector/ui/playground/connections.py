@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import (
@@ -25,9 +25,11 @@ from PySide6.QtWidgets import (
 )
 
 from ...model import APIS, OPENAI, ModelConnection, ModelError
-from ...model.providers import ChatModel, open_chat
 from ...secrets import MASK
 from ..base.layout import text_label
+
+if TYPE_CHECKING:  # the providers' clients load when a chat opens, not with the window
+    from ...model.providers import ChatModel
 
 log = logging.getLogger("spyglass.model")
 SETTING = "models/connections"
@@ -84,6 +86,8 @@ class ModelBook(QObject):
 
     def open(self, connection: ModelConnection) -> ChatModel:
         """A chat with `connection` whose every exchange is recorded in the traffic pane."""
+        from ...model.providers import open_chat
+
         hook = self.record(f"model:{connection.name}") if self.record is not None else None
         return open_chat(connection, self.key(connection), hook)
 
@@ -261,6 +265,8 @@ class ConnectionsEditor(QWidget):
         self.listing.add_done_callback(lambda t: t.cancelled() or t.exception())
 
     async def _list(self, item: ModelConnection) -> None:
+        from ...model.providers import open_chat
+
         key = self.keys.get(item.base_url) or self.book.key(item)
         hook = self.book.record(f"model:{item.name}") if self.book.record is not None else None
         chat = open_chat(item, key, hook)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
@@ -33,7 +33,6 @@ from PySide6.QtWidgets import (
 
 from ...model import Finished, Message, ModelConnection, ModelError, TextDelta, ToolCall, ToolSpec, Usage
 from ...model.conversation import CallOutcome, Checked, Conversation
-from ...model.providers import ChatModel
 from ...model.types import tool_specs
 from ...session import OK, TOOL_ERROR, Status
 from ..base.dialogs import run_dialog
@@ -41,6 +40,9 @@ from ..base.layout import text_label
 from ..calls import confirm
 from .connections import ModelBook
 from .transcript import CallCard, Transcript, tokens_text
+
+if TYPE_CHECKING:  # the providers' clients load when a chat opens, not with the window
+    from ...model.providers import ChatModel
 
 log = logging.getLogger("spyglass.model")
 SERVER_ROLE = Qt.ItemDataRole.UserRole
