@@ -14,7 +14,7 @@ import pytest
 from calling import click, connected
 from model_peers import AnthropicPeer, OpenAIPeer
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QComboBox, QDialog, QPlainTextEdit, QPushButton
+from PySide6.QtWidgets import QApplication, QComboBox, QDialog, QLabel, QPlainTextEdit, QPushButton
 from uikit import demo_cmd, everything_cmd, find, shot, until
 
 from inspector.config import ServerSpec
@@ -141,6 +141,16 @@ async def test_the_playground_runs_the_models_calls_as_manual_calls_and_survives
         assert {r.direction for r in rows} == {"to-model", "from-model"}
         raw = b"".join(store.raw(r.n) for r in rows).decode("utf-8", "replace") + repr([r.meta for r in rows])
         assert KEY not in raw and f"Bearer {MASK}" in raw
+        kind = find(window, QComboBox, "trafficKind")
+        kind.setCurrentIndex(kind.findText("Model"))
+        pane = window.traffic.pane
+        await until(lambda: pane.model.rowCount() == len(rows), 10, "the model rows alone")
+        pane.select_record(rows[0].n)
+        header = find(window, QLabel, "trafficDetailHeader").text()
+        assert header.startswith(f"#{rows[0].n}  ·  → model  ·  /v1/chat/completions") and "model:scripted" in header
+        window.resize(1400, 1000)
+        await shot(window, "playground-traffic")
+        kind.setCurrentIndex(0)
         # the window closing with a turn in flight ends it, and nothing is left running
         use_model(window, peer)
         view.input.setPlainText("slow")

@@ -512,7 +512,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         self.log_pane.show_connection(conn)
         self.tool_detail.server_changed()
         self._show_tools(conn)
-        self._apply_traffic_filter()
+        self.apply_traffic_filter()
         self._update_actions()
         # the platform adds " — Spyglass" (the application's display name) to every window title
         self.setWindowTitle(visible(conn.name, 80) if conn else "")
@@ -564,9 +564,9 @@ class MainWindow(WindowDialogs, QMainWindow):
     # ------------------------------------------------------------------ traffic
     def _set_follow(self, on: bool) -> None:
         self._follow_selection = on
-        self._apply_traffic_filter()
+        self.apply_traffic_filter()
 
-    def _apply_traffic_filter(self) -> None:
+    def apply_traffic_filter(self) -> None:
         conn = self.selected_connection()
         self.traffic.follow(conn.server_id if (conn and self._follow_selection) else None)
 

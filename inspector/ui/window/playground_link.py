@@ -24,6 +24,7 @@ class PlaygroundLink(QObject):
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
+        self._was_here = False
         self.book = ModelBook(window.settings, window.catalog.secrets, window)
         self.book.record = lambda server_id: window.traffic.recorder_for(server_id)
         window.model_book = self.book  # Preferences → Models edits it
@@ -37,6 +38,8 @@ class PlaygroundLink(QObject):
         window.servers.rowsInserted.connect(self._servers_added)
         window.servers.rowsRemoved.connect(lambda *_: self._changed())
         window.selectionChanged.connect(self.choice.show_connection)
+        window.tabs.currentChanged.connect(self._tab_changed)
+        window.selectionChanged.connect(lambda: self._tab_changed(0))
         window.answers.sampler = self
         window.collections.pane.ask_model = self.ask_model
 
@@ -49,6 +52,16 @@ class PlaygroundLink(QObject):
         """Stop a turn or a run in flight and close the model clients (the window is going away)."""
         await self.view.close()
         await self.choice.close()
+
+    def _tab_changed(self, _index: int) -> None:
+        """On the Playground and Tool choice tabs the traffic pane shows every server's frames: the model's
+        exchanges are not the selected server's, and a chat may call several servers."""
+        here = self.window.tabs.currentWidget() in (self.view, self.choice)
+        if here:
+            self.window.traffic.follow(None)
+        elif self._was_here:
+            self.window.apply_traffic_filter()
+        self._was_here = here
 
     def _servers_added(self, _parent: QModelIndex, first: int, last: int) -> None:
         for conn in self.window.servers.connections[first:last + 1]:
