@@ -70,7 +70,7 @@ async def test_the_playground_runs_the_models_calls_as_manual_calls_and_survives
         await connected(conn)
         use_model(window, peer)
         view = window.playground.view
-        window.tabs.setCurrentWidget(view)
+        window.playground.show(view)
         assert find(window, QComboBox, "playgroundModel").currentText() == "scripted · scripted-small"
         servers = view.servers
         assert servers.count() == 1 and servers.item(0).checkState() == Qt.Checked
@@ -167,7 +167,7 @@ async def test_sampling_answered_by_the_model_and_the_anthropic_api(open_window,
         await connected(conn)
         use_model(window, peer)
         view = window.playground.view
-        window.tabs.setCurrentWidget(view)
+        window.playground.show(view)
         find(window, type(view.sampling), "playgroundSampling").setChecked(True)
         await say(window, "try sampling")
         card = view.transcript.cards[-1]
@@ -187,7 +187,7 @@ async def test_tool_choice_counts_picks_and_an_overridden_description_reaches_on
         await connected(conn)
         use_model(window, peer)
         choice = window.playground.choice
-        window.tabs.setCurrentWidget(choice)
+        window.playground.show(choice)
         await until(lambda: choice.tool.count() > 5, 5, "the demo's tools in the description picker")
         choice.requests.setRowCount(0)
         for text, expected in (("What's the weather in Paris?", "weather"), ("Delete user 42", "none"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, QObject
+from PySide6.QtWidgets import QFrame, QScrollArea, QWidget
 
 from ..calls import confirm
 from ..calls.questions import HANDED_BACK
@@ -18,6 +19,16 @@ from ..playground.view import PlaygroundView
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
+
+
+def scrolling(widget: QWidget, name: str) -> QScrollArea:
+    """`widget` in a tab that scrolls when the window is small (a 768-pixel screen still holds the window)."""
+    area = QScrollArea()
+    area.setObjectName(name)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.NoFrame)
+    area.setWidget(widget)
+    return area
 
 
 class PlaygroundLink(QObject):
@@ -33,8 +44,10 @@ class PlaygroundLink(QObject):
         self.choice = ToolChoiceView(self.book, window.selected_connection, window, window.settings)
         after = next((i for i in range(window.tabs.count()) if window.tabs.tabText(i) == "Collections"),
                      window.tabs.count() - 1)
-        window.tabs.insertTab(after + 1, self.view, "Playground")
-        window.tabs.insertTab(after + 2, self.choice, "Tool choice")
+        self.pages = {self.view: scrolling(self.view, "playgroundTab"),
+                      self.choice: scrolling(self.choice, "toolChoiceTab")}
+        window.tabs.insertTab(after + 1, self.pages[self.view], "Playground")
+        window.tabs.insertTab(after + 2, self.pages[self.choice], "Tool choice")
         window.servers.rowsInserted.connect(self._servers_added)
         window.servers.rowsRemoved.connect(lambda *_: self._changed())
         window.selectionChanged.connect(self.choice.show_connection)
@@ -53,10 +66,14 @@ class PlaygroundLink(QObject):
         await self.view.close()
         await self.choice.close()
 
+    def show(self, view: QWidget) -> None:
+        """Bring the Playground (`view`) or Tool choice (`choice`) tab forward."""
+        self.window.tabs.setCurrentWidget(self.pages[view])
+
     def _tab_changed(self, _index: int) -> None:
         """On the Playground and Tool choice tabs the traffic pane shows every server's frames: the model's
         exchanges are not the selected server's, and a chat may call several servers."""
-        here = self.window.tabs.currentWidget() in (self.view, self.choice)
+        here = self.window.tabs.currentWidget() in self.pages.values()
         if here:
             self.window.traffic.follow(None)
         elif self._was_here:
