@@ -6,11 +6,12 @@ exit 4 with the reason, a refused key exit 3; the key comes from SPYGLASS_MODEL_
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 from model_peers import AnthropicPeer, OpenAIPeer, closing_port
-from support import PY
+from support import PY, ROOT
 from test_collections import spyglass
 
 from inspector.collection.load import CollectionError, parse
@@ -65,6 +66,22 @@ def test_ask_steps_pass_against_either_api(tmp_path, peers):
         assert KEY not in run.stdout + run.stderr
     offered = peers[0].requests[-1]
     assert "weather" in {t["function"]["name"] for t in offered["tools"]}
+
+
+def test_the_key_comes_from_the_keyring_entry_the_window_keeps(tmp_path, peers):
+    from inspector.model.types import key_name
+
+    store = tmp_path / "keyring.json"
+    store.write_text(json.dumps({f"spyglass/{key_name(peers[0].url)}": KEY}))
+    env = {"PYTHON_KEYRING_BACKEND": "file_keyring.FileKeyring", "SPYGLASS_TEST_KEYRING": str(store),
+           "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'tests'}"}
+    run = spyglass(str(write(tmp_path, COLLECTION)), "--model-url", peers[0].url + "/", "--model", "scripted-small",
+                   env=env, cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    store.write_text("{}")
+    refused = spyglass(str(write(tmp_path, COLLECTION)), "--model-url", peers[0].url, "--model", "scripted-small",
+                       env=env, cwd=tmp_path)
+    assert refused.returncode == 3 and "refused the API key" in refused.stderr  # no key found: none sent
 
 
 def test_a_wrong_choice_fails_its_step_with_exit_9(tmp_path, peers):

@@ -160,7 +160,7 @@ async def test_the_playground_runs_the_models_calls_as_manual_calls_and_survives
     assert view.job.done()
 
 
-async def test_sampling_answered_by_the_model_and_the_anthropic_api(open_window, peers):
+async def test_sampling_answered_by_the_model_two_servers_and_the_anthropic_api(open_window, peers):
     peer = peers[1]
     async with open_window("dark") as window:
         conn = window.add_server(ServerSpec(name="everything", command=everything_cmd()), mode="legacy")
@@ -176,6 +176,16 @@ async def test_sampling_answered_by_the_model_and_the_anthropic_api(open_window,
         assert any("answered: Roses are red, servers reply." in t for t in view.transcript.texts())
         assert "Roses are red" in view.transcript.replies[-1].text()
         assert dialog("samplingDialog") is None
+        # two servers offered at once: a name both have is offered twice, the second under its server's name
+        demo = window.add_server(ServerSpec(name="demo", command=demo_cmd()), mode="legacy")
+        await connected(demo)
+        await until(lambda: view.servers.count() == 2 and "demo__echo" in {t.name for t in view.tools()}, 10,
+                    "both servers' tools")
+        await say(window, "please echo this")
+        offered = {t["name"] for t in peer.requests[-1]["tools"]}
+        assert {"echo", "demo__echo", "weather", "trigger-sampling-request"} <= offered
+        assert view.transcript.cards[-1].result.record.server_id == conn.server_id  # echo: everything's
+        assert "Tool call: echo on everything" in view.transcript.texts()
         await docs_shot(window, "playground-sampling-dark")
 
 
@@ -254,6 +264,13 @@ async def test_preferences_keep_model_connections_and_their_keys_apart(open_wind
         assert "2 models at" in editor.note.text()
         editor.model.setCurrentIndex(1)
         await shot(prefs, "preferences-models")
+        find(prefs, QPushButton, "prefModelAdd").click()  # a second one, not usable as it is
+        editor.url.setText("localhost:1234")
+        editor.url.textEdited.emit("localhost:1234")
+        prefs.accept()
+        assert prefs.isVisible() and "the base URL must start with http:// or https://" in editor.note.text()
+        find(prefs, QPushButton, "prefModelRemove").click()
+        assert editor.list.count() == 1
         prefs.accept()
         book = window.playground.book
         assert [c.model for c in book.connections] == ["scripted-small"]
