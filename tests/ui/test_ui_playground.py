@@ -248,6 +248,14 @@ async def test_tool_choice_counts_picks_and_an_overridden_description_reaches_on
 async def test_preferences_keep_model_connections_and_their_keys_apart(open_window, peers, settings):
     peer = peers[0]
     async with open_window() as window:
+        view = window.playground.view  # nothing is sent anywhere before a model is added
+        assert view.model.currentText().startswith("No model yet") and view.model.connection() is None
+        view.input.setPlainText("hello")
+        before = len(peer.requests)
+        view.send()
+        assert "No model to ask: add a model connection in File → Preferences… → Models" in \
+            view.transcript.errors[-1].text()
+        assert len(peer.requests) == before and view.input.toPlainText() == "hello"  # kept, to send later
         window.act_preferences.trigger()
         prefs = await until(lambda: dialog("preferencesDialog"), 5, "the preferences")
         editor = prefs.models
