@@ -60,8 +60,9 @@ def pieces(text: str, size: int = 7) -> list[str]:
 class _Peer:
     kind = ""
 
-    def __init__(self, key: str | None = None) -> None:
+    def __init__(self, key: str | None = None, *, strict: bool = False) -> None:
         self.key = key
+        self.strict = strict  # refuse stream_options, as older llama.cpp and vLLM servers do
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.counter: dict[str, int] = {}
@@ -212,6 +213,10 @@ class OpenAIPeer(_Peer):
         if h.path.rstrip("/") != "/v1/chat/completions":
             self.send_json(h, 404, {"error": {"message": f"no route {h.path}"}})
             return
+        if self.strict and "stream_options" in data:
+            self.send_json(h, 400, {"error": {"message": "Unrecognized request argument supplied: stream_options",
+                                              "type": "invalid_request_error"}})
+            return
         action = self.action_for(data)
         if self.common(h, action):
             return
@@ -237,8 +242,9 @@ class OpenAIPeer(_Peer):
             for piece in pieces(arguments, 5):
                 self.event(h, chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}))
             self.event(h, chunk({}, "tool_calls"))
-        self.event(h, dict(base, choices=[], usage={"prompt_tokens": 42, "completion_tokens": 7,
-                                                    "total_tokens": 49}))
+        if (data.get("stream_options") or {}).get("include_usage"):  # counts only when asked, as OpenAI does
+            self.event(h, dict(base, choices=[], usage={"prompt_tokens": 42, "completion_tokens": 7,
+                                                        "total_tokens": 49}))
         self.event(h, "[DONE]")
 
 

@@ -109,6 +109,7 @@ class OpenAIChat:
 
         self.connection = connection
         self.key = key
+        self.usage_asked = True  # stream_options.include_usage, until the endpoint refuses the option
         self.client = openai.AsyncOpenAI(api_key=key or NO_KEY, base_url=connection.base_url, max_retries=0,
                                          timeout=connection.timeout, http_client=http)
 
@@ -121,6 +122,19 @@ class OpenAIChat:
             return sorted(str(m.id) for m in page.data)
         except Exception as exc:
             raise failure(self.connection, exc, self.key) from None
+
+    async def _create(self, kwargs: dict[str, Any]) -> Any:
+        """The streamed request; an endpoint that refuses `stream_options` (older llama.cpp and vLLM servers)
+        is asked again without it, and from then on (it reports no token counts)."""
+        try:
+            return await self.client.chat.completions.create(**kwargs)
+        except Exception as exc:
+            if "stream_options" not in kwargs or getattr(exc, "status_code", None) not in (400, 422) or \
+                    "stream_options" not in str(exc):
+                raise
+            self.usage_asked = False
+            del kwargs["stream_options"]
+            return await self.client.chat.completions.create(**kwargs)
 
     @staticmethod
     def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
@@ -142,7 +156,9 @@ class OpenAIChat:
 
     async def stream(self, messages: list[Message], tools: list[ToolSpec]) -> AsyncIterator[Event]:
         kwargs: dict[str, Any] = {"model": self.connection.model, "messages": self.wire_messages(messages),
-                                  "stream": True, "stream_options": {"include_usage": True}}
+                                  "stream": True}
+        if self.usage_asked:
+            kwargs["stream_options"] = {"include_usage": True}
         if tools:
             kwargs["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
                                                                  "parameters": t.input_schema}} for t in tools]
@@ -151,7 +167,7 @@ class OpenAIChat:
         stop: str | None = None
         usage: Usage | None = None
         try:
-            chunks = await self.client.chat.completions.create(**kwargs)
+            chunks = await self._create(kwargs)
             async for chunk in chunks:
                 if getattr(chunk, "usage", None) is not None:
                     u = chunk.usage

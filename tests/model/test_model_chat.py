@@ -157,6 +157,19 @@ async def test_the_conversation_runs_checked_calls_and_survives_every_bad_answer
         await chat.aclose()
 
 
+async def test_an_endpoint_that_refuses_stream_options_is_asked_without_them():
+    with OpenAIPeer(strict=True) as strict:
+        chat = open_chat(connection(strict), None)
+        try:
+            for _ in range(2):
+                got = await pick(chat, "weather in Paris", TOOLS)
+                assert got.tool == "weather" and got.tokens is None  # no counts: the endpoint was not asked
+            assert ["stream_options" in r for r in strict.requests] == [True, False, False]
+            assert strict.headers[0]["authorization"] == "Bearer no-key"  # a local endpoint needs no key
+        finally:
+            await chat.aclose()
+
+
 async def test_stopping_answers_every_call_the_model_made(openai_peer):
     chat = open_chat(connection(openai_peer), KEY)
     talk = Conversation()
