@@ -48,10 +48,26 @@ class ChatModel(Protocol):
 
 def open_chat(connection: ModelConnection, key: str | None, record: Record | None = None) -> ChatModel:
     """A chat with `connection`'s model; `record` gets every frame of its traffic."""
-    http = httpx2.AsyncClient(transport=RecordingTransport(record), timeout=connection.timeout, trust_env=False)
+    inner = httpx2.AsyncHTTPTransport(proxy=proxy_for(connection.base_url))
+    # the proxy is chosen here (not by httpx2 from the environment) so that every exchange passes the recorder
+    http = httpx2.AsyncClient(transport=RecordingTransport(record, inner), timeout=connection.timeout,
+                              trust_env=False)
     if connection.api == ANTHROPIC:
         return AnthropicChat(connection, key, http)
     return OpenAIChat(connection, key, http)
+
+
+def proxy_for(url: str) -> str | None:
+    """The environment's proxy for `url` (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY; NO_PROXY respected), or None."""
+    import urllib.parse
+    import urllib.request
+
+    parts = urllib.parse.urlsplit(url)
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy or not parts.hostname or urllib.request.proxy_bypass(parts.hostname):
+        return None
+    return proxy
 
 
 def _where(connection: ModelConnection) -> str:

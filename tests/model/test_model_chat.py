@@ -229,6 +229,19 @@ def test_a_key_never_reaches_a_message():
     assert scrub(plain, None) == plain
 
 
+def test_the_environments_proxy_applies_to_a_model_endpoint(monkeypatch):
+    from inspector.model.providers import proxy_for
+
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
+                 "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    assert proxy_for("https://api.openai.com/v1") is None
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
+    assert proxy_for("https://api.openai.com/v1") == "http://proxy.example:3128"
+    assert proxy_for("http://localhost:11434/v1") is None and proxy_for("http://127.0.0.1:1234/v1") is None
+
+
 def test_names_results_and_saved_connections():
     assert offered_name("get weather!", "s", set()) == "get_weather_"
     assert offered_name("echo", "server two", {"echo"}) == "server_two__echo"
