@@ -19,6 +19,7 @@ from uikit import demo_cmd, everything_cmd, find, shot, until
 
 from inspector.config import ServerSpec
 from inspector.model import ModelConnection
+from inspector.model.types import key_name
 from inspector.secrets import MASK
 
 KEY = "sk-playground-secret-9"
@@ -285,3 +286,8 @@ async def test_preferences_keep_model_connections_and_their_keys_apart(open_wind
         assert KEY not in str(settings.value("models/connections"))
         assert window.catalog.secrets.get(book.connections[0].key_name) == KEY
         assert find(window, QComboBox, "playgroundModel").currentText() == "ollama-ish · scripted-small"
+        window.act_preferences.trigger()  # removing the connection forgets its key
+        again = await until(lambda: dialog("preferencesDialog"), 5, "the preferences again")
+        find(again, QPushButton, "prefModelRemove").click()
+        again.accept()
+        assert book.connections == [] and window.catalog.secrets.get(key_name(peer.url)) is None

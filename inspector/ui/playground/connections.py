@@ -247,7 +247,9 @@ class ConnectionsEditor(QWidget):
         if problem:
             self.note.setText(problem)
             return False
-        self.book.save(self.items, self.keys)
+        kept = {c.base_url for c in self.items}
+        gone = {c.base_url: "" for c in self.book.connections if c.base_url not in kept}  # their keys go too
+        self.book.save(self.items, {**gone, **self.keys})
         return True
 
     # ------------------------------------------------------------------ listing the endpoint's models
