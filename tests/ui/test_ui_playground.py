@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+import shiboken6
 from calling import click, connected
 from model_peers import AnthropicPeer, OpenAIPeer
 from PySide6.QtCore import Qt
@@ -47,7 +48,7 @@ async def say(window, text: str, settle: str | None = None) -> None:
 
 def dialog(name: str):
     for w in QApplication.topLevelWidgets():
-        if isinstance(w, QDialog) and w.objectName() == name and w.isVisible():
+        if isinstance(w, QDialog) and shiboken6.isValid(w) and w.objectName() == name and w.isVisible():
             return w
     return None
 

@@ -125,7 +125,11 @@ class Transcript(QScrollArea):
     def _add(self, widget: QWidget) -> None:
         self.empty.hide()
         self.lay.insertWidget(self.lay.count() - 1, widget)
-        QTimer.singleShot(0, lambda: self.verticalScrollBar().setValue(self.verticalScrollBar().maximum()))
+        QTimer.singleShot(0, self, self._to_end)  # bound to the transcript: never after it is gone
+
+    def _to_end(self) -> None:
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.maximum())
 
     def clear(self) -> None:
         while self.lay.count() > 2:
