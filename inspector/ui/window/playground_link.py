@@ -36,6 +36,7 @@ class PlaygroundLink(QObject):
         super().__init__(window)
         self.window = window
         self._was_here = False
+        self._stale: set[QWidget] = set()  # the views to bring up to date when their tab is shown
         self.book = ModelBook(window.settings, window.catalog.secrets, window)
         self.book.record = lambda server_id: window.traffic.recorder_for(server_id)
         window.model_book = self.book  # Preferences → Models edits it
@@ -50,7 +51,7 @@ class PlaygroundLink(QObject):
         window.tabs.insertTab(after + 2, self.pages[self.choice], "Tool choice")
         window.servers.rowsInserted.connect(self._servers_added)
         window.servers.rowsRemoved.connect(lambda *_: self._changed())
-        window.selectionChanged.connect(self.choice.show_connection)
+        window.selectionChanged.connect(lambda: self._refresh({self.choice}))
         window.tabs.currentChanged.connect(self._tab_changed)
         window.selectionChanged.connect(lambda: self._tab_changed(0))
         window.answers.sampler = self
@@ -76,6 +77,7 @@ class PlaygroundLink(QObject):
         here = self.window.tabs.currentWidget() in self.pages.values()
         if here:
             self.window.traffic.follow(None)
+            self._refresh(set(self._stale))
         elif self._was_here:
             self.window.apply_traffic_filter()
         self._was_here = here
@@ -87,8 +89,21 @@ class PlaygroundLink(QObject):
         self._changed()
 
     def _changed(self) -> None:
-        self.view.refresh_servers()
-        self.choice.show_connection()
+        self._refresh({self.view, self.choice})
+
+    def _refresh(self, views: set[QWidget]) -> None:
+        """Bring the shown view up to date now, the other when its tab is shown (a big server's tool list
+        changing costs the window nothing here while neither tab is shown)."""
+        current = self.window.tabs.currentWidget()
+        for view in views:
+            if current is not self.pages[view]:
+                self._stale.add(view)
+                continue
+            self._stale.discard(view)
+            if view is self.view:
+                self.view.refresh_servers()
+            else:
+                self.choice.show_connection()
 
     async def sample(self, session: Any, params: dict[str, Any], call: Any) -> Any:
         """A server's sampling request: the playground's model answers it when the user lets it."""
