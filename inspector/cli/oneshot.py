@@ -30,7 +30,11 @@ from .common import (
     transport_options,
     visible,
 )
+from .load import add_load_arguments, check_load_arguments, run_load
 from .output import first_text, print_result, progress_done, progress_to_stderr, task_to_stderr
+from .skills import METHODS as SKILLS_METHODS
+from .skills import add_skills_arguments, check_skills_arguments
+from .skills import perform as skills_perform
 
 if TYPE_CHECKING:
     import subprocess
@@ -38,7 +42,8 @@ if TYPE_CHECKING:
     from ..config import ServerSpec
 
 METHODS = ("tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read",
-           "prompts/list", "prompts/get", "completion/complete", "logging/setLevel", "ping", "server/discover")
+           "prompts/list", "prompts/get", "completion/complete", "logging/setLevel", "ping", "server/discover",
+           "skills/list", "skills/get")
 EXIT_INTERNAL = 70
 
 
@@ -84,6 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trace", metavar="FILE", help="write every frame to FILE as JSON Lines")
     p.add_argument("--session", metavar="FILE", help="write the whole session to FILE as a .mcpsession (secrets "
                    "masked), to open in the window, replay or diff")
+    add_skills_arguments(p)
+    add_load_arguments(p)
     p.add_argument("target", nargs="*", help=argparse.SUPPRESS)
     return p
 
@@ -99,6 +106,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     if args.method is None:
         args.method = ("tools/call" if args.tool_name else "resources/read" if args.uri else
                        "prompts/get" if args.prompt_name else "tools/list")
+    check_skills_arguments(args)
+    check_load_arguments(args)
     return args
 
 
@@ -126,6 +135,10 @@ async def run(args: argparse.Namespace, out: TextIO, spec: ServerSpec | None = N
     session.roots = roots
     try:
         await session.open(opened)
+        if args.method in SKILLS_METHODS:
+            return await skills_perform(session, args, out)
+        if args.load:
+            return await run_load(session, args, await _tool_arguments(session.need_client(), args), out)
         result = await perform(session, args)
         exit_code = E.EXIT_TOOL_ERROR if (args.method == "tools/call" and isinstance(result, dict)
                                           and result.get("isError") is True) else E.EXIT_OK

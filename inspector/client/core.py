@@ -22,7 +22,7 @@ from types import EllipsisType
 from typing import Any
 
 from .. import errors as E
-from ..protocol import apps
+from ..protocol import apps, skills
 from ..protocol import events as ev
 from ..protocol import jsonrpc as rpc
 from ..protocol.mode import Mode
@@ -32,12 +32,12 @@ from ..traffic.frame import Frame
 from ..transport.base import Closed, Transport
 from .handmade import BLIND_WINDOW, META_ANSWER, META_SENT, Handmade, HandmadeBook
 
-try:  # frames are parsed with orjson first (several times faster on a flood); the standard library reads the rest
-    import orjson
+try:  # frames are parsed with msgspec first (several times faster on a flood); the standard library reads the rest
+    import msgspec
 except ImportError:  # pragma: no cover - a declared dependency
     pass
 else:
-    rpc.use_loads(orjson.loads)
+    rpc.use_loads(msgspec.json.Decoder().decode)
 from .task_store import ClientTaskStore
 
 log = logging.getLogger("spyglass.client")
@@ -70,7 +70,7 @@ class RequestContext:
 
 # Extensions every client of Spyglass declares: it hosts MCP Apps (the window renders them; the command line
 # shows their resources), so servers that check before offering UI tools offer them.
-EXTENSIONS: dict[str, Any] = {apps.EXTENSION: apps.CAPABILITY}
+EXTENSIONS: dict[str, Any] = {apps.EXTENSION: apps.CAPABILITY, skills.EXTENSION: {}}
 
 Handler = Callable[[dict[str, Any] | None, RequestContext], Awaitable[Any]]
 """Answers one server request (legacy) or one MRTR input request (modern)."""

@@ -43,17 +43,19 @@ class LineFramer:
                 return out
         buf = self._buf
         buf += data
+        view = memoryview(buf)  # a frame is copied out of the buffer once (a slice of a bytearray is a copy too)
         start = 0
         while True:
             nl = buf.find(b"\n", max(start, self._scan))
             if nl < 0:
                 break
             if nl - start > self.max_size:
-                out.append(Oversize(bytes(buf[start:start + OVERSIZE_KEEP]), nl - start))
+                out.append(Oversize(bytes(view[start:start + OVERSIZE_KEEP]), nl - start))
             else:
-                out.append(_strip_cr(bytes(buf[start:nl])))
+                out.append(_strip_cr(bytes(view[start:nl])))
             start = nl + 1
             self._scan = 0
+        view.release()  # before the buffer changes size
         if start:
             del buf[:start]
         self._scan = len(buf)

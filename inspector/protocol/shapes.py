@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from . import skills
+
 CONTENT_TYPES = frozenset({"text", "image", "audio", "resource", "resource_link"})
 
 
@@ -93,6 +95,14 @@ def _kind(value: Any) -> str:
             list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
 
 
+def _skills(parse: Callable[[Any], Any], result: Any) -> str | None:
+    try:
+        parse(result)
+    except skills.SkillShapeError as exc:
+        return str(exc)
+    return None
+
+
 CHECKS: dict[str, Callable[[Any], str | None]] = {
     "tools/list": lambda r: _list_of_named(r, "tools", ("name",)),
     "resources/list": lambda r: _list_of_named(r, "resources", ("uri", "name")),
@@ -104,6 +114,8 @@ CHECKS: dict[str, Callable[[Any], str | None]] = {
     "resources/read": _read_resource,
     "prompts/get": _get_prompt,
     "completion/complete": _complete,
+    skills.LIST_METHOD: lambda r: _skills(skills.parse_list, r),
+    skills.GET_METHOD: lambda r: _skills(skills.parse_get, r),
 }
 
 

@@ -23,7 +23,7 @@ LISTINGS = {"tools/list": ("tools", "name"), "resources/list": ("resources", "ur
 HANDSHAKE = ("initialize", "server/discover")
 # what a call names: the tool, the resource or the prompt
 NAME_PARAM = {"tools/call": "name", "resources/read": "uri", "prompts/get": "name", "resources/subscribe": "uri",
-              "resources/unsubscribe": "uri"}
+              "resources/unsubscribe": "uri", "skills/get": "uri"}
 
 
 @dataclass

@@ -4,8 +4,10 @@
 `Listings` (listing.py: tools, resources, templates, prompts), the `Library` in use (library.py:
 reading, subscriptions, prompts, completion), `Health` (health.py: ping, heartbeat, log level), the
 `ServerLog` (log.py), the `CallBook` of tool calls (calls.py), the server's `Questions`
-(requests.py), answered by an `Answerer`, and the `Composer` of hand-made frames (composer.py). Changes
-are announced through `Hook`s (hooks.py), plain callbacks that the window's adapters turn into Qt signals.
+(requests.py), answered by an `Answerer`, the `Composer` of hand-made frames (composer.py), and its
+`Skills` (skills.py: SEP-2640). A load test of a tool is a `LoadRun` (load.py), for the window and the
+CLI alike. Changes are announced through `Hook`s (hooks.py), plain callbacks that the window's adapters
+turn into Qt signals.
 """
 
 from ..transport.factory import TransportOptions, uses_oauth  # how a server is reached (the window sets it)
@@ -16,12 +18,15 @@ from .hooks import Hook
 from .library import Completion, Library, check_completion, path_to_root, root_to_path
 from .listing import KINDS, LIBRARY, Listing, Listings
 from .listing import REJECTED as REJECTED_TOOL
+from .load import LoadOptions, LoadRun, Snapshot, tool_call
 from .log import LogEntry, ServerLog
 from .requests import Answerer, Question, Questions
 from .server import ServerSession, SessionOptions, Status
+from .skills import Budget, Skills
 
 __all__ = ["CANCELLED", "FAILED", "HEARTBEAT_S", "KINDS", "LIBRARY", "OK", "REJECTED", "REJECTED_TOOL", "RUNNING",
-           "TIMEOUT", "TOOL_ERROR", "Answerer", "CallBook", "CallRecord", "Completion", "Composer", "Handmade",
-           "Health", "Hook", "Library", "Listing", "Listings", "LogEntry", "Question", "Questions", "Round",
-           "ServerLog", "ServerSession", "SessionOptions", "Status", "TransportOptions", "check_completion",
-           "path_to_root", "root_to_path", "uses_oauth"]
+           "TIMEOUT", "Budget", "TOOL_ERROR", "Answerer", "CallBook", "CallRecord", "Completion", "Composer",
+           "Handmade", "Health", "Hook", "Library", "Listing", "Listings", "LoadOptions", "LoadRun", "LogEntry",
+           "Question", "Questions", "Round", "ServerLog", "ServerSession", "SessionOptions", "Skills", "Snapshot",
+           "Status", "TransportOptions", "check_completion", "path_to_root", "root_to_path", "tool_call",
+           "uses_oauth"]

@@ -38,6 +38,7 @@ from .library import Library, lists_change
 from .listing import LIBRARY, LIST_CHANGED, Listing, Listings
 from .log import ServerLog, entry_from_message
 from .requests import Answerer, Questions
+from .skills import Skills
 
 log = logging.getLogger("spyglass.session")
 
@@ -95,6 +96,7 @@ class ServerSession:
         self.calls = CallBook(self.server_id, lambda: self.client, lambda: self.name)
         self.questions = Questions(self)
         self.composer = Composer(self)  # hand-made frames: the raw composer, Edit and resend
+        self.skills = Skills(self)  # SEP-2640: listing, getting and verifying skills, when the server offers them
         self._subscription: Subscription | None = None
         self._task: asyncio.Task[None] | None = None
         self._settled = asyncio.Event()

@@ -81,7 +81,7 @@ def _call(method: str, params: Any) -> str:
         total = f"/{p['total']}" if p.get("total") is not None else ""
         msg = f" {p['message']}" if p.get("message") else ""
         return clip(f"{method} {p.get('progress')}{total}{msg}")
-    if method in ("resources/read", "resources/subscribe") and "uri" in p:
+    if method in ("resources/read", "resources/subscribe", "skills/get") and "uri" in p:
         return clip(f"{method} {p['uri']}")
     if method == "prompts/get" and "name" in p:
         return clip(f"{method} {p['name']} {compact(p.get('arguments', {}))}")
@@ -91,13 +91,20 @@ def _call(method: str, params: Any) -> str:
     return clip(f"{method} {compact(p)}") if p else method
 
 
+def _item_name(item: dict[str, Any]) -> str:
+    """What names a listed item: its name, a skill's frontmatter name, else its URI."""
+    front = item.get("frontmatter")
+    skill = front.get("name") if isinstance(front, dict) else None
+    return str(item.get("name") or skill or item.get("uri") or "?")
+
+
 def _result(method: str, result: Any) -> str:
     prefix = f"{method} → " if method else ""
     if isinstance(result, dict):
-        for key in ("tools", "resources", "resourceTemplates", "prompts"):
+        for key in ("tools", "resources", "resourceTemplates", "prompts", "skills"):
             items = result.get(key)
             if isinstance(items, list):
-                names = [str(i.get("name") or i.get("uri") or "?") for i in items[:8] if isinstance(i, dict)]
+                names = [_item_name(i) for i in items[:8] if isinstance(i, dict)]
                 more = "…" if len(items) > 8 else ""
                 listed = f": {', '.join(names)}{more}" if names else ""
                 return clip(f"{prefix}{len(items)} {key}{listed}")

@@ -52,7 +52,7 @@ BASE = 0.001  # seconds: spans shorter than this are duration class 0, then one 
 CHUNK = 65536
 STEP = 512  # rows per slice when the caller gives a time budget
 NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri", "resources/subscribe": "uri",
-         "resources/unsubscribe": "uri"}  # the parameter that names what a request is about
+         "resources/unsubscribe": "uri", "skills/get": "uri"}  # the parameter that names what a request is about
 CANCELLED_METHOD = "notifications/cancelled"
 _WANTED = bytes(1 if k in (K_REQUEST, K_RESPONSE, K_ERROR, K_NOTIFICATION, K_MALFORMED) else 0 for k in range(256))
 _ONE = [bytes(1 if i == code else 0 for i in range(256)) for code in range(256)]

@@ -34,6 +34,7 @@ log = logging.getLogger("spyglass.stdio")
 
 READ_CHUNK = 64 * 1024  # frames of one read are handled in one go: this bounds that turn of the loop
 TURN_S = 0.015  # the reader lets the loop turn after reads that kept it this long
+BIG_FRAME = 1024 * 1024  # a frame this long is handed on in a turn of its own
 STDERR_LINE_MAX = 64 * 1024
 LINE_BREAKS = re.compile(rb"\r\n|\r|\n")
 
@@ -137,7 +138,14 @@ class StdioTransport(Transport):
                 if not chunk:
                     break
                 now = time.monotonic()
-                for i, frame in enumerate(framer.feed(chunk), 1):
+                held = framer.pending
+                frames = framer.feed(chunk)
+                if held > BIG_FRAME and time.monotonic() - since > TURN_S:
+                    # a big frame's last chunk: copying it out of the buffer and parsing it take a turn each
+                    # (a 24 MB reply held the loop 50-90 ms in one)
+                    await asyncio.sleep(0)
+                    since = time.monotonic()
+                for i, frame in enumerate(frames, 1):
                     self._deliver(frame, now)
                     if not i % 64 and time.monotonic() - since > TURN_S:
                         # a read returns at once while the pipe holds more: a flood kept one turn of the loop

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import struct
 import zlib
 
@@ -117,6 +118,72 @@ def test_structured_content_checked_against_the_output_schema(qapp):
     assert text_matches({"t": 1}, [{"type": "text", "text": '{"t": 1}'}])
     ok = structured_widget({"t": 1, "u": 2}, schema, [{"type": "text", "text": '{"t": 1, "u": 2}'}])
     assert ok.findChild(QLabel, "structuredValid") and ok.findChild(QLabel, "structuredTextWarning") is None
+
+
+def _tree_rows(model, index=None) -> list:
+    """Every value row under `index` (ranges opened), as (key, value, type)."""
+    from PySide6.QtCore import QModelIndex
+
+    index = index if index is not None else QModelIndex()
+    out = []
+    for r in range(model.rowCount(index)):
+        child = model.index(r, 0, index)
+        if model.is_range(child):
+            out.extend(_tree_rows(model, child))
+        else:
+            out.append((child.data(), model.index(r, 1, index).data(), model.index(r, 2, index).data()))
+    return out
+
+
+def test_a_long_array_or_object_opens_in_ranges_with_every_item_reachable(qapp):
+    from inspector.ui.render.json_tree import GROUP, json_tree
+
+    value = {"rows": [{"id": i} for i in range(12_345)], "names": {f"k{i}": i for i in range(250)}, "n": None}
+    tree = json_tree(value)
+    model = tree.model()
+    root = model.index(0, 0)
+    assert (root.data(), model.index(0, 1).data(), model.index(0, 2).data()) == ("(root)", "{3 keys}", "object")
+    rows = model.index(0, 0, root)
+    assert tree.isExpanded(root) and tree.isExpanded(rows)
+    # 12,345 records: ranges of 10,000 (no node shows more than GROUP rows), then of 100, then the items
+    assert model.rowCount(rows) == 2 and model.index(0, 0, rows).data() == "[0 … 9999]"
+    assert model.index(1, 0, rows).data() == "[10000 … 12344]" and model.index(1, 1, rows).data() == "2,345 items"
+    assert not tree.isExpanded(model.index(0, 0, rows))  # ranges open when asked
+    first = model.index(0, 0, rows)
+    assert model.rowCount(first) == 100 and model.index(99, 0, first).data() == "[9900 … 9999]"
+    records = _tree_rows(model, rows)
+    assert [k for k, _v, _t in records] == [f"[{i}]" for i in range(12_345)]
+    assert all(t == "object" for _k, _v, t in records)
+    names = model.index(1, 0, root)
+    assert model.rowCount(names) == 3 and model.index(2, 0, names).data() == "[200 … 249]"
+    assert _tree_rows(model, names) == [(f"k{i}", str(i), "number") for i in range(250)]
+    assert model.index(2, 1, root).data() == "null"
+    assert model.rowCount(model.index(1, 0, rows)) == 24 <= GROUP  # [10000 … 10099] … [12300 … 12344]
+
+
+def test_big_structured_content_is_checked_after_it_is_shown(qapp, qtbot):
+    from inspector.ui.render import result_view
+
+    schema = {"type": "object", "properties": {"rows": {"type": "array", "items": {
+        "type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}}}}
+    rows = [{"id": i} for i in range(result_view.SYNC_CHECK_NODES)]
+    text = json.dumps({"rows": rows}) + " " * 1_000_000
+    w = structured_widget({"rows": rows}, schema, [{"type": "text", "text": text}])
+    assert w.findChild(QLabel, "structuredChecking") is not None and w.findChild(QLabel, "structuredValid") is None
+    # a text too long to parse here is said to be unchecked, not taken for a missing copy
+    assert w.findChild(QLabel, "structuredTextUnchecked") is not None
+    assert w.findChild(QLabel, "structuredTextWarning") is None
+    qtbot.waitUntil(lambda: w.findChild(QLabel, "structuredValid") is not None, timeout=5000)
+    assert w.problems == []
+    bad = [dict(r) for r in rows]
+    bad[7]["id"], bad[4000] = "seven", {}
+    w = structured_widget({"rows": bad}, schema, [])
+    qtbot.waitUntil(lambda: w.findChild(QLabel, "structuredErrors") is not None, timeout=5000)
+    assert [p for p, _m in w.problems] == ["/rows/4000", "/rows/7/id"]
+    errors = w.findChild(QLabel, "structuredErrors").text()
+    assert "2 problems" in errors and '"seven" is not of type "integer"' in errors and "id" in errors
+    checking = w.findChild(QLabel, "structuredChecking")
+    assert checking is None or not checking.isVisible()
 
 
 def test_tool_error_and_rpc_error_read_differently(qapp):

@@ -7,7 +7,9 @@
 - `confirm`: the confirmation before a tool that may change things;
 - `questions`: the server's questions as dialogs (`DialogAnswers`, the window's `Answerer`; a `stage` asks them instead
   while it is set, and `HANDED_BACK` gives one back to the dialog);
-- `tasks_pane`: the Tasks tab.
+- `tasks_pane`: the Tasks tab;
+- `load_view`, `load_charts`: the Load tab (`LoadView`: a tool load-tested with live plots, runs compared).
 """
 
-__all__ = ["book", "confirm", "history", "indicators", "panel", "questions", "tasks_pane", "tool_list"]
+__all__ = ["book", "confirm", "history", "indicators", "load_charts", "load_view", "panel", "questions", "tasks_pane",
+           "tool_list"]

@@ -1,6 +1,6 @@
 """The selected tool, ready to call: header and badges, the generated form (`toolForm`), Call
 (`callButton`, Ctrl+Enter) and Cancel (`cancelButton`), progress (`callProgress`, `callStatus`), the
-result (`resultView`) and the server's call history (`callHistory`).
+result (`resultView`), the server's call history (`callHistory`) and the Load tab (`loadView`, load_view.py).
 
 Calling: arguments are validated first (with problems the button offers "Call anyway"); tools that
 may destroy ask first (confirm.py, QSettings `confirmPolicy`); the call runs as an asyncio task
@@ -46,6 +46,7 @@ from ..render.result_view import ResultView
 from . import confirm
 from .book import WindowCalls
 from .history import CallHistory
+from .load_view import LoadView
 from .questions import run_dialog
 
 log = logging.getLogger("spyglass.ui.tool_panel")
@@ -199,6 +200,11 @@ class ToolCallPanel(QWidget):
         self.history.pinRequested.connect(self.calls.pin)
         self.result_tabs.addTab(self.result_view, "Result")
         self.result_tabs.addTab(self.history, "History")
+        self.load_view = LoadView(self.result_tabs, connection=self.connection,
+                                  confirm_policy=lambda: self.confirm_policy(),
+                                  arguments=lambda: (self.form.value(), self.form.problem_count()) if self.form
+                                  else ({}, 0), reveal_problems=lambda: self.form and self.form.reveal_problems())
+        self.result_tabs.addTab(self.load_view, "Load")
         self.body.addWidget(top)
         self.body.addWidget(self.result_tabs)
         self.body.setStretchFactor(0, 0)
@@ -232,6 +238,7 @@ class ToolCallPanel(QWidget):
             self.history.set_records(self.calls.records(sid) if sid else [])
         self.placeholder.setVisible(tool is None)
         self.body.setVisible(tool is not None)
+        self.load_view.set_tool(tool)
         if tool is None:
             self._drop_form()
             self.shown_record = None

@@ -71,6 +71,7 @@ from .files import DropImporter, ServerFiles
 from .playground_link import PlaygroundLink
 from .preferences import Preferences
 from .present_link import PresentLink
+from .skills_link import SkillsLink
 from .tap_link import TapLink
 from .window_dialogs import WindowDialogs
 
@@ -118,6 +119,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         self._build_menus()
         self.sessions = WindowSessions(self)  # File → Open, Recent, Import, Export session; Compare with…
         self.collections = CollectionsLink(self)  # the Collections tab, File → Open collection…, Save to collection…
+        self.skills = SkillsLink(self)  # the Skills tab, for a server that offers skills (SEP-2640)
         self.taps = TapLink(self)  # tapped conversations as read-only servers (listening: app.py starts it)
         self.devloop = DevLoopLink(self)  # Server → Restart on save, Watch settings…; the Re-run dock
         self.composer = ComposerLink(self)  # the raw composer; Edit and resend… in the traffic pane and History
