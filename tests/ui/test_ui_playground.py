@@ -213,6 +213,7 @@ async def test_tool_choice_counts_picks_and_an_overridden_description_reaches_on
         assert [r[2] for r in rows] == ["weather ×2", "delete_item ×2", "none ×2", "weather ×1, none ×1"]
         assert [r[4].split(" (")[0] for r in rows] == ["✓ right", "✗ wrong", "✓ right", "? hesitant"]
         assert rows[0][3] == '{"city": "Paris"}'
+        assert table.item(3, 2).toolTip().splitlines()[1] == "2. no tool; it said: Which city do you mean?"
         assert "2 of 4 requests chose wrong or hesitated" in choice.status.text()
         choice.requests.setRowCount(0)
         choice.load_cases("demo")  # kept by the server's name, for the next time it is selected

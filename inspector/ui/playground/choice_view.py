@@ -38,7 +38,7 @@ from ...model.types import tool_specs
 from ...session import Status
 from ..base import theme
 from ..base.layout import text_label
-from ..base.text import visible
+from ..base.text import visible, visible_block
 from .connections import ModelBook
 from .view import ModelPicker
 
@@ -47,6 +47,22 @@ STARTERS = [("What's the weather in Paris?", ""), ("Say hello.", NONE)]
 SETTING = "toolChoice"  # + "/<server name>": that server's requests, as JSON
 VERDICT_WORDS = {"right": "✓ right", "wrong": "✗ wrong", "hesitant": "? hesitant", "failed": "⚠ failed"}
 VERDICT_COLOURS = {"right": "read-only", "wrong": "error", "hesitant": "warning", "failed": "error"}
+
+
+def pick_lines(result: CaseResult) -> str:
+    """Each ask's answer, one a line (the Picked cell's tooltip): the tool and its arguments, or what the
+    model said instead, or why the ask failed; and what was wrong with the arguments."""
+    lines = []
+    for i, p in enumerate(result.picks, 1):
+        if p.error is not None:
+            said = f"failed: {p.error}"
+        elif p.tool is None:
+            said = f"no tool; it said: {p.text[:200] or '(nothing)'}"
+        else:
+            args = json.dumps(p.arguments, ensure_ascii=False) if p.arguments is not None else p.raw_arguments
+            said = f"{p.tool} {args[:200]}" + (f"  ⚠ {'; '.join(p.problems)[:200]}" if p.problems else "")
+        lines.append(f"{i}. {said}")
+    return "\n".join(lines)
 
 
 class ToolChoiceView(QWidget):
@@ -375,7 +391,7 @@ class ToolChoiceView(QWidget):
                      VERDICT_WORDS[verdict] + f" ({res.right}/{len(res.picks)})"]
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(visible(text, 500))
-                item.setToolTip(visible(text, 2000))
+                item.setToolTip(visible_block(pick_lines(res)) if c == 2 else visible(text, 2000))
                 if c == 4:
                     item.setForeground(QBrush(theme.colour(VERDICT_COLOURS[verdict])))
                 self.table.setItem(r, c, item)
