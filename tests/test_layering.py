@@ -26,7 +26,7 @@ LAYERS = [
     ("client", ("inspector.client",)),
     ("session", ("inspector.session", "inspector.checks", "inspector.catalog", "inspector.importers",
                  "inspector.exporters", "inspector.replay", "inspector.recording", "inspector.collection",
-                 "inspector.tap", "inspector.devloop",
+                 "inspector.tap", "inspector.devloop", "inspector.model",
                  "inspector.forms.schema", "inspector.forms.widget_choice",
                  "inspector.forms.validation", "inspector.forms.memory")),
     ("commands", ("inspector.cli", "inspector.forms")),
@@ -35,7 +35,8 @@ LAYERS = [
 ]
 # The window's sub-packages, lowest first: siblings of one rank do not import each other.
 UI_RANKS = [("base",), ("render",), ("servers", "traffic"), ("auth", "library", "calls", "recording", "apps"),
-            ("collections", "devloop", "present"), ("window",)]
+            ("collections", "devloop", "present", "playground"),
+            ("window",)]
 
 
 def layer_of(name: str) -> int:

@@ -1,9 +1,12 @@
 """`spyglass test COLLECTION [--step NAME …] [--junit FILE] [--update-snapshots] [-- COMMAND… | URL]`: run a
 collection's steps against one server and say which pass (docs/collections.md); `spyglass test --init
-[--output FILE] -- COMMAND…` writes a starter collection.
+[--output FILE] -- COMMAND…` writes a starter collection. A collection's `ask` steps ask the model named by
+`--model-url URL --model NAME [--model-api openai|anthropic]` (its key from SPYGLASS_MODEL_KEY, else the OS
+keyring, where the window's Preferences keep it by base URL).
 
-Exit codes: 0 every step passed, 9 a step failed, 1 a collection that is not valid (each problem with its
-line and column) or other usage, and the usual codes when the server could not be reached (3, 4, 7).
+Exit codes: 0 every step passed, 9 a step failed (a model that chose wrong included), 1 a collection that is
+not valid (each problem with its line and column) or other usage, and the usual codes when the server or the
+model endpoint could not be reached (4), refused the credentials (3) or did not answer in time (7).
 """
 
 from __future__ import annotations
@@ -34,8 +37,10 @@ STARTER = "spyglass.collection.yaml"
 def build_parser() -> argparse.ArgumentParser:
     p = UsageParser(prog="spyglass test", description="Run a collection of saved calls with expectations.",
                     epilog="Server: -- COMMAND [ARGS...] (stdio) or URL; none: the collection's server. Exit codes: "
-                           "0 every step passed, 9 a step failed, 1 an invalid collection or usage, 3 authorization, "
-                           "4 cannot connect, 7 timeout.")
+                           "0 every step passed, 9 a step failed (an ask step's model chose wrong), 1 an invalid "
+                           "collection or usage, 3 authorization (or a model endpoint refused the key), 4 cannot "
+                           "connect (to the server or the model endpoint), 7 timeout. Ask steps: the model's key "
+                           "comes from SPYGLASS_MODEL_KEY, else the OS keyring.")
     p.add_argument("collection", nargs="?", help="the collection file (YAML)")
     p.add_argument("--step", action="append", default=[], metavar="NAME", help="run only this step (repeatable)")
     p.add_argument("--junit", metavar="FILE", help="also write the run as JUnit XML (one test case per step)")
@@ -43,6 +48,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json"), default="text", help="report format (default text)")
     p.add_argument("--init", action="store_true", help="write a starter collection for the server given")
     p.add_argument("--output", metavar="FILE", help=f"with --init: the file to write (default {STARTER})")
+    model = p.add_argument_group("a model for ask steps")
+    model.add_argument("--model-url", metavar="URL",
+                       help="the model endpoint's base URL (e.g. http://localhost:11434/v1 for Ollama)")
+    model.add_argument("--model", metavar="NAME", help="the model's name at that endpoint")
+    model.add_argument("--model-api", choices=("openai", "anthropic"), default="openai",
+                       help="openai: any OpenAI-compatible chat completions API (default); anthropic: Messages")
     add_server_arguments(p)
     p.add_argument("target", nargs="*", help=argparse.SUPPRESS)
     return p
@@ -63,6 +74,10 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
         raise E.UsageError("give the collection file: spyglass test COLLECTION [-- COMMAND… | URL]")
     if args.output and not args.init:
         raise E.UsageError("--output is for --init")
+    if bool(args.model_url) != bool(args.model):
+        raise E.UsageError("--model-url and --model go together: the endpoint and the model's name there")
+    if args.model_url and not args.model_url.startswith(("http://", "https://")):
+        raise E.UsageError(f"--model-url must start with http:// or https://, not {args.model_url!r}")
     # the collection's own timeout holds unless --timeout is given
     args.timeout_given = any(a == "--timeout" or a.startswith("--timeout=") for a in
                              argv[: argv.index("--") if "--" in argv else len(argv)])
@@ -111,6 +126,7 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
     else:
         raise E.UsageError("no server given: use -- COMMAND [ARGS...] or URL, or a server: in the collection")
     protocol = protocol_of(args) if protocol_of(args) != "auto" or collection is None else collection.protocol
+    model = _model(args) if collection is not None and any(s.kind == "ask" for s in collection.steps) else None
     options = transport_options(spec, args)
     answers = StepAnswers()
     session = ServerSession(spec, options=SessionOptions(mode=protocol, timeout=args.timeout, transport=options,
@@ -124,9 +140,11 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
         timeout = args.timeout if args.timeout_given or collection.timeout is None else collection.timeout
         report = await run_collection(collection, session, answers, only=args.step,
                                       update_snapshots=args.update_snapshots, timeout=timeout,
-                                      target=" ".join(spec.command) if spec.command else spec.url)
+                                      target=" ".join(spec.command) if spec.command else spec.url, model=model)
     finally:
         await session.close()
+        if model is not None:
+            await model.aclose()
     if args.junit:
         from ..collection.report import junit
 
@@ -139,6 +157,24 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
     else:
         out.write(visible(report.text()))
     return E.EXIT_FINDINGS if report.failed else E.EXIT_OK
+
+
+def _model(args: argparse.Namespace) -> Any:
+    """The chat the ask steps use (None without --model-url): the key from SPYGLASS_MODEL_KEY, else the keyring."""
+    import os
+
+    if not args.model_url:
+        return None
+    from ..model.providers import open_chat
+    from ..model.types import ModelConnection, key_name
+
+    key = os.environ.get("SPYGLASS_MODEL_KEY") or None
+    if key is None:
+        from ..keystore import SecretStore
+
+        key = SecretStore(what="Model keys").get(key_name(args.model_url))
+    connection = ModelConnection("command line", args.model_api, args.model_url, args.model, timeout=args.timeout)
+    return open_chat(connection, key)
 
 
 async def _init(args: argparse.Namespace, session: object, spec: ServerSpec, out: TextIO) -> int:

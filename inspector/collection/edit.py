@@ -410,7 +410,7 @@ def _plain(value: Any) -> Any:
 
 def _insert_after_target(step: Any, key: str, value: Any) -> None:
     keys = list(step)
-    at = next((i + 1 for i, k in enumerate(keys) if k in ("call", "read", "prompt", "list")), len(keys))
+    at = next((i + 1 for i, k in enumerate(keys) if k in ("call", "read", "prompt", "list", "ask")), len(keys))
     step.insert(at, key, value)
 
 
@@ -463,7 +463,7 @@ def _shift(p: Problem, file: str, lines: int, columns: int) -> Problem:
 def set_expect(editable: Editable, index: int, text: str) -> None:
     """Replace step `index`'s expectations with `text` (checked first: CollectionError says where)."""
     step = _step_node(editable, index)
-    kind = next((k for k in ("call", "read", "prompt", "list") if k in step), "call")
+    kind = next((k for k in ("call", "read", "prompt", "list", "ask") if k in step), "call")
     target = step.get(kind)
     node = parse_expect(text, kind, "tools" if kind == "list" and target is True else str(target))
     if not node:

@@ -12,6 +12,7 @@ for editors):
     steps:
       - name: weather in Paris
         call: get_weather                             # or read: URI, prompt: NAME, list: tools|resources|...
+                                                      # or ask: "a plain request" (a model picks a tool)
         arguments: {location: "Paris, France"}
         expect: {isError: false, text: {contains: Paris}, maxMs: 2000}
         save: {temp: /structuredContent/temperature}
@@ -28,12 +29,15 @@ from ..errors import UsageError
 
 TOP_KEYS = {"name", "server", "protocol", "timeout", "steps", "description"}
 SERVER_KEYS = {"command", "env", "cwd", "url", "headers", "transport"}
-STEP_KEYS = {"name", "call", "read", "prompt", "list", "arguments", "expect", "save", "elicit", "sampling",
+STEP_KEYS = {"name", "call", "read", "prompt", "list", "ask", "arguments", "expect", "save", "elicit", "sampling",
              "timeout", "description"}
-TARGETS = ("call", "read", "prompt", "list")
+TARGETS = ("call", "read", "prompt", "list", "ask")
 LISTS = {"tools": "tools/list", "resources": "resources/list", "templates": "resources/templates/list",
          "prompts": "prompts/list"}
-EXPECT_KEYS = {"isError", "text", "structured", "content", "maxMs", "error", "messages", "listed", "snapshot"}
+EXPECT_KEYS = {"isError", "text", "structured", "content", "maxMs", "error", "messages", "listed", "snapshot", "tool",
+               "arguments"}
+ASK_EXPECT_KEYS = {"tool", "arguments", "maxMs"}  # what an ask step can expect of the model's choice
+ASK = "model/ask"  # an ask step's "method": nothing the server is sent
 TEXT_KEYS = {"contains", "equals", "matches", "not_contains"}
 CONTENT_KEYS = {"count", "types"}
 ERROR_KEYS = {"code", "message"}
@@ -69,8 +73,8 @@ class CollectionError(UsageError):
 class Step:
     index: int  # 0-based, in the file
     name: str
-    kind: str  # call | read | prompt | list
-    target: str  # tool name, URI, prompt name, or the listing (tools, resources, templates, prompts)
+    kind: str  # call | read | prompt | list | ask
+    target: str  # tool name, URI, prompt name, the listing (tools, resources, templates, prompts), or the request
     arguments: Any = None
     expect: dict[str, Any] = field(default_factory=dict)
     save: dict[str, str] = field(default_factory=dict)
@@ -83,7 +87,7 @@ class Step:
     def method(self) -> str:
         if self.kind == "list":
             return LISTS[self.target]
-        return {"call": "tools/call", "read": "resources/read", "prompt": "prompts/get"}[self.kind]
+        return {"call": "tools/call", "read": "resources/read", "prompt": "prompts/get", "ask": ASK}[self.kind]
 
 
 @dataclass
@@ -303,7 +307,7 @@ def _step(check: _Checker, steps: list[Any], i: int, raw: Any) -> Step | None:
     name = raw.get("name")
     label = str(name) if isinstance(name, str) and name else f"step {i + 1}"
     if not targets:
-        check.at(steps, i, f"{label} has no target: give one of call (a tool), read (a URI), prompt or list")
+        check.at(steps, i, f"{label} has no target: give one of call (a tool), read (a URI), prompt, list or ask")
         return None
     if len(targets) > 1:
         check.at(raw, targets[1], f"{label} has more than one target ({', '.join(targets)}): one per step")
@@ -316,12 +320,16 @@ def _step(check: _Checker, steps: list[Any], i: int, raw: Any) -> Step | None:
             check.at(raw, kind, f"list is one of {', '.join(LISTS)} (or true for tools), not {target!r}", value=True)
             return None
     elif not isinstance(target, str) or not target:
-        check.at(raw, kind, f"{kind} names a {'tool' if kind == 'call' else 'URI' if kind == 'read' else 'prompt'}",
-                 value=True)
+        what = {"call": "names a tool", "read": "names a URI", "prompt": "names a prompt",
+                "ask": "is a request in words"}[kind]
+        check.at(raw, kind, f"{kind} {what}", value=True)
         return None
     arguments = raw.get("arguments")
     if arguments is not None and not isinstance(arguments, dict):
         check.at(raw, "arguments", "arguments is a mapping", value=True)
+    elif arguments is not None and kind == "ask":
+        check.at(raw, "arguments", "an ask step's model makes up the arguments: expect them with expect: "
+                                   "{arguments: {...}}")
     if kind == "prompt" and isinstance(arguments, dict):
         for key, value in arguments.items():
             if not isinstance(value, str):
@@ -382,6 +390,18 @@ def _check_text(check: _Checker, node: dict[str, Any], key: str) -> None:
 
 def _check_expect(check: _Checker, expect: dict[str, Any], kind: str, target: Any) -> None:
     check.keys(expect, EXPECT_KEYS, "expect")
+    if kind == "ask":
+        for key in expect:
+            if key in EXPECT_KEYS and key not in ASK_EXPECT_KEYS:
+                check.at(expect, key, f"an ask step expects tool, arguments or maxMs, not {key}")
+        if "tool" in expect and not (isinstance(expect["tool"], str) and expect["tool"]):
+            check.at(expect, "tool", "tool names the tool the model should call first, or none", value=True)
+        if "arguments" in expect and not isinstance(expect["arguments"], dict):
+            check.at(expect, "arguments", "arguments is a mapping the chosen arguments must hold", value=True)
+        return
+    for key in ("tool", "arguments"):
+        if key in expect:
+            check.at(expect, key, f"{key} is for ask steps (what a model chose)")
     if "isError" in expect and not isinstance(expect["isError"], bool):
         check.at(expect, "isError", "isError is true or false", value=True)
     if "text" in expect:

@@ -1,6 +1,9 @@
 """Running a collection: its steps in order over one connection (an open `ServerSession`), each answer
 judged (`expect.py`), values saved for later steps (`${name}`), snapshots compared or rewritten, and
-the server's questions during a step answered as the step says (`elicit`, `sampling`).
+the server's questions during a step answered as the step says (`elicit`, `sampling`). An `ask` step
+asks the model given (`model`) which tool it calls for a plain request, with the server's tools offered,
+and judges its choice (`inspector.model.choice`); a model endpoint that cannot be reached or refuses the
+key ends the run with its ModelError.
 
 A server that dies mid-run fails the remaining steps with that reason; the report is still whole, so
 the JUnit file is written all the same.
@@ -22,6 +25,7 @@ from .expect import Miss, judge, snapshot_misses
 from .load import Collection, Step
 
 if TYPE_CHECKING:
+    from ..model.providers import ChatModel
     from ..session import CallRecord, ServerSession
 
 _REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -193,14 +197,17 @@ def without_meta(value: Any) -> Any:
 
 async def run(collection: Collection, session: ServerSession, answers: StepAnswers, *,
               only: Iterable[str] = (), update_snapshots: bool = False, timeout: float | None = 60.0,
-              target: str | None = None, progress: Callable[[StepResult], None] | None = None) -> RunReport:
+              target: str | None = None, progress: Callable[[StepResult], None] | None = None,
+              model: ChatModel | None = None) -> RunReport:
     """Run the steps (those named in `only`, when given) in order; the session is open already. `timeout`:
-    seconds per request (a step's own wins; the caller decides between its flag and the collection's)."""
+    seconds per request (a step's own wins; the caller decides between its flag and the collection's).
+    `model`: what `ask` steps ask (without one they fail, saying so)."""
     wanted = set(only)
     report = RunReport(collection.name, target or session.name)
     snapshots = load_snapshots(collection.snapshot_path)
     changed = False
     saved: dict[str, Any] = {}
+    saved_tools: list[dict[str, Any]] = []  # the server's tools, listed once for the ask steps
     gone: str | None = None
     begun = time.perf_counter()
     for step in collection.steps:
@@ -211,7 +218,8 @@ async def run(collection: Collection, session: ServerSession, answers: StepAnswe
         if gone is not None:
             r.status, r.reason = "failed", f"not run: {gone}"
         else:
-            gone = await _one(session, answers, step, r, saved, timeout)
+            gone = (await _ask(session, model, step, r, saved_tools) if step.kind == "ask" else
+                    await _one(session, answers, step, r, saved, timeout))
             if r.status != "failed" and step.expect.get("snapshot"):
                 changed = _snapshot(r, snapshots, update_snapshots) or changed
         if progress is not None:
@@ -269,6 +277,49 @@ async def _one(session: ServerSession, answers: StepAnswers, step: Step, r: Step
             saved[name] = _pointer_target(r, pointer)
         except KeyError:
             r.misses.append(Miss(f"save {name}", pointer, "nothing there"))
+    if r.misses:
+        r.status = "failed"
+    return None
+
+
+async def _ask(session: ServerSession, model: ChatModel | None, step: Step, r: StepResult,
+               saved_tools: list[dict[str, Any]]) -> str | None:
+    """An ask step: the model's first tool call for the request, judged. Returns why the rest cannot run."""
+    from ..model.choice import judge_pick, pick
+    from ..model.types import ModelError, tool_specs
+
+    if model is None:
+        r.status, r.reason = "failed", ("an ask step needs a model: spyglass test --model-url URL --model NAME "
+                                        "(in the window: add one in Preferences → Models)")
+        return None
+    client = session.client
+    if client is None or getattr(client, "closed", None) is not None:
+        r.status, r.reason = "failed", "the server is not connected"
+        return r.reason
+    sent = time.perf_counter()
+    if not saved_tools:
+        try:
+            listed = await client.list_tools(refresh=True)
+        except E.SpyglassError as exc:
+            r.status, r.reason = "failed", f"the server's tools could not be listed: {exc.message}"
+            return None
+        tools = listed.get("tools") if isinstance(listed, dict) else None
+        saved_tools += [t for t in tools or [] if isinstance(t, dict)]
+    try:
+        got = await pick(model, step.target, tool_specs({"": saved_tools}))
+    except ModelError as exc:
+        if exc.kind in ("connect", "auth"):
+            raise  # nothing else can be asked either: the run ends with the reason and its exit code
+        r.ms = (time.perf_counter() - sent) * 1000
+        r.status, r.reason = "failed", exc.message
+        return None
+    r.ms = got.ms
+    r.result = {"tool": got.tool, "arguments": got.arguments, "text": got.text}
+    if got.tool is not None and got.arguments is None:
+        r.result["rawArguments"] = got.raw_arguments
+    r.misses = [Miss(what, expected, actual) for what, expected, actual in judge_pick(step.expect, got)]
+    if "maxMs" in step.expect and got.ms > float(step.expect["maxMs"]):
+        r.misses.append(Miss("maxMs", step.expect["maxMs"], round(got.ms, 1)))
     if r.misses:
         r.status = "failed"
     return None

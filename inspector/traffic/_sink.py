@@ -36,16 +36,17 @@ from typing import Any, BinaryIO
 
 FORMAT_VERSION = "1"
 # The names of the codes in a batch: a copy of those in `columns.py`, as this script imports nothing of the package.
-KINDS = ("request", "response", "notification", "error", "malformed", "stderr", "http", "app")
-DIRECTIONS = ("out", "in", "err", "http", "to-view", "from-view")
+KINDS = ("request", "response", "notification", "error", "malformed", "stderr", "http", "app", "model")
+DIRECTIONS = ("out", "in", "err", "http", "to-view", "from-view", "to-model", "from-model")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS frames (
     n         INTEGER PRIMARY KEY,  -- record number, 0-based and dense
     server    TEXT NOT NULL,        -- server id
-    dir       TEXT NOT NULL,        -- out | in | err | http | to-view | from-view (an app's bridge)
+    dir       TEXT NOT NULL,        -- out | in | err | http | to-view | from-view (an app) | to-model | from-model
     kind      TEXT NOT NULL,        -- request | response | notification | error | malformed | stderr | http | app
+                                    -- | model
     method    TEXT,                 -- for responses: the method of the matching request
     rid,                            -- JSON-RPC id, integer or text (no affinity: 1 and '1' stay apart)
     pair      INTEGER,              -- on responses: record number of the request

@@ -25,11 +25,14 @@ from ..protocol.jsonrpc import RequestId
 
 # "app": a message of an MCP App's bridge, between Spyglass (the host) and the app's view: "to-view" or
 # "from-view" (requests, answers and notifications alike; paired and timed like the server's).
-KINDS = ("request", "response", "notification", "error", "malformed", "stderr", "http", "app")
-DIRECTIONS = ("out", "in", "err", "http", "to-view", "from-view")
-K_REQUEST, K_RESPONSE, K_NOTIFICATION, K_ERROR, K_MALFORMED, K_STDERR, K_HTTP, K_APP = range(8)
-D_OUT, D_IN, D_ERR, D_HTTP, D_TO_VIEW, D_FROM_VIEW = range(6)
-DIR_CODE = {"out": D_OUT, "in": D_IN, "err": D_ERR, "http": D_HTTP, "to-view": D_TO_VIEW, "from-view": D_FROM_VIEW}
+# "model": an exchange with a language model's endpoint (the playground, Tool choice): "to-model" is the
+# request's body, "from-model" the response's (paired by the exchange's number; headers in meta, masked).
+KINDS = ("request", "response", "notification", "error", "malformed", "stderr", "http", "app", "model")
+DIRECTIONS = ("out", "in", "err", "http", "to-view", "from-view", "to-model", "from-model")
+K_REQUEST, K_RESPONSE, K_NOTIFICATION, K_ERROR, K_MALFORMED, K_STDERR, K_HTTP, K_APP, K_MODEL = range(9)
+D_OUT, D_IN, D_ERR, D_HTTP, D_TO_VIEW, D_FROM_VIEW, D_TO_MODEL, D_FROM_MODEL = range(8)
+DIR_CODE = {"out": D_OUT, "in": D_IN, "err": D_ERR, "http": D_HTTP, "to-view": D_TO_VIEW, "from-view": D_FROM_VIEW,
+            "to-model": D_TO_MODEL, "from-model": D_FROM_MODEL}
 
 HEAD_MAX = 64 * 1024  # bytes of each frame kept in memory (and searched)
 BACKGROUND = "background"  # Frame.meta key of frames sent on the session's own behalf (its heartbeat)

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 # ---------------------------------------------------------------------- the vocabulary
-DIRECTION_VALUES = ("out", "in", "err", "http", "to-view", "from-view")  # the order of columns.DIRECTIONS
-KIND_VALUES = ("request", "response", "notification", "error", "malformed", "stderr", "http", "app")  # columns.KINDS
+DIRECTION_VALUES = ("out", "in", "err", "http", "to-view", "from-view", "to-model", "from-model")  # columns.DIRECTIONS
+KIND_VALUES = ("request", "response", "notification", "error", "malformed", "stderr", "http", "app",
+               "model")  # columns.KINDS
 SEVERITY_VALUES = ("error", "warning", "info")  # TrafficStore.flags codes 0, 1, 2
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}  # info < warning < error
 

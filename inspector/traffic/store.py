@@ -57,10 +57,12 @@ from ._writer import Writer, make_writer
 from .columns import (
     BACKGROUND,
     D_ERR,
+    D_FROM_MODEL,
     D_FROM_VIEW,
     D_HTTP,
     D_IN,
     D_OUT,
+    D_TO_MODEL,
     D_TO_VIEW,
     DIR_CODE,
     DIRECTIONS,
@@ -71,6 +73,7 @@ from .columns import (
     K_ERROR,
     K_HTTP,
     K_MALFORMED,
+    K_MODEL,
     K_NOTIFICATION,
     K_REQUEST,
     K_RESPONSE,
@@ -126,8 +129,8 @@ class Record:
 
     n: int
     server_id: str
-    direction: str  # out | in | err | http (an HTTP exchange summary) | to-view | from-view (an app's bridge)
-    kind: str  # request | response | notification | error | malformed | stderr | http | app
+    direction: str  # out | in | err | http (an HTTP exchange) | to-view | from-view (an app) | to-model | from-model
+    kind: str  # request | response | notification | error | malformed | stderr | http | app | model
     method: str | None
     id: rpc.RequestId | None
     mono: float
@@ -204,6 +207,11 @@ class TrafficStore:
         elif d == D_TO_VIEW or d == D_FROM_VIEW:
             # An app's bridge: its own kind, paired within its view (each view numbers its requests from 0).
             kind, method, rid, reason, app_key = self._app_frame(frame, reason)
+        elif d == D_TO_MODEL or d == D_FROM_MODEL:
+            # An exchange with a model endpoint: its own kind, the request and its answer paired by number.
+            kind, said = K_MODEL, frame.meta or {}
+            method, rid = str(said.get("path") or "model"), said.get("exchange")
+            app_key = ("model", "?" if d == D_TO_MODEL else "!", rid) if isinstance(rid, int) else None
         else:
             msg = frame.message if d == D_IN and frame.message is not None else rpc.parse(data)
             if isinstance(msg, rpc.Malformed):
@@ -237,7 +245,7 @@ class TrafficStore:
                 c.pair[req] = n
                 method = c.methods[c.method[req]]
         if reason is not None:
-            if kind != K_APP:
+            if kind != K_APP and kind != K_MODEL:
                 kind = K_MALFORMED
             c.reasons[n] = reason
         if rid is not None:
@@ -310,7 +318,8 @@ class TrafficStore:
         if what == "?":
             self._open[(code, d, rid, view)] = n
             return -1
-        req = self._open.pop((code, D_FROM_VIEW if d == D_TO_VIEW else D_TO_VIEW, rid, view), -1)
+        other = {D_TO_VIEW: D_FROM_VIEW, D_FROM_VIEW: D_TO_VIEW, D_TO_MODEL: D_FROM_MODEL, D_FROM_MODEL: D_TO_MODEL}
+        req = self._open.pop((code, other[d], rid, view), -1)
         if req >= 0:
             self.columns.pair[req] = n
         return req

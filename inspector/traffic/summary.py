@@ -34,6 +34,8 @@ def summarise(kind: str, method: str, raw: bytes, size: int, reason: str | None)
     text = raw.decode("utf-8", errors="backslashreplace")
     if kind == "stderr":
         return clip(text.rstrip("\r\n"))
+    if kind == "model":
+        return model_summary(text, size, reason)
     if kind == "malformed" or (kind == "app" and reason):
         head = clip(text, 120)
         return clip(f"{reason or 'malformed'}: {head}" if head else (reason or "malformed"))
@@ -123,3 +125,50 @@ def _result(method: str, result: Any) -> str:
         if not result:
             return f"{prefix}{{}}"
     return clip(prefix + compact(result))
+
+
+def model_summary(text: str, size: int, reason: str | None) -> str:
+    """One line of an exchange with a model endpoint: the request's model, messages and tools; the answer's
+    text or tool calls (an event stream: how many events, and the text they carry)."""
+    if reason:
+        return clip(f"{reason}: {clip(text, 120)}" if text else reason)
+    if text.startswith(("data:", "event:")):
+        events = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+        said: list[str] = []
+        for data in events:
+            try:
+                obj = json.loads(data)
+            except ValueError:
+                continue
+            if not isinstance(obj, dict):
+                continue
+            for choice in obj.get("choices") or []:
+                delta = choice.get("delta") if isinstance(choice, dict) else None
+                if not isinstance(delta, dict):
+                    continue
+                said.append(str(delta.get("content") or ""))
+                said += [f"→ {c['function']['name']}" for c in delta.get("tool_calls") or []
+                         if isinstance(c, dict) and isinstance(c.get("function"), dict) and c["function"].get("name")]
+            block = obj.get("content_block")
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                said.append(f"→ {block.get('name')}")
+            text_delta = obj.get("delta")
+            if isinstance(text_delta, dict):
+                said.append(str(text_delta.get("text") or ""))
+        return clip(f"stream of {len(events)} events: {''.join(said)}")
+    try:
+        obj = json.loads(text) if text else None
+    except ValueError:
+        return clip(text) if text else f"({human_size(size)})"
+    if not isinstance(obj, dict):
+        return compact(obj) if obj is not None else "(empty)"
+    if "messages" in obj:
+        tools = obj.get("tools") or []
+        return clip(f"{obj.get('model')} · {len(obj['messages'])} messages · {len(tools)} tools"
+                    + (" · streamed" if obj.get("stream") else ""))
+    if isinstance(obj.get("data"), list):
+        return clip("models: " + ", ".join(str(m.get("id")) for m in obj["data"] if isinstance(m, dict)))
+    if "error" in obj:
+        error = obj["error"]
+        return clip(f"error: {error.get('message') if isinstance(error, dict) else error}")
+    return compact(obj)

@@ -8,6 +8,7 @@
              questions as dialogs, the Tasks tab;
 - `library/` resources, templates and prompts;
 - `present/` presentation mode: the tools as cards, the friendly form, the answer card, in plain words;
+- `playground/` trying the tools with a model: Preferences → Models, the Playground chat, Tool choice;
 - `render/`  result renderers: one widget per content block, the result of a call;
 - `traffic/` the traffic table, its pane and the window's recorder;
 - `auth/`    the Authorization tab, the sign-in session and dialog, the token view;

@@ -127,7 +127,7 @@ def test_opening_a_file_that_is_not_a_collection(tmp_path: Path) -> None:
         edit.open_editable(tmp_path / "absent.yaml")
     with pytest.raises(CollectionError) as caught:
         edit.open_editable(write(tmp_path, "name: x\nsteps:\n  - {name: s, call: echo, colour: red}\n"))
-    assert problems(caught) == [(3, 27, "unknown key 'colour' in step 1 (known: arguments, call, description, "
+    assert problems(caught) == [(3, 27, "unknown key 'colour' in step 1 (known: arguments, ask, call, description, "
                                         "elicit, expect, list, name, prompt, read, sampling, save, timeout)")]
 
 

@@ -264,7 +264,8 @@ class DialogAnswers:
 
     While `stage` is set (presentation mode: an object with the same three coroutines), a question no
     running collection answers is asked there instead, in words for an audience; what the stage hands back
-    (`HANDED_BACK`) is asked in the dialog."""
+    (`HANDED_BACK`) is asked in the dialog. `sampler` (the playground, when the user lets its model answer
+    sampling requests) answers a sampling request first, or hands it back the same way."""
 
     def __init__(self, parent: Callable[[], QWidget | None], ask_roots: Callable[[], bool]) -> None:
         self.parent = parent
@@ -273,6 +274,7 @@ class DialogAnswers:
         # question the step says nothing about is still asked in a dialog
         self.scripts: dict[str, Any] = {}
         self.stage: Any = None
+        self.sampler: Any = None
 
     def _script(self, session: ServerSession, kind: str) -> Any:
         script = self.scripts.get(session.server_id)
@@ -298,6 +300,10 @@ class DialogAnswers:
         if script is not None:
             reply: dict[str, Any] | None = await script.sample(session, params, call)
             return reply
+        if self.sampler is not None:
+            sampled = await self.sampler.sample(session, params, call)
+            if sampled is not HANDED_BACK:
+                return sampled
         if self.stage is not None:
             staged = await self.stage.sample(session, params, call)
             if staged is not HANDED_BACK:

@@ -54,6 +54,8 @@ EMPTY, PROBLEMS, BODY = range(3)
 
 
 def target_text(step: Step) -> str:
+    if step.kind == "ask":
+        return f"ask “{step.target}”"
     return {"call": "call", "read": "read", "prompt": "prompt", "list": "list"}[step.kind] + " " + step.target
 
 
@@ -72,6 +74,7 @@ class CollectionsPane(QWidget):
         self._tasks: set[asyncio.Task[Any]] = set()
         self._running: list[str] = []
         self.recent: Callable[[], list[Path]] = list
+        self.ask_model: Callable[[], Any] = lambda: None  # the chat ask steps ask (the playground's model)
         self._build()
         self._show_page()
 
@@ -440,15 +443,21 @@ class CollectionsPane(QWidget):
         timeout = collection.timeout or conn.session.options.timeout
 
         async def go() -> None:
+            model = self.ask_model() if any(s.kind == "ask" for s in collection.steps) else None
             try:
                 report = await run_collection(collection, conn.session, answers, only=names, timeout=timeout,
-                                              target=conn.name, progress=self._step_done)
+                                              target=conn.name, progress=self._step_done, model=model)
             except asyncio.CancelledError:
                 done = sum(1 for n in names if n in self.results)
                 self._finished(f"Stopped after {done} of {len(names)} steps.")
                 raise
+            except E.SpyglassError as exc:  # the model endpoint of ask steps cannot be used
+                self._finished(f"The run stopped: {exc.message}", "error")
+                return
             finally:
                 self.answers.scripts.pop(server_id, None)
+                if model is not None:
+                    await model.aclose()
             skipped = len(report.results) - report.passed - report.failed
             self._finished(f"{report.passed} passed, {report.failed} failed"
                            + (f", {skipped} not run" if skipped else "") + f" ({report.seconds:.2f} s)",

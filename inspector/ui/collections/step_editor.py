@@ -219,8 +219,10 @@ class ArgumentsEditor(_Editor):
         self.as_text.blockSignals(False)
         if step is None:
             self.note.setText("")
-        elif step.kind in ("read", "list"):
+        elif step.kind in ("read", "list", "ask"):
             self.note.setText("This step takes no arguments." if step.kind == "list" else
+                              "A model makes up this step's arguments: expect them under Expect "
+                              "(arguments: {...})." if step.kind == "ask" else
                               "A resource is read by its URI alone: this step takes no arguments.")
         elif schema is None:
             self.note.setText("The selected server does not list this " + ("tool" if step.kind == "call" else "prompt")

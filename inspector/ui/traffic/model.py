@@ -19,7 +19,7 @@ from PySide6.QtGui import QBrush, QColor
 
 from ...traffic import FilteredView, TrafficFilter, TrafficStore
 from ...traffic.columns import HANDMADE, HANDMADE_ANSWER
-from ...traffic.store import K_APP, K_ERROR, K_MALFORMED, K_STDERR
+from ...traffic.store import K_APP, K_ERROR, K_MALFORMED, K_MODEL, K_STDERR
 from ..base.theme import severity_icon
 
 BATCH_MS = 80
@@ -38,19 +38,22 @@ HEADER_TIPS = (
     "Seconds since the previous row shown",
     "Server",
     "→ sent to the server, ← received from it, err: its stderr, http: an HTTP exchange, → app / ← app: the bridge "
-    "of an MCP App (to its view / from it); ✎ hand-made (the raw composer, Edit and resend) or its answer",
+    "of an MCP App (to its view / from it), → model / ← model: an exchange with a language model's endpoint; "
+    "✎ hand-made (the raw composer, Edit and resend) or its answer",
     "request, response, notification, error (JSON-RPC error response), malformed, stderr, http, app (a message of "
-    "an MCP App's bridge)",
+    "an MCP App's bridge), model (an exchange with a model endpoint)",
     "JSON-RPC method (for a response: the method of its request)",
     "JSON-RPC id (\"quoted\" when it is a string)",
     "Time from the request to this response",
     "Bytes on the wire",
     "One-line summary",
 )
-ARROWS = {"out": "→", "in": "←", "err": "err", "http": "http", "to-view": "→ app", "from-view": "← app"}
+ARROWS = {"out": "→", "in": "←", "err": "err", "http": "http", "to-view": "→ app", "from-view": "← app",
+          "to-model": "→ model", "from-model": "← model"}
 DIR_TIPS = {"out": "sent to the server", "in": "received from the server", "err": "a line on the server's stderr",
             "http": "an HTTP exchange", "to-view": "sent by Spyglass (the host) to an app's view",
-            "from-view": "sent by an app's view to Spyglass (the host)"}
+            "from-view": "sent by an app's view to Spyglass (the host)",
+            "to-model": "a request to a model endpoint (its key masked)", "from-model": "a model endpoint's answer"}
 NUMERIC = frozenset({COL_N, COL_TIME, COL_DELTA, COL_LATENCY, COL_SIZE})
 RECORD_ROLE = Qt.ItemDataRole.UserRole  # the record number of a row
 
@@ -302,8 +305,8 @@ class TrafficModel(QAbstractTableModel):
             return None
         if role == _FOREGROUND:
             kind = store.kind_code(n)
-            return DIM_BRUSH if kind >= K_STDERR and kind != K_APP and not (kind == K_STDERR and self._marker(n)) \
-                else None
+            dim = kind >= K_STDERR and kind not in (K_APP, K_MODEL) and not (kind == K_STDERR and self._marker(n))
+            return DIM_BRUSH if dim else None
         if role == _DECORATION:
             severity = store.flags.get(n) if col == COL_EXPERT else None
             return severity_icon(severity) if severity is not None else None

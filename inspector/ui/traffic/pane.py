@@ -72,6 +72,7 @@ DIRECTION_CHOICES: list[tuple[str, frozenset[str] | None]] = [
     ("stderr / HTTP", frozenset({"err", "http"})),
     ("→ To apps", frozenset({"to-view"})),
     ("← From apps", frozenset({"from-view"})),
+    ("Model exchanges", frozenset({"to-model", "from-model"})),
 ]
 KIND_CHOICES: list[tuple[str, frozenset[str] | None]] = [
     ("All kinds", None),
@@ -86,10 +87,11 @@ KIND_CHOICES: list[tuple[str, frozenset[str] | None]] = [
     ("stderr", frozenset({"stderr"})),
     ("HTTP", frozenset({"http"})),
     ("Apps (bridge)", frozenset({"app"})),
+    ("Model", frozenset({"model"})),
 ]
 # Widths of the fixed columns, as sample text (the view measures them once).
 _SAMPLES = {COL_N: "000000", COL_EXPERT: "", COL_TIME: "0000.000000", COL_DELTA: "0.000000", COL_SERVER: "server-name",
-            COL_DIR: "← app", COL_KIND: "notification", COL_METHOD: "notifications/message",
+            COL_DIR: "← model", COL_KIND: "notification", COL_METHOD: "notifications/message",
             COL_ID: '"p1000"', COL_LATENCY: "1000.0 ms", COL_SIZE: "1,000,000"}
 
 
@@ -213,7 +215,7 @@ class TrafficDetail(QWidget):
         self.n = n
         self.raw_text = raw.decode("utf-8", errors="backslashreplace")
         arrow = ARROWS.get(rec.direction, rec.direction)
-        parts = [f"#{n}", arrow if rec.kind == "app" else f"{arrow} {rec.kind}"]  # "← app", not "← app app"
+        parts = [f"#{n}", arrow if rec.kind in ("app", "model") else f"{arrow} {rec.kind}"]  # "← app", not "← app app"
         if mark := handmade_mark(rec.meta):
             parts.insert(1, mark)
         if rec.method:
@@ -253,7 +255,7 @@ class TrafficDetail(QWidget):
         if pair is None:
             self.pair_button.setText("Go to pair")
         else:
-            asked = rec.kind == "request" or (rec.kind == "app" and pair > rec.n)  # an app's: the request is first
+            asked = rec.kind == "request" or (rec.kind in ("app", "model") and pair > rec.n)  # the request is first
             self.pair_button.setText(f"Go to {'response' if asked else 'request'} #{pair}")
 
     def _pretty(self, kind: str, raw: bytes) -> tuple[str, bool]:

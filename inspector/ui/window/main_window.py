@@ -68,6 +68,7 @@ from .command_palette import CommandPalette
 from .composer_link import ComposerLink
 from .devloop_link import DevLoopLink
 from .files import DropImporter, ServerFiles
+from .playground_link import PlaygroundLink
 from .preferences import Preferences
 from .present_link import PresentLink
 from .skills_link import SkillsLink
@@ -125,6 +126,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         self.present = PresentLink(self)  # View → Presentation mode (F11): the tools shown to an audience
         self.apps = AppHost(self)  # MCP Apps: a call's interactive view above its result (`result:app`)
         self.apps.attach(self.tool_detail, self.calls)
+        self.playground = PlaygroundLink(self)  # Preferences → Models, the Playground and Tool choice tabs
         self.status_label = QLabel(self)
         self.status_label.setObjectName("statusSummary")
         self.statusBar().addPermanentWidget(self.status_label)
@@ -512,7 +514,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         self.log_pane.show_connection(conn)
         self.tool_detail.server_changed()
         self._show_tools(conn)
-        self._apply_traffic_filter()
+        self.apply_traffic_filter()
         self._update_actions()
         # the platform adds " — Spyglass" (the application's display name) to every window title
         self.setWindowTitle(visible(conn.name, 80) if conn else "")
@@ -564,9 +566,9 @@ class MainWindow(WindowDialogs, QMainWindow):
     # ------------------------------------------------------------------ traffic
     def _set_follow(self, on: bool) -> None:
         self._follow_selection = on
-        self._apply_traffic_filter()
+        self.apply_traffic_filter()
 
-    def _apply_traffic_filter(self) -> None:
+    def apply_traffic_filter(self) -> None:
         conn = self.selected_connection()
         self.traffic.follow(conn.server_id if (conn and self._follow_selection) else None)
 
@@ -644,6 +646,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         except Exception:
             log.exception("saving settings")
         await self.apps.close()  # before the servers: an app may still call its server while it winds up
+        await self.playground.close()  # a model's turn in flight ends before the servers it calls
         await self.taps.close()
         await self.devloop.close()
         conns = list(self.servers.connections)

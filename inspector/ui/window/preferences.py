@@ -35,12 +35,14 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QSpinBox,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from ..base import theme
 from ..calls.questions import ROOTS_ASK, ROOTS_FROM_SETTINGS
+from ..playground.connections import ConnectionsEditor
 
 log = logging.getLogger("spyglass.ui.preferences")
 
@@ -282,9 +284,19 @@ class PreferencesDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         buttons.button(QDialogButtonBox.RestoreDefaults).clicked.connect(lambda: self.show_values(Preferences()))
-        lay = QVBoxLayout(self)
+        general = QWidget(self)
+        general_lay = QVBoxLayout(general)
         for box in (look, calls, trace, sign_in):
-            lay.addWidget(box)
+            general_lay.addWidget(box)
+        self.tabs = QTabWidget(self)
+        self.tabs.setObjectName("prefTabs")
+        self.tabs.addTab(general, "General")
+        book = getattr(parent, "model_book", None)  # the window's model connections (the playground)
+        self.models = ConnectionsEditor(book, self) if book is not None else None
+        if self.models is not None:
+            self.tabs.addTab(self.models, "Models")
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.tabs)
         lay.addWidget(buttons)
         self.setMinimumWidth(560)
 
@@ -323,6 +335,9 @@ class PreferencesDialog(QDialog):
         if self._check_client_metadata():
             self.client_metadata.setFocus()
             return  # the note says why; nothing is saved until it is mended or emptied
+        if self.models is not None and not self.models.apply():
+            self.tabs.setCurrentWidget(self.models)
+            return  # its note says what to mend
         prefs = self.values()
         prefs.save(self.settings)
         super().accept()
