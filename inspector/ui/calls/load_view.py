@@ -16,7 +16,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
@@ -39,7 +39,9 @@ from ..base import theme
 from ..base.dialogs import run_dialog
 from ..base.text import visible
 from . import confirm
-from .load_charts import CompareView, LiveCharts
+
+if TYPE_CHECKING:  # QtCharts loads when the first run's plots are built, not with the window
+    from .load_charts import CompareView, LiveCharts
 
 log = logging.getLogger("spyglass.ui.load")
 
@@ -196,6 +198,8 @@ class LoadView(QWidget):
     def plots(self) -> tuple[LiveCharts, CompareView]:
         """The plots and the comparison, built the first time the tab is shown or a run starts."""
         if self.charts is None or self.compare is None:
+            from .load_charts import CompareView, LiveCharts
+
             self.charts = LiveCharts(self.pages)
             self.compare = CompareView(self.pages)
             self.pages.addTab(self.charts, "Live")
