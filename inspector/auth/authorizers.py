@@ -84,12 +84,13 @@ class LoopbackAuthorizer:
 
     def __init__(self, *, open_url: Callable[[str], Any] | None = None, timeout: float = 300.0,
                  paste: Callable[[str], Awaitable[str]] | None = None, path: str = "/callback",
-                 host: str = "127.0.0.1") -> None:
+                 host: str = "127.0.0.1", port: int = 0) -> None:
         self.open_url = open_url or _open_in_browser
         self.timeout = timeout
         self.paste = paste
         self.path = path
         self.host = host
+        self.listen_port = port  # 0: any free port (`--callback-url` may fix one)
         self.port: int | None = None
         self._server: asyncio.base_events.Server | None = None
         self._answer: asyncio.Future[str] | None = None
@@ -101,9 +102,17 @@ class LoopbackAuthorizer:
     async def prepare(self) -> str:
         if self._server is None:
             self._answer = asyncio.get_running_loop().create_future()
-            self._server = await asyncio.start_server(self._handle, self.host, 0)
+            try:
+                self._server = await asyncio.start_server(self._handle, self.host, self.listen_port)
+            except OSError as exc:
+                raise AuthFailed("authorization", f"cannot listen for the redirect on {self._url_host}:"
+                                                  f"{self.listen_port}: {exc.strerror or exc}") from None
             self.port = self._server.sockets[0].getsockname()[1]
-        return f"http://{self.host}:{self.port}{self.path}"
+        return f"http://{self._url_host}:{self.port}{self.path}"
+
+    @property
+    def _url_host(self) -> str:
+        return f"[{self.host}]" if ":" in self.host else self.host
 
     async def authorize(self, url: str, fetch: Fetch) -> str:
         redirect_uri = await self.prepare()
@@ -153,7 +162,7 @@ class LoopbackAuthorizer:
             writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: "
                          + str(len(_PAGE)).encode() + b"\r\nConnection: close\r\n\r\n" + _PAGE)
             if self._answer is not None and not self._answer.done():
-                self._answer.set_result(f"http://{self.host}:{self.port}{target}")
+                self._answer.set_result(f"http://{self._url_host}:{self.port}{target}")
         except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
             pass
         finally:

@@ -53,8 +53,12 @@ def make_auth(url: str, args: argparse.Namespace, traffic: Any = None) -> Any:
         idp_client_id=get("idp_client_id"),
         idp_client_secret=secret(get("idp_client_secret"), "--idp-client-secret"),
         dpop=not get("no_dpop", False))
-    authorizer = HeadlessAuthorizer() if get("auth_headless", False) else LoopbackAuthorizer(
-        timeout=get("auth_timeout", 300.0) or 300.0, open_url=open_browser)
+    callback = get("callback")  # --callback-url: where the redirect comes back (authflags.Callback)
+    if get("auth_headless", False):
+        authorizer: Any = HeadlessAuthorizer(callback.url) if callback is not None else HeadlessAuthorizer()
+    else:
+        where = {"host": callback.host, "port": callback.port, "path": callback.path} if callback else {}
+        authorizer = LoopbackAuthorizer(timeout=get("auth_timeout", 300.0) or 300.0, open_url=open_browser, **where)
     store = MemoryStore() if get("token_store") == "memory" else KeyringStore(on_warning=warn)
     observer = CallbackObserver(changed=exchanges_to(traffic)) if traffic is not None else None
     return OAuthProvider(url, settings, authorizer=authorizer, store=store, observer=observer)

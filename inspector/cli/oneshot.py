@@ -21,7 +21,7 @@ from ..protocol.mode import Mode
 from ..protocol.versions import LOG_LEVELS
 from ..transport.factory import open_transport, start_process
 from ..transport.process import stop
-from . import appinfo, official, servers
+from . import appinfo, authflags, official, servers
 from .answers import FlagAnswers, root
 from .common import (
     UsageParser,
@@ -117,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "or --auth-token, else exit 3 when the server asks for authorization")
     p.add_argument("--list-stored-auth", action="store_true", help="print the official inspector's OAuth state "
                    "file and the server URLs it holds tokens for, then exit (no connection)")
+    authflags.add_arguments(p)
     p.add_argument("--format", choices=FORMATS, default="text", help="text (default): the result as indented "
                    "JSON; json: one line {\"result\": ...}; human: the result for people")
     p.add_argument("-q", "--quiet", action="store_true", help="nothing on stderr but the error envelope")
@@ -173,6 +174,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         if args.command:
             raise E.UsageError("give either --server-url or a server command, not both")
         args.command = [args.server_url]
+    authflags.check(args)
     if args.rename is not None and args.method != "servers/edit":
         raise E.UsageError("--rename is only valid with --method servers/edit")
     if args.catalog:
@@ -201,7 +203,15 @@ async def run(args: argparse.Namespace, out: TextIO, spec: ServerSpec | None = N
     """The request `args` name, against `spec` (from the flags when not given), whose process may be
     `started` already (`transport.factory.start_process`)."""
     spec = spec or server_spec(args)
-    if args.use_stored_auth:
+    if args.relogin:
+        if spec.url is None:
+            raise E.UsageError("--relogin requires an HTTP/SSE server URL (no OAuth store entry for stdio)")
+        authflags.relogin(spec.url, args)
+    if args.wait_for_auth is not None:
+        if spec.url is None:
+            raise E.UsageError("--wait-for-auth requires --server-url")
+        args.auth_token = await authflags.wait_for_token(spec.url, args.wait_for_auth)
+    elif args.use_stored_auth:
         if spec.url is None:
             raise E.UsageError("--use-stored-auth needs a server URL")
         args.auth_token = official.stored_token(spec.url)
@@ -499,9 +509,15 @@ def main(argv: Sequence[str], out: TextIO | None = None) -> int:
         if args.list_stored_auth:
             out.write(json.dumps(official.stored_urls(), ensure_ascii=False) + "\n")
             return E.EXIT_OK
+        if args.print_handoff:
+            block = authflags.handoff(authflags.server_url(args, "--print-handoff"), args.transport)
+            out.write(json.dumps(block, ensure_ascii=False, separators=(",", ":")) + "\n")
+            return E.EXIT_OK
         if args.method in servers.METHODS:  # the servers of a file, no connection
             print_result(servers.run(args), args, out)
             return E.EXIT_OK
+        authflags.apply_client_config(args)
+        args.callback = authflags.callback(args)
         spec = server_spec(args)
         # A stdio server boots while the rest of Spyglass (asyncio first) imports: it takes longer
         # to start than anything here, so a one-shot call ends sooner.
