@@ -86,13 +86,6 @@ def check(args: argparse.Namespace) -> None:
         raise E.UsageError("--load cannot be combined with --list-stored-auth or --print-handoff.")
 
 
-def server_url(args: argparse.Namespace, flag: str) -> str:
-    """The URL a flag that needs one is about: --server-url, or a URL target."""
-    if args.command and len(args.command) == 1 and args.command[0].startswith(("http://", "https://")):
-        return str(args.command[0])
-    raise E.UsageError(f"{flag} requires --server-url")
-
-
 # -- --callback-url ----------------------------------------------------------------------------------------
 
 @dataclass

@@ -510,7 +510,9 @@ def main(argv: Sequence[str], out: TextIO | None = None) -> int:
             out.write(json.dumps(official.stored_urls(), ensure_ascii=False) + "\n")
             return E.EXIT_OK
         if args.print_handoff:
-            block = authflags.handoff(authflags.server_url(args, "--print-handoff"), args.transport)
+            if not args.server_url:  # as in the official CLI: a URL target is not enough
+                raise E.UsageError("--print-handoff requires --server-url")
+            block = authflags.handoff(args.server_url, args.transport)
             out.write(json.dumps(block, ensure_ascii=False, separators=(",", ":")) + "\n")
             return E.EXIT_OK
         if args.method in servers.METHODS:  # the servers of a file, no connection

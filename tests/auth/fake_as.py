@@ -5,7 +5,8 @@ the protected resource at /mcp (with its RFC 9728 metadata) and the
 authorization server at the same origin (issuer = the base URL); /sse is the same
 protected server over the 2024-11-05 HTTP+SSE transport. `mode` picks a
 misbehaviour: metadata-not-json, issuer-mismatch, no-pkce, wrong-state,
-wrong-iss, token-500, refresh-expired, no-dcr, confidential, login-page.
+wrong-iss, token-500, refresh-expired, no-dcr, confidential, login-page, cimd (Client ID Metadata
+Documents accepted). /revoke is its RFC 7009 revocation endpoint (`revocations`: each request's form).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class FakeAS:
         self.token_requests: list[dict[str, str]] = []
         self.authorization_requests: list[dict[str, str]] = []
         self.registrations: list[dict[str, Any]] = []
+        self.revocations: list[dict[str, str]] = []
         self.sse_sessions: dict[str, queue.Queue[bytes | None]] = {}
         self.stopping = threading.Event()
 
@@ -57,8 +59,11 @@ class FakeAS:
             "token_endpoint_auth_methods_supported": ["client_secret_basic", "none"],
             "code_challenge_methods_supported": ["S256"], "authorization_response_iss_parameter_supported": True,
         }
+        doc["revocation_endpoint"] = f"{self.base}/revoke"
         if self.mode != "no-dcr":
             doc["registration_endpoint"] = f"{self.base}/register"
+        if self.mode == "cimd":
+            doc["client_id_metadata_document_supported"] = True
         if self.mode == "confidential":
             doc["token_endpoint_auth_methods_supported"] = ["client_secret_basic"]
         if self.mode == "no-pkce":
@@ -168,6 +173,12 @@ def _handler(fake: FakeAS) -> type[BaseHTTPRequestHandler]:
                 return self._send(201, answer)
             if url.path == "/token":
                 return self._token({k: v[0] for k, v in parse_qs(body.decode()).items()})
+            if url.path == "/revoke":
+                form = {k: v[0] for k, v in parse_qs(body.decode()).items()}
+                fake.revocations.append({**form, "authorization": self.headers.get("Authorization", "")})
+                fake.refresh_tokens.discard(form.get("token", ""))
+                fake.tokens.discard(form.get("token", ""))
+                return self._send(200, b"", "text/plain")
             if url.path == "/mcp":
                 return self._mcp(body)
             if url.path == "/messages":

@@ -46,6 +46,8 @@ def corpus(everything_url: str, sdk_url: str, tmp: Path) -> list[Case]:
     config = tmp / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"local": {"command": "node", "args": ["s.js"]},
                                                  "remote": {"type": "streamable-http", "url": everything_url}}}))
+    bad_client = tmp / "client.json"
+    bad_client.write_text("{not json")
     return [
         Case("list tools, stdio", [*ev, "--connect-timeout", "15000", "--method", "tools/list", "--format", "json"], 0,
              same_result=True),
@@ -132,6 +134,32 @@ def corpus(everything_url: str, sdk_url: str, tmp: Path) -> list[Case]:
              same_stdout=True),
         Case("app info of a tool without an app", [everything_url, "--method", "tools/call", "--tool-name", "echo",
                                                    "--app-info"], 2, "no_app", same_stdout=True),
+        Case("--relogin of a stdio server", [PY, "-c", "pass", "--", "--relogin", "--method", "tools/list"], 1,
+             "error"),
+        Case("--relogin with --stored-auth-only", [everything_url, "--relogin", "--stored-auth-only", "--method",
+                                                   "tools/list"], 1, "error"),
+        Case("--relogin of a server that needs no sign-in", [everything_url, "--relogin", "--method", "tools/list",
+                                                             "--format", "json"], 0, same_result=True),
+        Case("--no-revoke without --relogin", [everything_url, "--no-revoke", "--method", "tools/list"], 1, "error"),
+        Case("--callback-url not on loopback", [everything_url, "--callback-url", "http://10.0.0.1:6276/oauth/callback",
+                                                "--method", "tools/list"], 1, "error"),
+        Case("--callback-url on loopback, no sign-in needed", [everything_url, "--callback-url",
+                                                               "http://127.0.0.1:0/cb", "--method", "tools/list",
+                                                               "--format", "json"], 0, same_result=True),
+        Case("--wait-for-auth times out", ["--server-url", f"http://127.0.0.1:{http_peers.free_port()}/mcp",
+                                           "--wait-for-auth", "0.5", "--method", "tools/list"], 3,
+             "auth_wait_timeout"),
+        Case("--wait-for-auth 0", ["--server-url", everything_url, "--wait-for-auth", "0", "--method", "tools/list"],
+             1, "error"),
+        Case("--client-config not JSON", [PY, "-c", "pass", "--", "--client-config", str(bad_client),
+                                          "--method", "tools/list"], 1, "error"),
+        Case("--client-config missing", [everything_url, "--client-config", str(tmp / "none.json"), "--method",
+                                         "tools/list", "--format", "json"], 0, same_result=True),
+        Case("--print-handoff", ["--server-url", everything_url, "--print-handoff"], 0, same_stdout=True),
+        Case("--print-handoff of an SSE URL, --transport sse", ["--server-url", "HTTP://Example.COM:80/sse",
+                                                                "--transport", "sse", "--print-handoff"], 0,
+             same_stdout=True),
+        Case("--print-handoff without --server-url", [everything_url, "--print-handoff"], 1, "error"),
         Case("--strict on an unportable schema", [*PLANTED, "--", "--method", "tools/list", "--strict", "--format",
                                                   "json"], 6, "schema_unportable"),
     ]

@@ -1,0 +1,144 @@
+"""The official CLI's OAuth hand-over flags in `spyglass --cli`, against the local authorization server:
+--relogin (forget the keyring's tokens, revoke them per RFC 7009) and --no-revoke, --callback-url (and
+MCP_OAUTH_CALLBACK_URL) binding the redirect listener, --wait-for-auth picking up the official state file's
+token, --client-config filling the Client ID Metadata Document URL."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import fake_as
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.timeout(90)
+
+BROWSER = """#!{python}
+# the user's browser: opens the authorization URL and follows its redirect back to the listener
+import sys, urllib.request
+urllib.request.build_opener(urllib.request.ProxyHandler({{}})).open(sys.argv[1], timeout=30).read()
+"""
+
+
+def _env(tmp: Path, **extra: str) -> dict[str, str]:
+    env = {**os.environ, "PYTHON_KEYRING_BACKEND": "file_keyring.FileKeyring",
+           "SPYGLASS_TEST_KEYRING": str(tmp / "keyring.json"),
+           "MCP_INSPECTOR_OAUTH_STATE_PATH": str(tmp / "oauth.json"),
+           "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")]), **extra}
+    for name in ("MCP_OAUTH_CALLBACK_URL", "MCP_CLIENT_CONFIG_PATH"):
+        if name not in extra:
+            env.pop(name, None)
+    return env
+
+
+def spyglass(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "inspector", "--cli", *args], capture_output=True, text=True,
+                          timeout=60, cwd=str(ROOT), env=env)
+
+
+def _keyring(tmp: Path) -> dict[str, str]:
+    return json.loads((tmp / "keyring.json").read_text())
+
+
+def test_relogin_forgets_the_stored_tokens_revokes_them_and_signs_in_again(tmp_path):
+    env = _env(tmp_path)
+    with fake_as.running() as server:
+        first = spyglass(env, "--auth-headless", "--transport", "http", server.mcp_url)
+        assert first.returncode == 0, first.stderr
+        stored = [json.loads(v) for k, v in _keyring(tmp_path).items() if "tokens" in v]
+        refresh = stored[0]["tokens"]["refresh_token"]
+        again = spyglass(env, "--auth-headless", "--transport", "http", server.mcp_url)  # the kept tokens
+        assert again.returncode == 0 and len(server.authorization_requests) == 1, again.stderr
+        relogin = spyglass(env, "--relogin", "--auth-headless", "--transport", "http", server.mcp_url)
+        assert relogin.returncode == 0, relogin.stderr
+        assert [r["token"] for r in server.revocations] == [refresh]
+        assert server.revocations[0]["token_type_hint"] == "refresh_token"
+        assert server.revocations[0]["client_id"] == "client-1"  # the registered (public) client
+        assert len(server.authorization_requests) == 2  # a new sign-in, the old grant ended
+        assert f"--relogin: forgot the stored OAuth state for {server.mcp_url} (refresh_token revoked" in \
+            relogin.stderr
+        no_revoke = spyglass(env, "--relogin", "--no-revoke", "--auth-headless", "--transport", "http",
+                             server.mcp_url)
+        assert no_revoke.returncode == 0, no_revoke.stderr
+        assert len(server.revocations) == 1 and len(server.authorization_requests) == 3
+        assert "(--no-revoke)" in no_revoke.stderr
+        tokens = set(server.tokens) | set(server.refresh_tokens)
+    for proc in (relogin, no_revoke):
+        assert not any(t in proc.stdout + proc.stderr for t in tokens)
+
+
+def test_relogin_of_a_server_that_needs_no_sign_in_and_a_failed_revocation(tmp_path):
+    from inspector.auth import MemoryStore
+    from inspector.auth.revoke import forget_server
+    from inspector.auth.store import credential_key
+
+    store = MemoryStore()
+    assert forget_server("http://127.0.0.1:9/mcp", store).status == "skipped"  # nothing kept: nothing sent
+    resource = "http://127.0.0.1:9/mcp"
+    store.save(f"server {resource}", {"issuer": "http://127.0.0.1:9"})
+    store.save(credential_key("http://127.0.0.1:9", resource),
+               {"tokens": {"access_token": "a"}, "metadata": {"revocation_endpoint": "http://127.0.0.1:9/revoke"}})
+    outcome = forget_server(resource, store, client_id="entered")
+    assert outcome.status == "failed" and "127.0.0.1:9/revoke" in outcome.detail  # refused: reported, not fatal
+    assert store.load(f"server {resource}") is None and store.load(credential_key("http://127.0.0.1:9", resource)) \
+        is None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_callback_url_is_where_the_redirect_listener_binds(tmp_path):
+    browser = tmp_path / "browser"
+    browser.write_text(BROWSER.format(python=sys.executable))
+    browser.chmod(0o755)
+    callback = f"http://127.0.0.1:{_free_port()}/my/callback"
+    headless = f"http://localhost:{_free_port()}/env/cb"
+    with fake_as.running() as server:
+        proc = spyglass(_env(tmp_path, BROWSER=str(browser)), "--token-store", "memory", "--callback-url", callback,
+                        "--transport", "http", server.mcp_url)
+        by_env = spyglass(_env(tmp_path, MCP_OAUTH_CALLBACK_URL=headless), "--token-store", "memory",
+                          "--auth-headless", "--transport", "http", server.mcp_url)
+    assert proc.returncode == 0, proc.stderr
+    assert by_env.returncode == 0, by_env.stderr
+    assert [r["redirect_uri"] for r in server.authorization_requests] == [callback, headless]
+
+
+def test_wait_for_auth_uses_the_token_once_the_state_file_has_it(tmp_path):
+    env = _env(tmp_path)
+    with fake_as.running() as server:
+        server.tokens.add("handed-over")
+        proc = subprocess.Popen([sys.executable, "-m", "inspector", "--cli", "--wait-for-auth", "30", "--server-url",
+                                 server.mcp_url, "--transport", "http", "--stored-auth-only"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT), env=env)
+        state = {"servers": {server.mcp_url: {"tokens": {"access_token": "handed-over", "token_type": "Bearer"}}}}
+        (tmp_path / "oauth.json.part").write_text(json.dumps(state))
+        (tmp_path / "oauth.json.part").replace(tmp_path / "oauth.json")  # as a person signing in would leave it
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert json.loads(out)["tools"][0]["name"] == "whoami"
+    assert server.authorization_requests == []  # no sign-in of Spyglass's own
+
+
+def test_client_config_fills_the_client_metadata_url(tmp_path):
+    config = tmp_path / "client.json"
+    config.write_text(json.dumps({"cimd": {"enabled": True, "clientMetadataUrl": "https://spyglass.example/c.json"},
+                                  "enterpriseManagedAuth": {"enabled": False,
+                                                            "idp": {"issuer": "https://idp.example",
+                                                                    "clientId": "x"}}}))
+    with fake_as.running("cimd") as server:
+        proc = spyglass(_env(tmp_path, MCP_CLIENT_CONFIG_PATH=str(config)), "--token-store", "memory",
+                        "--auth-headless", "--transport", "http", server.mcp_url)
+        missing = spyglass(_env(tmp_path), "--client-config", str(tmp_path / "none.json"), "--token-store", "memory",
+                           "--auth-headless", "--transport", "http", server.mcp_url)
+    assert proc.returncode == 0, proc.stderr
+    assert server.authorization_requests[0]["client_id"] == "https://spyglass.example/c.json"
+    assert server.registrations and len(server.registrations) == 1  # only the run without a config registered
+    assert missing.returncode == 0 and "client config" in missing.stderr and "does not exist" in missing.stderr
