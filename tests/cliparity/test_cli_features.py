@@ -115,7 +115,9 @@ def test_task_methods_and_unsubscribe():
 
 def test_completion_scripts_come_from_the_parsers(tmp_path):
     cli = {flag for opt in commands(build_parser())["cli"] for flag in opt.flags}
-    assert {"--method", "--protocol-era", "--connect-timeout", "--strict", "--completion", "-q"} <= cli
+    assert {"--method", "--protocol-era", "--connect-timeout", "--strict", "--completion", "-q", "--relogin",
+            "--no-revoke", "--callback-url", "--wait-for-auth", "--client-config", "--print-handoff"} <= cli
+    assert next(o for o in commands(build_parser())["cli"] if o.flags == ("--client-config",)).files
     scripts = {shell: spyglass("--completion", shell) for shell in ("bash", "zsh", "fish")}
     for shell, proc in scripts.items():
         assert proc.returncode == 0 and proc.stderr == "", (shell, proc.stderr)
@@ -129,6 +131,10 @@ def test_completion_scripts_come_from_the_parsers(tmp_path):
     assert set(methods.split()) == {"tools/list", "tools/call", "tasks/list", "tasks/get", "tasks/result",
                                     "tasks/cancel"}
     assert check_flags.split() == ["--format"]
+    relogin = subprocess.run(["bash", "-c", f"source {tmp_path / 'bash'}; COMP_WORDS=(spyglass --cli --relo); "
+                                            'COMP_CWORD=2; _spyglass; echo "${COMPREPLY[*]}"'],
+                             capture_output=True, text=True).stdout.split()
+    assert relogin == ["--relogin"]
     assert "'--method[" in scripts["zsh"].stdout and ":method:(initialize tools/list " in scripts["zsh"].stdout
     assert "-l method -x -a 'initialize tools/list" in scripts["fish"].stdout
     for shell in ("zsh", "fish"):
