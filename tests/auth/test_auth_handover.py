@@ -142,3 +142,89 @@ def test_client_config_fills_the_client_metadata_url(tmp_path):
     assert server.authorization_requests[0]["client_id"] == "https://spyglass.example/c.json"
     assert server.registrations and len(server.registrations) == 1  # only the run without a config registered
     assert missing.returncode == 0 and "client config" in missing.stderr and "does not exist" in missing.stderr
+
+
+@pytest.mark.parametrize("config, problem", [
+    ([], "config: Expected object"),
+    ({"cimd": {"enabled": True, "clientMetadataUrl": ""}}, "cimd.clientMetadataUrl: CIMD client metadata URL is "
+                                                            "required when CIMD is enabled"),
+    ({"cimd": {"enabled": True, "clientMetadataUrl": "https://c.example/"}}, "must have a path"),
+    ({"cimd": {"enabled": True, "clientMetadataUrl": "ftp://c.example/x"}}, "absolute http(s) URL"),
+    ({"cimd": {"clientMetadataUrl": "https://c.example/x"}}, "cimd.enabled: Required"),
+    ({"cimd": "yes"}, "cimd: Expected object"),
+    ({"enterpriseManagedAuth": {"idp": {"issuer": "https://i.example"}}}, "idp.clientId: Required"),
+    ({"enterpriseManagedAuth": {"idp": {"issuer": "not a url", "clientId": "c"}}}, "idp.issuer: Must be"),
+    ({"enterpriseManagedAuth": {"enabled": "no", "idp": {}}}, "enterpriseManagedAuth.enabled: Expected boolean"),
+    ({"enterpriseManagedAuth": {}}, "enterpriseManagedAuth.idp: Required"),
+])
+def test_a_client_config_of_the_wrong_shape_names_the_field(config, problem):
+    from inspector import errors as E
+    from inspector.cli.authflags import parse_client_config
+
+    with pytest.raises(E.UsageError) as caught:
+        parse_client_config(config)
+    assert problem in caught.value.message
+
+
+def test_client_config_fills_only_the_flags_left_unset(tmp_path, monkeypatch):
+    import argparse
+
+    from inspector.cli.authflags import apply_client_config
+
+    config = tmp_path / "client.json"
+    config.write_text(json.dumps({"cimd": {"enabled": False, "clientMetadataUrl": "http://127.0.0.1:1/c.json"},
+                                  "enterpriseManagedAuth": {"idp": {"issuer": "https://idp.example", "clientId": "c",
+                                                                    "clientSecret": "s"}}}))
+    monkeypatch.delenv("MCP_CLIENT_CONFIG_PATH", raising=False)
+    args = argparse.Namespace(client_config=str(config), client_metadata_url=None, idp_issuer=None,
+                              idp_token_endpoint=None, idp_client_id=None, idp_client_secret=None)
+    apply_client_config(args)
+    assert (args.client_metadata_url, args.idp_issuer, args.idp_client_id, args.idp_client_secret) == (
+        None, "https://idp.example", "c", "s")  # cimd disabled: not applied
+    given = argparse.Namespace(client_config=str(config), client_metadata_url=None, idp_issuer=None,
+                               idp_token_endpoint="https://idp.example/token", idp_client_id="mine",
+                               idp_client_secret=None)
+    apply_client_config(given)
+    assert (given.idp_issuer, given.idp_client_id, given.idp_client_secret) == (None, "mine", None)
+
+
+@pytest.mark.parametrize("url, answer", [
+    ("http://localhost:6276/oauth/callback", ("localhost", 6276, "/oauth/callback")),
+    ("http://[::1]:0", ("::1", 0, "/")),
+    ("http://127.1.2.3/cb", ("127.1.2.3", 80, "/cb")),
+    ("https://127.0.0.1:1/cb", "must use http scheme"),
+    ("http://192.168.1.2:1/cb", "must bind a loopback host"),
+    ("http://127.0.0.1:99999/cb", "Invalid OAuth callback URL"),
+    ("http:///cb", "must include a hostname"),
+])
+def test_callback_urls(url, answer, monkeypatch):
+    import argparse
+
+    from inspector import errors as E
+    from inspector.cli.authflags import callback
+
+    monkeypatch.delenv("MCP_OAUTH_CALLBACK_URL", raising=False)
+    if isinstance(answer, tuple):
+        got = callback(argparse.Namespace(callback_url=url))
+        assert got is not None and (got.host, got.port, got.path) == answer
+        assert got.url == f"http://{'[::1]' if got.host == '::1' else got.host}:{got.port}{got.path}"
+    else:
+        with pytest.raises(E.UsageError, match=answer):
+            callback(argparse.Namespace(callback_url=url))
+    assert callback(argparse.Namespace(callback_url=None)) is None
+
+
+def test_the_handoff_block_follows_the_official_environment(monkeypatch, tmp_path):
+    from inspector.cli.authflags import handoff
+
+    monkeypatch.setenv("MCP_INSPECTOR_OAUTH_STATE_PATH", str(tmp_path / "o.json"))
+    for name, value in {"HOST": "0.0.0.0", "CLIENT_PORT": "7000", "MCP_INSPECTOR_API_TOKEN": "t~k n",
+                        "INSPECTOR_TLS_KEY_PATH": "k", "INSPECTOR_TLS_CERT_PATH": "c"}.items():
+        monkeypatch.setenv(name, value)
+    block = handoff("https://Srv.example:443", None)
+    assert block == {"serverUrl": "https://srv.example/",
+                     "deepLink": "https://localhost:7000/?serverUrl=https%3A%2F%2Fsrv.example%2F&transport=http"
+                                 "&autoConnect=t%7Ek+n",
+                     "portForwardCmd": "coder port-forward <workspace> --tcp 7000:7000 --tcp 6275:6275 "
+                                       "--tcp 6278:6278",
+                     "oauthStatePath": str(tmp_path / "o.json"), "apiToken": "t~k n"}
