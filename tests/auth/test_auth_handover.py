@@ -228,3 +228,40 @@ def test_the_handoff_block_follows_the_official_environment(monkeypatch, tmp_pat
                      "portForwardCmd": "coder port-forward <workspace> --tcp 7000:7000 --tcp 6275:6275 "
                                        "--tcp 6278:6278",
                      "oauthStatePath": str(tmp_path / "o.json"), "apiToken": "t~k n"}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--relogin", "--stored-auth-only"], "--relogin cannot be combined with --stored-auth-only"),
+    (["--relogin", "--use-stored-auth"], "--relogin cannot be combined with --use-stored-auth or --wait-for-auth"),
+    (["--relogin", "--wait-for-auth", "5"], "--relogin cannot be combined with --use-stored-auth or --wait-for-auth"),
+    (["--relogin", "--list-stored-auth"], "--relogin cannot be combined with --list-stored-auth or --print-handoff"),
+    (["--relogin", "--method", "servers/list"], "with a --method servers/* catalog command"),
+    (["--print-handoff", "--output", "x.json"], "--output requires a method that calls a server"),
+    (["--print-handoff", "--load", "--tool-name", "echo"], "--load cannot be combined with --list-stored-auth or "
+                                                          "--print-handoff"),
+    (["--wait-for-auth", "soon"], "--wait-for-auth must be a positive number of seconds"),
+    (["--wait-for-auth", "inf"], "--wait-for-auth must be a positive number of seconds"),
+])
+def test_the_official_rules_of_the_hand_over_flags(argv, message):
+    from inspector import errors as E
+    from inspector.cli.oneshot import parse_args
+
+    with pytest.raises(E.UsageError) as caught:
+        parse_args([*argv, "--server-url", "http://127.0.0.1:9/mcp"])
+    assert message in caught.value.message
+
+
+def test_a_client_config_that_cannot_be_read(tmp_path, monkeypatch):
+    import argparse
+
+    from inspector import errors as E
+    from inspector.cli.authflags import apply_client_config
+
+    (tmp_path / "bad.json").write_text("{nope")
+    for path, message in ((tmp_path / "bad.json", "is not valid JSON"), (tmp_path, "cannot read the client config"),
+                          (tmp_path / "shape.json", "shape.json: config: Expected object")):
+        if path.name == "shape.json":
+            path.write_text("[1]")
+        monkeypatch.setenv("MCP_CLIENT_CONFIG_PATH", str(path))
+        with pytest.raises(E.UsageError, match=message):
+            apply_client_config(argparse.Namespace(client_config=None))
