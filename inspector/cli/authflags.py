@@ -16,7 +16,6 @@ Never imports Qt.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import re
@@ -235,6 +234,8 @@ class AuthWaitTimeout(E.SpyglassError):
 
 async def wait_for_token(url: str, seconds: float) -> str:
     """The official state file's token for `url`, once it holds one; exit 3 when `seconds` pass first."""
+    import asyncio  # not at the top: a stdio server starts before asyncio is imported (oneshot.main)
+
     deadline = time.monotonic() + seconds
     while True:
         try:
