@@ -67,7 +67,8 @@ async def test_the_extension_is_declared_in_both_eras():
     from inspector.client.core import EXTENSIONS
     from inspector.protocol.session import ClientSession, Mode
 
-    assert EXTENSIONS == {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
+    assert EXTENSIONS["io.modelcontextprotocol/ui"] == {"mimeTypes": ["text/html;profile=mcp-app"]}
+    assert set(EXTENSIONS) == {"io.modelcontextprotocol/ui", "io.modelcontextprotocol/skills"}
     frames: list[Frame] = []
     session = await opened(app_cmd("basic-vanillajs"), frames)
     try:
