@@ -126,7 +126,8 @@ def card_names(window) -> list[str]:
 async def run_and_wait(view, timeout=20):
     find(view, QAbstractButton, "presentRun").click()
     assert not view.form_note.isVisible(), "the form has problems"
-    await until(lambda: view.card is not None, timeout, "the answer")
+    # a widget added to a shown layout is shown a turn later (Qt queues it): wait for the card as a person sees it
+    await until(lambda: view.card is not None and view.card.isVisible(), timeout, "the answer")
     return view.card
 
 
@@ -624,7 +625,7 @@ async def test_the_demo_servers_tools_in_words(open_window):
                 view.run()
                 assert view.confirm.isVisible()
                 view.confirm_yes.click()
-                await until(lambda: view.card is not None, 20, name)
+                await until(lambda: view.card is not None and view.card.isVisible(), 20, name)
             else:
                 await run_and_wait(view)
             # the report's own text (a code sample of the protocol) is the server's to say
