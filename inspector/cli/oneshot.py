@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import errors as E
+from ..preload import preload
 from ..protocol import apps
 from ..protocol.mode import Mode
 from ..protocol.versions import LOG_LEVELS
@@ -224,7 +225,7 @@ async def run(args: argparse.Namespace, out: TextIO, spec: ServerSpec | None = N
     # await, when the client has attached to it.
     await opened.transport.open()
     if args.method == "tools/call" and not args.no_validate:
-        _preload("jsonschema")
+        preload("jsonschema")
     from ..session import ServerSession, SessionOptions
 
     session = ServerSession(spec, options=SessionOptions(
@@ -474,19 +475,6 @@ def _portability(result: Any, args: argparse.Namespace) -> tuple[dict[str, Any] 
         return None, 0
     print(visible(portability.report(reviewed)), file=sys.stderr)
     return {"schemaFindings": portability.as_json(reviewed)}, portability.counts(reviewed)[0]
-
-
-def _preload(module: str) -> None:
-    import importlib
-    import threading
-
-    def load() -> None:
-        try:
-            importlib.import_module(module)
-        except Exception:  # pragma: no cover - a broken install: the real import later reports the problem
-            pass
-
-    threading.Thread(target=load, name=f"preload-{module}", daemon=True).start()
 
 
 def main(argv: Sequence[str], out: TextIO | None = None) -> int:

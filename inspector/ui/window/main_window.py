@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from ... import messages
 from ...config import ServerSpec
 from ...forms.memory import ArgumentMemory
+from ...preload import preload
 from ...recording.files import definition_of
 from ...session import ServerSession, SessionOptions, Status, TransportOptions
 from ..apps.host import AppHost
@@ -78,6 +79,7 @@ from .window_dialogs import WindowDialogs
 log = logging.getLogger("spyglass.ui")
 
 LAST_SERVER = "window/lastServer"
+PRELOAD_AFTER_MS = 1500  # after the start: the first server is up and listed by then
 LAST_TOOL = "window/lastTool"
 
 __all__ = ["DEMO_NAME", "MainWindow", "demo_spec"]
@@ -97,6 +99,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         self._follow_selection = True
         self._tasks: set[asyncio.Future[Any]] = set()
         self._closing = self._closed_done = self._shutdown_done = False
+        self._preloaded = False
         self.command_palette: CommandPalette | None = None
         self.catalog_link = CatalogLink(catalog, persist=lambda: self.persist,
                                         message=lambda text, level: self.show_banner(text, level=level))
@@ -662,6 +665,11 @@ class MainWindow(WindowDialogs, QMainWindow):
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         QTimer.singleShot(0, self.layout_state.shown)  # docks have their place only once the window is shown
+        if not self._preloaded:
+            # the forms' checks need jsonschema from a tool's second selection or first call on: imported once
+            # the first connection has had its start, not in the turn of that selection (50-60 ms)
+            self._preloaded = True
+            QTimer.singleShot(PRELOAD_AFTER_MS, lambda: preload("jsonschema"))
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self._closed_done or self._shutdown_done and not self._closing:
