@@ -20,6 +20,8 @@ venv: $(VENV)/.installed
 
 $(PEERS)/node_modules/.installed: $(PEERS)/package.json $(PEERS)/package-lock.json
 	cd $(PEERS) && npm ci --no-audit --no-fund --loglevel=error
+	# source maps: no test reads them, and they name the packages' own source folders (../shared and the like)
+	find $(PEERS)/node_modules -name '*.map' -type f -delete
 	touch $@
 
 peers: $(PEERS)/node_modules/.installed

@@ -57,6 +57,8 @@ def main() -> int:
     from PySide6.QtCore import QEventLoop
     from PySide6.QtWidgets import QApplication, QTreeView, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
     from traffic_flood import Heartbeat
+    from traffic_flood import pump as run_until
+    from traffic_flood import settle as run_for
 
     from inspector.session.calls import OK, CallRecord
     from inspector.ui.render.result_view import ResultView
@@ -73,14 +75,10 @@ def main() -> int:
     beat = Heartbeat()
 
     def pump(until, limit_s: float = 120.0) -> float:
-        started = time.perf_counter()
-        while not until() and time.perf_counter() - started < limit_s:
-            app.processEvents(QEventLoop.AllEvents, 5)
-        return time.perf_counter() - started
+        return run_until(app, until, limit_s)
 
     def settle(seconds: float = 0.3) -> None:
-        end = time.perf_counter() + seconds
-        pump(lambda: time.perf_counter() > end)
+        run_for(app, seconds)
 
     # baseline: one item per node, built at once
     beat.start()

@@ -30,9 +30,10 @@ def make_text(megabytes: int) -> str:
 
 
 def main() -> int:
-    from PySide6.QtCore import QEventLoop
     from PySide6.QtWidgets import QApplication, QPlainTextEdit, QVBoxLayout, QWidget
     from traffic_flood import Heartbeat
+    from traffic_flood import pump as run_until
+    from traffic_flood import settle as run_for
 
     from inspector.ui.render.text import TextView
 
@@ -46,14 +47,10 @@ def main() -> int:
     beat = Heartbeat()
 
     def pump(until, limit_s: float = 120.0) -> float:
-        started = time.perf_counter()
-        while not until() and time.perf_counter() - started < limit_s:
-            app.processEvents(QEventLoop.AllEvents, 5)
-        return time.perf_counter() - started
+        return run_until(app, until, limit_s)
 
     def settle(seconds: float = 0.2) -> None:
-        end = time.perf_counter() + seconds
-        pump(lambda: time.perf_counter() > end)
+        run_for(app, seconds)
 
     # baseline: everything at once
     naive = QPlainTextEdit(page)

@@ -68,6 +68,22 @@ def sink_peak_mb(store: Any) -> float:
 
 
 # ---------------------------------------------------------------------- heartbeat
+def pump(app, until, limit_s: float = 120.0) -> float:
+    """Runs the Qt event loop (no asyncio) until `until()` or `limit_s`; returns how long it ran."""
+    from PySide6.QtCore import QEventLoop
+
+    started = time.perf_counter()
+    while not until() and time.perf_counter() - started < limit_s:
+        app.processEvents(QEventLoop.AllEvents, 5)
+    return time.perf_counter() - started
+
+
+def settle(app, seconds: float) -> None:
+    """Runs the Qt event loop for `seconds`."""
+    end = time.perf_counter() + seconds
+    pump(app, lambda: time.perf_counter() > end)
+
+
 class Heartbeat:
     """A 10 ms QTimer; `max_stall` is the longest gap between ticks minus 10 ms."""
 

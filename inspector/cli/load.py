@@ -15,6 +15,7 @@ import sys
 from typing import Any, TextIO
 
 from .. import errors as E
+from . import official
 from .common import visible
 from .output import print_result
 
@@ -22,13 +23,6 @@ FLAGS = ("--load-concurrency", "--load-duration", "--load-requests", "--load-rat
 BAR = 40  # characters of the histogram's longest bar
 HISTOGRAM_ROWS = 16
 PROGRESS_S = 0.5  # how often a terminal's progress line is rewritten
-
-
-class ToolNotFound(E.SpyglassError):
-    """The tool to load-test is not in the server's list (the official CLI's `tool_not_found`, exit 5)."""
-
-    exit_code = E.EXIT_TOOL_ERROR
-    kind = "tool_not_found"
 
 
 def _positive_int(flag: str) -> Any:
@@ -99,7 +93,7 @@ async def run_load(session: Any, args: argparse.Namespace, arguments: dict[str, 
     if args.tool_name not in client.tools:
         await client.list_tools()
     if args.tool_name not in client.tools:
-        raise ToolNotFound(f"Tool '{args.tool_name}' not found on server.")
+        raise official.ToolNotFound(f"Tool '{args.tool_name}' not found on server.", tool=args.tool_name)
     run = LoadRun(tool_call(session, args.tool_name, arguments, task=args.task), options_of(args), tool=args.tool_name)
     ticker = asyncio.ensure_future(_progress(run)) if sys.stderr.isatty() else None
     try:

@@ -119,15 +119,14 @@ def _said(exc: BaseException) -> str:
 
 
 # ---------------------------------------------------------------------- OpenAI-compatible
-class OpenAIChat:
-    def __init__(self, connection: ModelConnection, key: str | None, http: httpx2.AsyncClient) -> None:
-        import openai
+class _Chat:
+    """What both providers' chats share: the connection, its key, the provider's client and its model list."""
 
+    client: Any
+
+    def __init__(self, connection: ModelConnection, key: str | None) -> None:
         self.connection = connection
         self.key = key
-        self.usage_asked = True  # stream_options.include_usage, until the endpoint refuses the option
-        self.client = openai.AsyncOpenAI(api_key=key or NO_KEY, base_url=connection.base_url, max_retries=0,
-                                         timeout=connection.timeout, http_client=http)
 
     async def aclose(self) -> None:
         await self.client.close()
@@ -138,6 +137,16 @@ class OpenAIChat:
             return sorted(str(m.id) for m in page.data)
         except Exception as exc:
             raise failure(self.connection, exc, self.key) from None
+
+
+class OpenAIChat(_Chat):
+    def __init__(self, connection: ModelConnection, key: str | None, http: httpx2.AsyncClient) -> None:
+        import openai
+
+        super().__init__(connection, key)
+        self.usage_asked = True  # stream_options.include_usage, until the endpoint refuses the option
+        self.client = openai.AsyncOpenAI(api_key=key or NO_KEY, base_url=connection.base_url, max_retries=0,
+                                         timeout=connection.timeout, http_client=http)
 
     async def _create(self, kwargs: dict[str, Any]) -> Any:
         """The streamed request; an endpoint that refuses `stream_options` (older llama.cpp and vLLM servers)
@@ -222,24 +231,13 @@ class OpenAIChat:
 
 
 # ---------------------------------------------------------------------- Anthropic Messages
-class AnthropicChat:
+class AnthropicChat(_Chat):
     def __init__(self, connection: ModelConnection, key: str | None, http: httpx2.AsyncClient) -> None:
         import anthropic
 
-        self.connection = connection
-        self.key = key
+        super().__init__(connection, key)
         self.client = anthropic.AsyncAnthropic(api_key=key or NO_KEY, base_url=connection.base_url, max_retries=0,
                                                timeout=connection.timeout, http_client=http)
-
-    async def aclose(self) -> None:
-        await self.client.close()
-
-    async def models(self) -> list[str]:
-        try:
-            page = await self.client.models.list()
-            return sorted(str(m.id) for m in page.data)
-        except Exception as exc:
-            raise failure(self.connection, exc, self.key) from None
 
     @staticmethod
     def wire_messages(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]]]:
