@@ -48,6 +48,11 @@ class Judge:
     repeats: dict[tuple[str, str], int] = field(default_factory=dict)  # (rule, message) -> frames it was in
     _sent: dict[Any, _Sent] = field(default_factory=dict)
     _reported_capabilities: set[str] = field(default_factory=set)
+    # method -> (the validator of its notification, or None; whether a capability rule may apply to it), for
+    # the revision and capabilities in `_quick_for`: a flood's notification is judged by one lookup and
+    # one call of the compiled validator
+    _quick: dict[str, tuple[Any, bool]] = field(default_factory=dict)
+    _quick_for: tuple[Any, Any] = (None, None)
 
     def ready(self, revision: str, capabilities: dict[str, Any] | None) -> None:
         self.revision = revision if revision in schemas.REVISIONS else None
@@ -61,11 +66,15 @@ class Judge:
             return []
         if frame.direction != "in":
             return []
+        message = frame.message
+        if type(message) is rpc.Notification and self._quick_valid(message):
+            return []  # the common case of a flood: valid, and no capability rule applies
         target = f"frame:{index}"
-        if frame.message is None and (plain := _plain_notification(frame.data)) is not None:
-            found = self._notification(target, plain)  # the common case of a flood, judged as sent
+        if message is None and (plain := _plain_notification(frame.data)) is not None:
+            found = self._notification(target, plain)  # judged as sent
         else:
-            message = frame.message if frame.message is not None else rpc.parse(frame.data)
+            if message is None:
+                message = rpc.parse(frame.data)
             found = self._judge(target, message, frame.data)
         for f in found:
             key = mistake(f)
@@ -83,6 +92,36 @@ class Judge:
             count = self.repeats.get(mistake(f), 1)
             out.append(f if count == 1 else replace(f, message=f"{f.message} ({times(f, count)})"))
         return out
+
+    def _quick_valid(self, message: rpc.Notification) -> bool:
+        """True when `message` is valid against its revision's schema and no capability rule can concern
+        it: nothing to report. False: judge it the long way (it may still turn out fine)."""
+        if self._quick_for[0] is not self.revision or self._quick_for[1] is not self.capabilities:
+            self._quick.clear()
+            self._quick_for = (self.revision, self.capabilities)
+        quick = self._quick.get(message.method)
+        if quick is None:
+            quick = self._quick[message.method] = self._quick_entry(message.method)
+        validator, ruled = quick
+        if ruled or validator is None:
+            return False
+        if validator is True:
+            return True  # a method this revision does not define: nothing to validate it against
+        try:
+            return bool(validator.is_valid(_whole(message)))
+        except Exception:  # (integers beyond 64 bits and the like): the long way says what
+            return False
+
+    def _quick_entry(self, method: str) -> tuple[Any, bool]:
+        ruled = (self.capabilities is None or method in LIST_CHANGED_CAPABILITY
+                 or method == "notifications/resources/updated"
+                 or (method == "notifications/message" and "logging" not in self.capabilities))
+        if self.revision is None:
+            return True, ruled  # nothing to validate against yet
+        name = _method_defs(self.revision, "Notification").get(method)
+        if name is None:
+            return True, ruled
+        return _validator(self.revision, name).validator, ruled  # (None: cannot be compiled, said the long way)
 
     # ------------------------------------------------------------------ what we sent
     def _sent_frame(self, frame: Frame) -> None:

@@ -32,6 +32,8 @@ class Hook(Generic[P]):
             pass
 
     def emit(self, *args: P.args, **kwargs: P.kwargs) -> None:
+        if not self._callbacks:
+            return
         for callback in tuple(self._callbacks):
             try:
                 callback(*args, **kwargs)

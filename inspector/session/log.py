@@ -13,8 +13,7 @@ import collections
 import json
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .hooks import Hook
 
@@ -22,8 +21,7 @@ LOG_LIMIT = 5000
 SPYGLASS = "spyglass"  # the level (and logger) of Spyglass's own notes
 
 
-@dataclass(frozen=True, slots=True)
-class LogEntry:
+class LogEntry(NamedTuple):  # (a tuple: made for every line of a flood, in half a frozen dataclass's time)
     wall: float
     level: str  # "stderr", an MCP log level, or "spyglass" for Spyglass's own notes
     text: str
@@ -32,16 +30,17 @@ class LogEntry:
 
 def entry_from_message(params: Any) -> LogEntry:
     """A `notifications/message` as a log entry; data that is not a string is shown as JSON."""
-    p = params if isinstance(params, dict) else {}
-    data = p.get("data")
-    if not isinstance(data, str):
+    if type(params) is dict:
+        data, level, logger = params.get("data"), params.get("level"), params.get("logger")
+    else:
+        data = level = logger = None
+    if type(data) is not str:
         try:
             data = json.dumps(data, ensure_ascii=False)
         except (TypeError, ValueError):
             data = repr(data)
-    level = p["level"] if isinstance(p.get("level"), str) else "info"
-    logger = p["logger"] if isinstance(p.get("logger"), str) else None
-    return LogEntry(time.time(), level, data, logger)
+    return LogEntry(time.time(), level if type(level) is str else "info", data,
+                    logger if type(logger) is str else None)
 
 
 class ServerLog:

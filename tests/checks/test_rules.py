@@ -18,6 +18,7 @@ from inspector.checks.rules import RULES, finding
 from inspector.checks.run import Report, collapse
 from inspector.checks.sample import sample
 from inspector.forms.validation import Checker
+from inspector.protocol import jsonrpc as rpc
 from inspector.traffic.frame import Frame
 
 CORPUS = Path(__file__).resolve().parent.parent / "forms" / "corpus"
@@ -239,6 +240,46 @@ def test_undeclared_capabilities_are_reported_once_each():
     assert [r for r, _t in found] == ["capability-undeclared"] * 4
     assert {f.message.split(" without ")[0] for f in j.findings} >= {"the server sent notifications/tools/list_changed"}
     assert feed(judge(), inn({"method": "notifications/tools/list_changed"})) == []
+
+
+def parsed(frame: Frame) -> Frame:
+    """The frame as a client hands it over: its message already parsed (the judge's quick path)."""
+    return Frame(frame.direction, frame.data, frame.mono, frame.wall, None, rpc.parse(frame.data))
+
+
+NOTIFICATIONS = [inn({"method": "notifications/message", "params": {"level": "info", "data": "fine"}}),
+                 inn({"method": "notifications/message", "params": {"level": "loud", "data": "x"}}),
+                 inn({"method": "notifications/message", "params": {"level": "info", "data": {"n": 10 ** 40}}}),
+                 inn({"method": "notifications/tools/list_changed"}),
+                 inn({"method": "notifications/resources/updated", "params": {"uri": "file:///a"}}),
+                 inn({"method": "notifications/progress", "params": {"progressToken": 1, "progress": "half"}}),
+                 inn({"method": "notifications/spyglass/custom", "params": {"any": 1}})]
+
+
+@pytest.mark.parametrize("caps", [CAPS, {}, {"tools": {}, "resources": {}}])
+@pytest.mark.parametrize("revision", ["2024-11-05", "2025-11-25", "2026-07-28", "1999-01-01"])
+def test_notifications_parsed_by_the_client_are_judged_as_those_read_from_the_wire(revision, caps):
+    def found(frames: list[Frame]) -> list[tuple[str, str, str]]:
+        j = F.Judge()
+        j.ready(revision, caps)
+        for i, frame in enumerate(frames * 2):
+            j.frame(i, frame)
+        return [(f.rule, f.target, f.message) for f in j.reported()]
+
+    assert found([parsed(f) for f in NOTIFICATIONS]) == found(NOTIFICATIONS)
+
+
+def test_the_quick_path_follows_the_revision_and_capabilities_it_is_told():
+    j = judge(caps={"tools": {}})
+    message = parsed(inn({"method": "notifications/message", "params": {"level": "info", "data": "x"}}))
+    j.frame(0, message)
+    assert [f.rule for f in j.findings] == ["capability-undeclared"]
+    j = judge()
+    j.frame(0, message)
+    assert j.findings == []
+    j.ready("2025-11-25", {})  # (a reconnection that no longer declares logging)
+    j.frame(1, message)
+    assert [(f.rule, f.target) for f in j.findings] == [("capability-undeclared", "frame:1")]
 
 
 def test_what_nobody_asked_and_unknown_revisions_are_not_judged():
