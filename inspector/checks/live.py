@@ -53,6 +53,13 @@ class LiveCheck:
         for f in self.judge.frame(n, frame):
             self._new.append((n, f))
 
+    def frames(self, first: int, frames: list[Frame]) -> None:
+        """Judge frames `first`, `first + 1`… of the traffic store, in order."""
+        judge, new = self.judge.frame, self._new
+        for n, frame in enumerate(frames, first):
+            for f in judge(n, frame):
+                new.append((n, f))
+
     @property
     def pending(self) -> int:
         """Findings not handed over yet."""

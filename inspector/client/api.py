@@ -33,6 +33,9 @@ TaskCallback = Callable[[dict[str, Any]], None]
 LIST_CHANGED = {"notifications/tools/list_changed": "tools/list",
                 "notifications/prompts/list_changed": "prompts/list",
                 "notifications/resources/list_changed": "resources/list"}
+# the notifications the client itself reads (caches, subscriptions, tasks); any other one goes straight on
+_CLIENT_NOTIFICATIONS = frozenset({*LIST_CHANGED, "notifications/subscriptions/acknowledged",
+                                   "notifications/tasks/status"})
 
 
 class Client(ClientCore):
@@ -367,18 +370,19 @@ class Client(ClientCore):
             raise E.RequestTimeout(f"the server did not acknowledge subscriptions/listen within {ack_timeout:g} s")
         return sub
 
-    def _notification(self, event: ev.NotificationReceived) -> None:
-        listing = LIST_CHANGED.get(event.method)
-        if listing:
-            self._cache.pop(listing, None)
-        if event.method == "notifications/subscriptions/acknowledged":
-            meta = (event.params or {}).get("_meta") if isinstance(event.params, dict) else None
-            sub = self._subscriptions.get((meta or {}).get("io.modelcontextprotocol/subscriptionId"))
-            if sub is not None and not sub.acknowledged.done():
-                sub.acknowledged.set_result((event.params or {}).get("notifications") or {})
-        if event.method == "notifications/tasks/status" and isinstance(event.params, dict):
-            self._task_status(event.params)
-        super()._notification(event)
+    def _notified(self, method: str, params: dict[str, Any] | None) -> None:
+        if method in _CLIENT_NOTIFICATIONS:
+            listing = LIST_CHANGED.get(method)
+            if listing:
+                self._cache.pop(listing, None)
+            if method == "notifications/subscriptions/acknowledged":
+                meta = (params or {}).get("_meta") if isinstance(params, dict) else None
+                sub = self._subscriptions.get((meta or {}).get("io.modelcontextprotocol/subscriptionId"))
+                if sub is not None and not sub.acknowledged.done():
+                    sub.acknowledged.set_result((params or {}).get("notifications") or {})
+            if method == "notifications/tasks/status" and isinstance(params, dict):
+                self._task_status(params)
+        super()._notified(method, params)
 
     def _task_status(self, params: dict[str, Any]) -> None:
         try:

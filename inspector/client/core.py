@@ -26,7 +26,7 @@ from ..protocol import apps, skills
 from ..protocol import events as ev
 from ..protocol import jsonrpc as rpc
 from ..protocol.mode import Mode
-from ..protocol.session import ClientSession, State
+from ..protocol.session import ClientSession, State, plain_notification
 from ..protocol.versions import MODERN_VERSION, Era
 from ..traffic.frame import Frame
 from ..transport.base import Closed, Transport
@@ -142,6 +142,8 @@ class ClientCore:
         self.timeout = timeout
         self.probe_timeout = probe_timeout
         self.traffic = traffic
+        # where a read's worth of frames is recorded at once (None: `traffic`, one frame at a time)
+        self.traffic_many: Callable[[list[Frame]], None] | None = None
         self.on_notification = on_notification
         self.on_stderr = on_stderr
         self.on_closed = on_closed
@@ -163,6 +165,7 @@ class ClientCore:
     def _attach(self, transport: Transport) -> None:
         self.transport = transport
         transport.on_frame = self._on_frame
+        transport.on_frames = self._on_frames
         transport.on_log = self._on_log
         transport.on_close = self._on_close
         transport.on_sent = self._on_sent
@@ -401,8 +404,51 @@ class ClientCore:
             except Exception:
                 log.exception("traffic hook failed")
 
-    def _on_frame(self, raw: Any, mono: float, meta: dict[str, Any] | None = None) -> None:
-        msg = rpc.parse(raw)
+    def _record_many(self, frames: list[Frame]) -> None:
+        many = self.traffic_many
+        if many is None:
+            for frame in frames:
+                self._record(frame)
+            return
+        try:
+            many(frames)
+        except Exception:
+            log.exception("traffic hook failed")
+
+    def _on_frames(self, raws: list[Any], mono: float) -> None:
+        """Frames of one read. A run of plain notifications (most of a flood) is recorded in one hand-off, then
+        handed on one by one, in order; any other frame goes the way of `_on_frame`, after the run before it."""
+        run: list[Frame] = []
+        wall = self._wall0 + mono
+        quick = not self.handmade.active
+        for raw in raws:
+            try:
+                msg = rpc.parse(raw)
+                if quick and plain_notification(msg):
+                    run.append(Frame("in", raw, mono, wall, None, msg))
+                    continue
+                if run:
+                    self._plain_notifications(run)
+                    run = []
+                self._on_frame(raw, mono, parsed=msg)
+            except Exception:  # a consumer's bug must not cost the frames after it
+                log.exception("handling a frame failed")
+        if run:
+            self._plain_notifications(run)
+
+    def _plain_notifications(self, frames: list[Frame]) -> None:
+        self._record_many(frames)
+        for frame in frames:
+            msg = frame.message
+            assert isinstance(msg, rpc.Notification)
+            try:
+                self._notified(msg.method, msg.params)
+            except Exception:
+                log.exception("handling %s failed", msg.method)
+
+    def _on_frame(self, raw: Any, mono: float, meta: dict[str, Any] | None = None,
+                  parsed: rpc.Message | rpc.Malformed | None = None) -> None:
+        msg = parsed if parsed is not None else rpc.parse(raw)
         data = raw if isinstance(raw, bytes) else raw.head
         if self.handmade.active and (owner := self.handmade.null_error_owner(msg, meta)) is not None:
             # the server could not read a hand-made frame and said so: its answer, nothing of the session's
@@ -552,9 +598,13 @@ class ClientCore:
                 self._handshake.set_exception(self._handshake_error(event))
 
     def _notification(self, event: ev.NotificationReceived) -> None:
-        """Subclasses look at notifications first (caches, subscriptions, tasks), then call this."""
+        self._notified(event.method, event.params)
+
+    def _notified(self, method: str, params: dict[str, Any] | None) -> None:
+        """A notification from the server. Subclasses look at it first (caches, subscriptions, tasks), then
+        call this."""
         if self.on_notification:
-            self.on_notification(event.method, event.params)
+            self.on_notification(method, params)
 
     def _handshake_error(self, event: ev.HandshakeFailed) -> E.SpyglassError:
         if event.kind == "version":

@@ -46,6 +46,15 @@ from .versions import (
 DEFAULT_CLIENT_INFO = {"name": "spyglass", "title": "Spyglass", "version": "0.1.0"}
 MAX_INPUT_ROUNDS = 8
 _LATE_MEMORY = 1024  # how many cancelled/abandoned ids we still recognise
+# The notifications the session itself reads (into events of their own); any other notification from the server
+# becomes a NotificationReceived of its method and params, whatever the session's state: `plain_notification`
+# lets a client take a flood of those without asking the session about each.
+SESSION_NOTIFICATIONS = frozenset({"notifications/progress"})
+
+
+def plain_notification(msg: object) -> bool:
+    """True when `receive_parsed(msg)` would be exactly `[NotificationReceived(msg.method, msg.params)]`."""
+    return type(msg) is rpc.Notification and msg.method not in SESSION_NOTIFICATIONS
 
 
 class State(str, Enum):
@@ -649,7 +658,7 @@ class ClientSession:
 
     def _receive_notification(self, msg: rpc.Notification) -> list[ev.Event]:
         params = msg.params
-        if msg.method == "notifications/progress" and isinstance(params, dict):
+        if msg.method in SESSION_NOTIFICATIONS and isinstance(params, dict):
             token = params.get("progressToken")
             try:
                 logical = self._by_token.get(token)

@@ -247,6 +247,7 @@ class ServerSession:
                         roots=list(self.roots) if self.roots is not None else None,
                         trace_context=self.spec.trace_context)
         client.traffic = self._record
+        client.traffic_many = self._record_many
         client.on_stderr = lambda text, c=client: self._on_stderr(c, text)
         client.on_notification = lambda m, p, c=client: self._on_notification(c, m, p)
         client.on_closed = lambda closed, c=client: self._on_closed(c, closed)
@@ -412,6 +413,17 @@ class ServerSession:
         if self.health.heartbeat_ids and self._heartbeat_frame(frame):
             frame.meta = {**(frame.meta or {}), BACKGROUND: "heartbeat"}  # recorded, shown only when asked
         self.traffic(frame)
+
+    def _record_many(self, frames: list[Frame]) -> None:
+        """Frames of one read, in order: to `traffic.many` in one call where the traffic hook has it."""
+        if self.traffic is None:
+            return
+        many = getattr(self.traffic, "many", None)
+        if self.health.heartbeat_ids or many is None:
+            for frame in frames:
+                self._record(frame)
+            return
+        many(frames)
 
     def _heartbeat_frame(self, frame: Frame) -> bool:
         """A request of the heartbeat, or its answer (known by the ids the heartbeat's requests had)."""

@@ -15,6 +15,9 @@ if TYPE_CHECKING:  # asyncio stays unloaded until the session needs it: --cli st
 FrameCallback = Callable[..., None]
 """`on_frame(frame, mono, meta=None)`: a frame exactly as received (or an oversize
 marker), its monotonic time, and transport details (e.g. SSE event id, stream)."""
+FramesCallback = Callable[[list[Any], float], None]
+"""`on_frames(frames, mono)`: several frames read at once, in order (a consumer that can take a read's worth in one
+call sets it; a transport that reads many frames at a time uses it when set, `on_frame` otherwise)."""
 LogCallback = Callable[[bytes, float], None]
 """One stderr line (without newline) or other transport-level log text."""
 
@@ -45,6 +48,7 @@ class Transport(abc.ABC):
     """Frames in, frames out. Callbacks are set by the client before `open()`."""
 
     on_frame: FrameCallback
+    on_frames: FramesCallback | None = None
     on_log: LogCallback
     on_close: CloseCallback
     on_sent: Callable[..., None] | None = None  # (data, monotonic time[, meta: which stream carried it])

@@ -35,6 +35,7 @@ log = logging.getLogger("spyglass.stdio")
 READ_CHUNK = 64 * 1024  # frames of one read are handled in one go: this bounds that turn of the loop
 TURN_S = 0.015  # the reader lets the loop turn after reads that kept it this long
 BIG_FRAME = 1024 * 1024  # a frame this long is handed on in a turn of its own
+TURN_FRAMES = 64  # frames handed on at a time; between two such hand-offs the reader may let the loop turn
 STDERR_LINE_MAX = 64 * 1024
 LINE_BREAKS = re.compile(rb"\r\n|\r|\n")
 
@@ -145,9 +146,9 @@ class StdioTransport(Transport):
                     # (a 24 MB reply held the loop 50-90 ms in one)
                     await asyncio.sleep(0)
                     since = time.monotonic()
-                for i, frame in enumerate(frames, 1):
-                    self._deliver(frame, now)
-                    if not i % 64 and time.monotonic() - since > TURN_S:
+                for start in range(0, len(frames), TURN_FRAMES):
+                    self._deliver_all(frames[start:start + TURN_FRAMES] if len(frames) > TURN_FRAMES else frames, now)
+                    if time.monotonic() - since > TURN_S:
                         # a read returns at once while the pipe holds more: a flood kept one turn of the loop
                         # to itself (150 ms seen), the window frozen meanwhile; frames stay in order
                         await asyncio.sleep(0)
@@ -163,6 +164,19 @@ class StdioTransport(Transport):
         if not self._closing and not await self._wait(1.0):
             self._report_closed(None, "the server closed its standard output but is still running; "
                                       "no answer can arrive")
+
+    def _deliver_all(self, frames: list[bytes | Oversize], now: float) -> None:
+        """Frames of one read, in order: in one call where the consumer takes them so (a flood's frames go
+        through the client, the traffic store and the checks a read's worth at a time), else one by one."""
+        many = self.on_frames
+        if many is None:
+            for frame in frames:
+                self._deliver(frame, now)
+            return
+        try:
+            many(frames, now)
+        except Exception:  # a bug in a consumer must not stop the reader
+            log.exception("frame consumer failed")
 
     def _deliver(self, frame: bytes | Oversize, now: float, meta: dict[str, Any] | None = None) -> None:
         try:

@@ -580,3 +580,23 @@ async def test_a_long_tool_list_is_reviewed_beside_the_loop_and_the_newest_list_
     check.review(many[:3])  # a short list: reviewed there and then
     assert check.cost.count == 3 and told == [1, 1]
     check.release()
+
+
+def test_a_reads_worth_of_frames_is_judged_as_one_by_one():
+    from inspector.checks import live as L
+    from inspector.config import ServerSpec
+    from inspector.session import ServerSession
+
+    frames = [parsed(f) for f in NOTIFICATIONS] + [out(4, "tools/list"), inn({"id": 4, "result": {"tools": 1}})]
+    found = []
+    for feed in ("one", "many"):
+        check = L.LiveCheck(ServerSession(ServerSpec(name="s", command=[sys.executable, "-c", "pass"])))
+        check.judge.ready("2025-11-25", {})
+        if feed == "one":
+            for n, frame in enumerate(frames, 10):
+                check.frame(n, frame)
+        else:
+            check.frames(10, frames[:3])
+            check.frames(13, frames[3:])
+        found.append([(n, f.rule, f.message) for n, f in check.drain()])
+    assert found[0] == found[1] and {n for n, _r, _m in found[0]} == {10, 11, 13, 14, 15, 18}

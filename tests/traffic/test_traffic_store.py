@@ -470,3 +470,65 @@ def test_an_apps_bridge_survives_a_portable_session(tmp_path):
     assert [(again.direction(n), again.kind(n), again.method(n)) for n in range(len(again))] == [
         ("from-view", "app", "ui/initialize"), ("to-view", "app", "ui/initialize")]
     assert again.pair(0) == 1 and again.latency(1) == pytest.approx(0.5)
+
+
+# ---------------------------------------------------------------------- a read's worth at once
+def note(i: int, method: str = "notifications/message", big: bool = False) -> Frame:
+    data = "x" * (HEAD_MAX + 10) if big else f"line {i}"
+    return frame("in", {"jsonrpc": "2.0", "method": method, "params": {"level": "info", "data": data}}, i / 10)
+
+
+def columns(store: TrafficStore) -> dict:
+    c = store.columns
+    out = {}
+    for name in type(c).__slots__:
+        value = getattr(c, name)
+        out[name] = bytes(value) if isinstance(value, bytearray) else (
+            list(value) if hasattr(value, "tolist") or isinstance(value, list) else value)
+    return out
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_frames_added_many_at_a_time_are_recorded_as_one_by_one(tmp_path, wide):
+    batches = [[note(i) for i in range(50)],
+               [note(50), note(51, "notifications/tools/list_changed"), note(52, "notifications/spyglass/x")],
+               [note(60, big=True), note(61)],  # a head too long: the slow way, same records
+               [frame("out", req(1)), frame("in", res(1)), note(70)],
+               [frame("in", b"{not json", 80, malformed="bad JSON")],
+               [Frame("in", note(90).data, 9.0, 9.0, None, note(90).message, {"stream": "GET"}), note(91)],
+               [],
+               [note(i) for i in range(100, 400)]]
+    one, many = TrafficStore(tmp_path / "one.sqlite"), TrafficStore(tmp_path / "many.sqlite")
+    if wide:  # server codes past the narrow column
+        from inspector.traffic.columns import WIDE
+        for store in (one, many):
+            for k in range(WIDE + 1):
+                store.add(f"other{k}", frame("err", b"-"))
+    seen_one, seen_many, once = [], [], []
+    one.add_listener(seen_one.append)
+    many.add_listener(seen_many.append)
+    many.notify_next(once.append)
+    firsts = []
+    for batch in batches:
+        for f in batch:
+            one.add("s", f)
+        firsts.append(many.add_many("s", batch))
+    assert columns(many) == columns(one)
+    assert seen_many == seen_one and once == [seen_one[0]]
+    assert firsts[1] - firsts[0] == 50 and firsts[-1] == len(many) - 300
+    many.flush(wait=True)
+    one.flush(wait=True)
+    assert records(TrafficStore.open_session(many.path)) == records(TrafficStore.open_session(one.path)) == records(one)
+    one.close()
+    many.close()
+
+
+def test_a_hook_takes_a_reads_worth_and_a_reopened_session_none():
+    store = TrafficStore(":memory:")
+    hook = store.hook("s")
+    hook(note(0))
+    hook.many([note(1), note(2)])
+    assert [store.raw(n) for n in range(len(store))] == [note(n).data for n in range(3)]
+    store.readonly = True
+    with pytest.raises(ReadOnlyError):
+        store.add_many("s", [note(3)])

@@ -56,7 +56,7 @@ class TrafficRecorder(QObject):
         self._timer.start()
 
     def recorder_for(self, server_id: str, live: LiveCheck | None = None,
-                     definition: dict[str, object] | None = None) -> Callable[[Frame], None] | None:
+                     definition: dict[str, object] | None = None) -> _Recording | None:
         """What a server's session hands each frame to (None when nothing is recorded). With `live`, each
         recorded frame is judged too (its findings reach the pane at the next flush). `definition` (secrets
         masked) goes into the session file, so the session can be reopened, shared and replayed."""
@@ -70,21 +70,7 @@ class TrafficRecorder(QObject):
         if live is not None:
             self._live.append(live)
 
-        def record(frame: Frame) -> None:
-            store = self.store
-            if store is None:
-                return
-            try:
-                n = store.add(server_id, frame)
-            except Exception:
-                log.exception("the traffic store rejected a frame")
-                return
-            if live is not None:
-                try:
-                    live.frame(n, frame)
-                except Exception:  # a bug in a rule must not stop the recording
-                    log.exception("judging a frame failed")
-        return record
+        return _Recording(self, server_id, live)
 
     def timeline_widget(self, parent: QWidget) -> QWidget:
         """The session's timeline, in step with the traffic pane: a click on a bar selects its frame
@@ -164,3 +150,41 @@ class TrafficRecorder(QObject):
                 store.close()
             except Exception:
                 log.exception("closing the traffic store")
+
+
+class _Recording:
+    """What a server's session hands its frames to: `recording(frame)`, or `recording.many(frames)` for a
+    read's worth. Each frame goes into the window's traffic store, then to the connection's live check."""
+
+    def __init__(self, recorder: TrafficRecorder, server_id: str, live: LiveCheck | None) -> None:
+        self.recorder, self.server_id, self.live = recorder, server_id, live
+
+    def __call__(self, frame: Frame) -> None:
+        store = self.recorder.store
+        if store is None:
+            return
+        try:
+            n = store.add(self.server_id, frame)
+        except Exception:
+            log.exception("the traffic store rejected a frame")
+            return
+        if self.live is not None:
+            try:
+                self.live.frame(n, frame)
+            except Exception:  # a bug in a rule must not stop the recording
+                log.exception("judging a frame failed")
+
+    def many(self, frames: list[Frame]) -> None:
+        store = self.recorder.store
+        if store is None:
+            return
+        try:
+            first = store.add_many(self.server_id, frames)
+        except Exception:
+            log.exception("the traffic store rejected a frame")
+            return
+        if self.live is not None:
+            try:
+                self.live.frames(first, frames)
+            except Exception:
+                log.exception("judging a frame failed")
