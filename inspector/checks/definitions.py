@@ -12,11 +12,14 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Generator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from . import portability
 from .rules import INFO, WARNING, Finding, finding
+
+T = TypeVar("T")
 
 NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 DIALECT = re.compile(r"https?://json-schema\.org/(draft-0[467]/schema|draft/(2019-09|2020-12)/schema)#?")
@@ -69,6 +72,12 @@ def tokens(size: int) -> int:
 
 
 def list_cost(tools: list[Any]) -> Cost:
+    return drive(cost_steps(tools))
+
+
+def cost_steps(tools: list[Any]) -> Generator[None, None, Cost]:
+    """`list_cost` a tool at a time: yields after each tool, returns the cost (a caller on an event loop can
+    let it turn between steps; `drive` runs them all)."""
     per_tool: dict[str, tuple[int, int]] = {}
     total = 2  # the list's brackets
     for i, tool in enumerate(tools):
@@ -76,11 +85,26 @@ def list_cost(tools: list[Any]) -> Cost:
         total += size + (1 if i else 0)
         name = tool.get("name") if isinstance(tool, dict) else None
         per_tool[name if isinstance(name, str) else f"#{i}"] = (size, tokens(size))
+        yield
     return Cost(total, tokens(total), per_tool, len(tools))
+
+
+def drive(steps: Generator[None, None, T]) -> T:
+    """Run the steps of a step-wise computation (`cost_steps`, `review_steps`) to the end; its result."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
 
 
 def review_tools(tools: list[Any], cost: Cost | None = None) -> list[Finding]:
     """Every definition reviewed as a model reads it; `cost`: the list's `list_cost`, when already known."""
+    return drive(review_steps(tools, cost))
+
+
+def review_steps(tools: list[Any], cost: Cost | None = None) -> Generator[None, None, list[Finding]]:
+    """`review_tools` a tool at a time (yields after each), as `cost_steps`."""
     out: list[Finding] = []
     names = Counter(t.get("name") for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str))
     for name, count in sorted(names.items()):
@@ -98,7 +122,9 @@ def review_tools(tools: list[Any], cost: Cost | None = None) -> list[Finding]:
         out.extend(_input_schema(tool.get("inputSchema"), target))
         out.extend(_annotations(tool.get("annotations"), target))
         out.extend(unportable(tool, target))
-    cost = cost if cost is not None else list_cost(tools)
+        yield
+    if cost is None:
+        cost = yield from cost_steps(tools)
     for name, (_size, toks) in cost.tools.items():
         if toks > TOOL_TOKENS_MAX:
             out.append(finding("tool-list-cost", f"tool:{name}",

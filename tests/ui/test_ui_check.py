@@ -134,6 +134,19 @@ async def test_a_flood_is_judged_without_stalling_and_the_window_answers(open_wi
         assert window.status_card is not None and conn.session.status is Status.CONNECTED
 
 
+async def test_findings_that_came_while_the_tab_was_hidden_are_listed_when_it_is_shown(open_window):
+    async with open_window() as window:
+        window.tabs.setCurrentIndex(0)
+        conn = window.add_server(ServerSpec(name="planted", command=PLANTED))
+        await connected(conn)
+        await until(lambda: (window.traffic.judge() or True) and len(conn.live.findings()) >= 4, 10, "findings")
+        view = window.checks.view
+        assert not view.isVisible() and view.tree.topLevelItemCount() == 0  # not made for a hidden tab
+        expected = sorted((f.rule, f.target) for f in conn.live.findings())
+        window.tabs.setCurrentWidget(view)  # shown: made there and then, before any new finding
+        assert sorted(tree_rows(view.tree)) == expected
+
+
 async def test_reconnecting_starts_a_new_judge(open_window):
     async with open_window() as window:
         conn = window.add_server(ServerSpec(name="planted", command=PLANTED))
