@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from traffic_flood import Heartbeat  # noqa: E402
+from traffic_flood import Heartbeat, compile_package  # noqa: E402
 
 SERVER = ROOT / "tests" / "peers" / "big_server.py"
 GOALS = {"listed_s": 0.5, "turn_ms": 50.0, "keystroke_ms": 30.0}
@@ -105,6 +105,7 @@ def main() -> int:
     parser.add_argument("--tools", type=int, default=2000)
     parser.add_argument("--resources", type=int, default=10000)
     args = parser.parse_args()
+    compile_package()
 
     import qasync
     from PySide6.QtCore import QSettings

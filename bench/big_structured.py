@@ -56,10 +56,11 @@ def make_content(megabytes: int) -> dict:
 def main() -> int:
     from PySide6.QtCore import QEventLoop
     from PySide6.QtWidgets import QApplication, QTreeView, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
-    from traffic_flood import Heartbeat
+    from traffic_flood import Heartbeat, compile_package
     from traffic_flood import pump as run_until
     from traffic_flood import settle as run_for
 
+    compile_package()
     from inspector.session.calls import OK, CallRecord
     from inspector.ui.render.result_view import ResultView
 

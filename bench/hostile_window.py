@@ -77,8 +77,9 @@ def main() -> int:
     import qasync
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
-    from traffic_flood import Heartbeat
+    from traffic_flood import Heartbeat, compile_package
 
+    compile_package()
     from inspector.app import ErrorReporter
     from inspector.ui.window.main_window import MainWindow
 

@@ -410,8 +410,7 @@ class ServerSession:
     def _record(self, frame: Frame) -> None:
         if self.traffic is None:
             return
-        if self.health.heartbeat_ids and self._heartbeat_frame(frame):
-            frame.meta = {**(frame.meta or {}), BACKGROUND: "heartbeat"}  # recorded, shown only when asked
+        self._mark_heartbeat(frame)
         self.traffic(frame)
 
     def _record_many(self, frames: list[Frame]) -> None:
@@ -419,11 +418,18 @@ class ServerSession:
         if self.traffic is None:
             return
         many = getattr(self.traffic, "many", None)
-        if self.health.heartbeat_ids or many is None:
+        if many is None:
             for frame in frames:
                 self._record(frame)
             return
+        if self.health.heartbeat_ids:
+            for frame in frames:
+                self._mark_heartbeat(frame)
         many(frames)
+
+    def _mark_heartbeat(self, frame: Frame) -> None:
+        if self.health.heartbeat_ids and self._heartbeat_frame(frame):
+            frame.meta = {**(frame.meta or {}), BACKGROUND: "heartbeat"}  # recorded, shown only when asked
 
     def _heartbeat_frame(self, frame: Frame) -> bool:
         """A request of the heartbeat, or its answer (known by the ids the heartbeat's requests had)."""

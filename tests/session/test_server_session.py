@@ -156,3 +156,35 @@ async def test_the_modern_heartbeat_marks_its_requests():
 async def _until(predicate) -> None:
     while not predicate():
         await asyncio.sleep(0.02)
+
+
+def test_a_reads_worth_of_frames_goes_to_the_traffic_hook_in_one_call_heartbeats_marked():
+    from inspector.protocol import jsonrpc as rpc
+    from inspector.traffic.columns import BACKGROUND
+    from inspector.traffic.frame import Frame
+
+    def frame(data: bytes) -> Frame:
+        return Frame("in", data, 1.0, 2.0, None, rpc.parse(data))
+
+    class Hook:
+        def __init__(self) -> None:
+            self.calls: list[list[Frame]] = []
+
+        def __call__(self, f: Frame) -> None:
+            self.calls.append([f])
+
+        def many(self, frames: list[Frame]) -> None:
+            self.calls.append(list(frames))
+
+    frames = [frame(b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}'),
+              frame(b'{"jsonrpc":"2.0","id":41,"result":{}}'), frame(b'{"jsonrpc":"2.0","id":42,"result":{}}')]
+    session = ServerSession(ServerSpec(name="s", command=demo_cmd()))
+    session.traffic = hook = Hook()
+    session.health.heartbeat_ids.add(42)  # the heartbeat's ping: recorded, shown only when asked
+    session._record_many(frames)
+    assert hook.calls == [frames]
+    assert [(f.meta or {}).get(BACKGROUND) for f in frames] == [None, None, "heartbeat"]
+    plain: list[Frame] = []
+    session.traffic = plain.append
+    session._record_many(frames)  # a hook without `many`: one frame at a time
+    assert plain == frames
