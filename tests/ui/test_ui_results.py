@@ -289,3 +289,16 @@ def test_confirmation_policy(qapp, settings):
     assert confirm.policy_from(settings) == confirm.DESTRUCTIVE
     d = confirm.ConfirmDialog(destructive, {"path": "/"})
     assert d.cancel_button.isDefault() and '"/"' in d.findChild(QPlainTextEdit, "confirmArguments").toPlainText()
+
+
+def test_a_big_text_of_one_long_line_shows_a_shorter_preview(qapp):
+    from inspector.ui.render.text import LINE_PREVIEW_CHARS, PREVIEW_CHARS
+
+    v = ContentView()
+    v.set_blocks([{"type": "text", "text": "[" + "1," * 1_000_000 + "1]"},
+                  {"type": "text", "text": "line\n" * 20_000},
+                  {"type": "text", "text": "y" * (PREVIEW_CHARS - 1)}])
+    one_line, lines, whole = (w.view for w in v.widgets)
+    assert len(one_line.text()) == LINE_PREVIEW_CHARS and not one_line.fully_shown()
+    assert len(lines.text()) > LINE_PREVIEW_CHARS and not lines.fully_shown()
+    assert whole.fully_shown()  # a text short enough is shown whole, however long its line

@@ -9,6 +9,7 @@ was rejected" with the code's name and its data. They look different.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from ... import errors as E
+from ...forms.big_check import valid_in_steps
 from ...forms.validation import Checker, pointer
 from ...protocol.jsonrpc import code_name
 from ...protocol.tasks import describe as describe_task
@@ -40,6 +42,7 @@ from .text import JSON_PARSE_MAX, TextView, mono_font, try_json
 # (a table of thousands of records) by the Rust validator in a turn of its own, once the result is shown
 SYNC_CHECK_NODES = 5_000
 CHECK_DELAY_MS = 30
+CHECK_SLICE_S = 0.008  # how long one turn of that check may take (it is judged in parts where the schema allows)
 TASK_TRAIL_SHOWN = 40  # the last task states listed under "Ran as task"
 
 
@@ -78,10 +81,10 @@ def _values(value: Any, limit: int) -> int:
     while stack and n <= limit:
         v = stack.pop()
         n += 1
-        if isinstance(v, dict):
-            stack.extend(v.values())
-        elif isinstance(v, list):
-            stack.extend(v)
+        if isinstance(v, (dict, list)):
+            if n + len(stack) + len(v) > limit:  # (a list of 300,000 records: not copied to be counted)
+                return limit + 1
+            stack.extend(v.values() if isinstance(v, dict) else v)
     return n
 
 
@@ -152,14 +155,24 @@ def structured_widget(structured: Any, output_schema: Any, blocks: Any, parent: 
         pending = text_label("Checking against the tool's outputSchema…", f, name="structuredChecking", role="muted")
         lay.addWidget(pending)
 
-        def check() -> None:
-            found = big_structured_problems(structured, output_schema)
-            f.problems = found  # type: ignore[attr-defined]
-            lay.replaceWidget(pending, _schema_verdict(f, found))
-            pending.deleteLater()
+        steps = valid_in_steps(output_schema, structured)
 
-        # in a turn of its own, once the result is laid out and painted (the label is its context: a result
-        # closed meanwhile is not checked)
+        def check() -> None:
+            until = time.monotonic() + CHECK_SLICE_S
+            try:
+                while time.monotonic() < until:
+                    next(steps)
+            except StopIteration as done:
+                # valid: said; not valid (or not to be judged in parts): the whole check, in its words
+                found = [] if done.value else big_structured_problems(structured, output_schema)
+                f.problems = found  # type: ignore[attr-defined]
+                lay.replaceWidget(pending, _schema_verdict(f, found))
+                pending.deleteLater()
+                return
+            QTimer.singleShot(0, pending, check)
+
+        # in turns of their own, once the result is laid out and painted (the label is their context: a result
+        # closed meanwhile is not checked further)
         QTimer.singleShot(CHECK_DELAY_MS, pending, check)
     if not text_matches(structured, blocks):
         big = [b["text"] for b in blocks if isinstance(b, dict) and b.get("type") == "text"

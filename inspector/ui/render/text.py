@@ -22,6 +22,8 @@ from ..base.text import visible_block
 log = logging.getLogger("spyglass.ui.results")
 
 PREVIEW_CHARS = 64_000          # text shown at once; the rest on "Show all"
+LINE_PREVIEW_CHARS = 16_000     # ... of a longer text that starts with a line longer than this (minified JSON):
+                                # Qt lays a line out in one piece, 64,000 characters of one took 20 ms
 
 
 JSON_PARSE_MAX = 1_000_000      # text longer than this is not tried as JSON
@@ -126,6 +128,8 @@ class TextView(QWidget):
 
     def _set(self, text: str, lexer: Any) -> None:
         preview = text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS]
+        if len(preview) < len(text) and "\n" not in preview[:LINE_PREVIEW_CHARS]:
+            preview = preview[:LINE_PREVIEW_CHARS]
         shown = visible_block(preview, limit=PREVIEW_CHARS + 1)
         if lexer is not None and len(text) <= HIGHLIGHT_LIMIT:
             self._highlighter = JsonHighlighter(self.edit.document(), dark=theme.is_dark(), lexer=lexer)
