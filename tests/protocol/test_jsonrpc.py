@@ -5,6 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inspector.protocol import ErrorResponse, Malformed, Notification, Request, Response, parse, serialize
+from inspector.protocol import jsonrpc as rpc
 from inspector.protocol.framing import Oversize
 
 
@@ -119,3 +120,26 @@ def test_the_fast_parser_reads_every_frame_as_the_standard_library_does(data):
             return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
         return a == b
     assert plain[1] == fast[1] and same(plain[0], fast[0]), (data[:80], plain, fast)
+
+
+def test_a_big_frame_is_parsed_with_the_garbage_collector_paused_and_left_as_it_was(monkeypatch):
+    import gc
+
+    seen: list[bool] = []
+    real = rpc._classify
+    monkeypatch.setattr(rpc, "_classify", lambda obj, raw: (seen.append(gc.isenabled()), real(obj, raw))[1])
+    big = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"rows": [{"n": i} for i in range(100_000)]}}).encode()
+    assert len(big) > rpc.QUIET_GC_BYTES
+    message = rpc.parse(big)
+    assert isinstance(message, rpc.Response) and len(message.result["rows"]) == 100_000
+    small = rpc.parse(b'{"jsonrpc":"2.0","method":"notifications/message","params":{}}')
+    assert isinstance(small, rpc.Notification)
+    assert seen == [False, True] and gc.isenabled()
+    broken = rpc.parse(big[:-1])  # refused by both parsers: still said why, the collector back on
+    assert isinstance(broken, rpc.Malformed) and gc.isenabled()
+    gc.disable()
+    try:
+        rpc.parse(big)
+        assert not gc.isenabled()  # whoever turned it off keeps it off
+    finally:
+        gc.enable()
