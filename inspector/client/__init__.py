@@ -7,7 +7,8 @@ requests, timeouts, cancelling, frames, the server's requests and whom they belo
 """
 
 from .api import Client, Subscription, TaskCallback
-from .core import DEFAULT_PROBE_TIMEOUT, DEFAULT_TIMEOUT, Handler, ProgressCallback, RequestContext, ServerHello
+from .core import DEFAULT_PROBE_TIMEOUT, DEFAULT_TIMEOUT
+from .shapes import Handler, ProgressCallback, RequestContext, ServerHello
 from .task_store import ClientTaskStore
 
 __all__ = ["DEFAULT_PROBE_TIMEOUT", "DEFAULT_TIMEOUT", "Client", "ClientTaskStore", "Handler", "ProgressCallback",

@@ -20,7 +20,8 @@ from ..protocol import tasks as T
 from ..protocol.headers import HeaderAnnotationError, header_params
 from ..protocol.pagination import PaginationError, Paginator
 from ..protocol.versions import Era
-from .core import ClientCore, ProgressCallback
+from .core import ClientCore
+from .shapes import ProgressCallback
 
 log = logging.getLogger("spyglass.client")
 

@@ -38,6 +38,7 @@ except ImportError:  # pragma: no cover - a declared dependency
     pass
 else:
     rpc.use_loads(msgspec.json.Decoder().decode)
+from .shapes import Handler, ProgressCallback, RequestContext, ServerHello
 from .task_store import ClientTaskStore
 
 log = logging.getLogger("spyglass.client")
@@ -46,35 +47,9 @@ DEFAULT_TIMEOUT = 60.0
 DEFAULT_PROBE_TIMEOUT = 5.0
 STDERR_TAIL = 20
 
-ProgressCallback = Callable[[Any, Any, str | None], None]
-
-
-@dataclass(frozen=True)
-class RequestContext:
-    """What a server request (or an MRTR input request) belongs to, as far as the wire tells.
-
-    `known_by` says how: "mrtr" (an input request is part of our request's answer), "stream" (it came
-    on our request's answer stream), "task" (it names the task our request follows), "only request"
-    (one request with an owner was in flight: the wire says nothing, but nothing else could have caused
-    it), or "unknown"."""
-
-    method: str
-    related_id: rpc.RequestId | None = None
-    related_method: str | None = None
-    owner: Any = None  # what the caller attached to that request: `request(..., owner=...)`
-    round: int | None = None  # MRTR: which round of input (1, 2, …)
-    input_key: str | None = None  # MRTR: the key of this input request
-    task_id: str | None = None
-    known_by: str = "unknown"
-
-
 # Extensions every client of Spyglass declares: it hosts MCP Apps (the window renders them; the command line
 # shows their resources), so servers that check before offering UI tools offer them.
 EXTENSIONS: dict[str, Any] = {apps.EXTENSION: apps.CAPABILITY, skills.EXTENSION: {}}
-
-Handler = Callable[[dict[str, Any] | None, RequestContext], Awaitable[Any]]
-"""Answers one server request (legacy) or one MRTR input request (modern)."""
-
 
 @dataclass
 class _Call:
@@ -85,19 +60,6 @@ class _Call:
     owner: Any = None
     timer: asyncio.TimerHandle | None = None
     started: float = field(default_factory=time.monotonic)
-
-
-@dataclass(frozen=True)
-class ServerHello:
-    """What the handshake told us about the server."""
-
-    era: Era
-    protocol_version: str
-    server_info: dict[str, Any] | None
-    capabilities: dict[str, Any] | None
-    instructions: str | None
-    result: dict[str, Any] | None
-    warnings: tuple[str, ...]
 
 
 class ClientCore:
@@ -404,17 +366,6 @@ class ClientCore:
             except Exception:
                 log.exception("traffic hook failed")
 
-    def _record_many(self, frames: list[Frame]) -> None:
-        many = self.traffic_many
-        if many is None:
-            for frame in frames:
-                self._record(frame)
-            return
-        try:
-            many(frames)
-        except Exception:
-            log.exception("traffic hook failed")
-
     def _on_frames(self, raws: list[Any], mono: float) -> None:
         """Frames of one read. A run of plain notifications (most of a flood) is recorded in one hand-off, then
         handed on one by one, in order; any other frame goes the way of `_on_frame`, after the run before it."""
@@ -437,7 +388,15 @@ class ClientCore:
             self._plain_notifications(run)
 
     def _plain_notifications(self, frames: list[Frame]) -> None:
-        self._record_many(frames)
+        """Recorded in one hand-off (`traffic_many`; else one by one), then handed on in order."""
+        if self.traffic_many is None:
+            for frame in frames:
+                self._record(frame)
+        else:
+            try:
+                self.traffic_many(frames)
+            except Exception:
+                log.exception("traffic hook failed")
         for frame in frames:
             msg = frame.message
             assert isinstance(msg, rpc.Notification)

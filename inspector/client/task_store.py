@@ -23,7 +23,7 @@ from ..protocol import jsonrpc as rpc
 from ..protocol import tasks as T
 
 if TYPE_CHECKING:
-    from .core import Handler, RequestContext
+    from .shapes import Handler, RequestContext
 
 log = logging.getLogger("spyglass.client.tasks")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -269,3 +270,12 @@ def serialize(msg: Message) -> bytes:
         return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate from the peer: keep it as an escape
         return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+_LEADING_ID = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(\d{1,15})\s*,\s*"(?:result|error)"')
+
+
+def leading_response_id(raw: bytes) -> int | None:
+    """The id of a response whose body could not be parsed, when it leads the frame."""
+    m = _LEADING_ID.match(raw[:256])
+    return int(m.group(1)) if m else None

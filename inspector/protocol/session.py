@@ -16,7 +16,6 @@ Handshake:
 from __future__ import annotations
 
 import copy
-import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from enum import Enum
@@ -27,7 +26,7 @@ from . import jsonrpc as rpc
 from .framing import Oversize
 from .mode import Mode
 from .shapes import check_result
-from .tasks import RELATED_TASK_META
+from .tasks import related_task
 from .tracecontext import TraceBook
 from .versions import (
     LEGACY_VERSIONS,
@@ -471,7 +470,7 @@ class ClientSession:
         if isinstance(obj, dict) and ("result" in obj or "error" in obj) and "method" not in obj:
             rid = obj.get("id")
         elif msg.refused:  # too deep or too big to parse: the id may still lead the frame
-            rid = _sniff_id(msg.raw)
+            rid = rpc.leading_response_id(msg.raw)
         if isinstance(rid, (int, str)) and not isinstance(rid, bool) and rid in self._handmade:
             del self._handmade[rid]
             out.append(ev.HandmadeAnswer(rid))
@@ -675,23 +674,6 @@ class ClientSession:
                 )
             ]
         return [ev.NotificationReceived(msg.method, params)]
-
-
-def related_task(params: Any) -> str | None:
-    """The task a message belongs to, from `_meta["io.modelcontextprotocol/related-task"]` (2025-11-25)."""
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    related = meta.get(RELATED_TASK_META) if isinstance(meta, dict) else None
-    task_id = related.get("taskId") if isinstance(related, dict) else None
-    return task_id if isinstance(task_id, str) else None
-
-
-_LEADING_ID = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(\d{1,15})\s*,\s*"(?:result|error)"')
-
-
-def _sniff_id(raw: bytes) -> int | None:
-    """The id of a response whose body could not be parsed, when it leads the frame."""
-    m = _LEADING_ID.match(raw[:256])
-    return int(m.group(1)) if m else None
 
 
 def _kind(value: Any) -> str:

@@ -121,3 +121,11 @@ def describe(task: dict[str, Any]) -> str:
 def task_params(ttl_ms: int | None = None) -> dict[str, Any]:
     """The `task` member of a task-augmented request."""
     return {"ttl": int(ttl_ms)} if ttl_ms is not None else {}
+
+
+def related_task(params: Any) -> str | None:
+    """The task a message belongs to, from `_meta["io.modelcontextprotocol/related-task"]` (2025-11-25)."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    related = meta.get(RELATED_TASK_META) if isinstance(meta, dict) else None
+    task_id = related.get("taskId") if isinstance(related, dict) else None
+    return task_id if isinstance(task_id, str) else None

@@ -15,7 +15,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .. import errors as E
-from ..client.core import ServerHello
+from ..client.shapes import ServerHello
 from ..config import ServerSpec
 from ..protocol import jsonrpc as rpc
 from ..protocol.versions import META_PROTOCOL_VERSION, Era, era_of

@@ -193,28 +193,15 @@ class TrafficStore:
         if self.readonly:
             raise ReadOnlyError("this session was reopened read-only")
         first = len(self.columns.dir)
-        if not all(f.direction == "in" and type(f.message) is rpc.Notification and f.malformed is None
-                   and not f.meta and len(f.data) <= HEAD_MAX for f in frames):
+        if not frames or not all(f.direction == "in" and type(f.message) is rpc.Notification and f.malformed is None
+                                 and not f.meta and len(f.data) <= HEAD_MAX for f in frames):
             for frame in frames:
                 self._append(server_id, frame, True)
             return first
-        if not frames:
-            return first
         c = self.columns
         k = len(frames)
-        code = c.server_code.get(server_id)
-        if code is None:
-            code = c.server_code[server_id] = len(c.servers)
-            c.servers.append(server_id)
-        method_code = c.method_code
-        codes = []
-        for f in frames:
-            method = f.message.method  # (a Notification: checked above)
-            mcode = method_code.get(method, -1) if method else 0
-            if mcode < 0:
-                mcode = method_code[method] = len(c.methods)
-                c.methods.append(method)
-            codes.append(mcode)
+        code = self._server_code(server_id)
+        codes = [self._method_code(m) if (m := f.message.method) else 0 for f in frames]  # (Notifications: above)
         sizes = [len(f.data) for f in frames]
         if code < WIDE:
             c.srv.extend(itertools.repeat(code, k))
@@ -276,10 +263,7 @@ class TrafficStore:
             else:  # Response or ErrorResponse
                 kind = K_RESPONSE if isinstance(msg, rpc.Response) else K_ERROR
                 rid = msg.id
-        code = c.server_code.get(server_id)
-        if code is None:
-            code = c.server_code[server_id] = len(c.servers)
-            c.servers.append(server_id)
+        code = self._server_code(server_id)
         if app_key is not None:
             pair = self._pair_app(code, d, app_key, n)
             if pair >= 0:
@@ -306,12 +290,7 @@ class TrafficStore:
                 c.background.add(n)
             if HANDMADE in meta or HANDMADE_ANSWER in meta:
                 c.handmade.add(n)
-        mcode = 0
-        if method:
-            mcode = c.method_code.get(method, -1)
-            if mcode < 0:
-                mcode = c.method_code[method] = len(c.methods)
-                c.methods.append(method)
+        mcode = self._method_code(method) if method else 0
         size = len(data)
         if code < WIDE:
             c.srv.append(code)
@@ -337,6 +316,22 @@ class TrafficStore:
             c.sparse.append((n, rid, reason, _meta_json(meta)))
         self._appended(n, n + 1, persist)
         return n
+
+    def _server_code(self, server_id: str) -> int:
+        c = self.columns
+        code = c.server_code.get(server_id)
+        if code is None:
+            code = c.server_code[server_id] = len(c.servers)
+            c.servers.append(server_id)
+        return code
+
+    def _method_code(self, method: str) -> int:
+        c = self.columns
+        code = c.method_code.get(method)
+        if code is None:
+            code = c.method_code[method] = len(c.methods)
+            c.methods.append(method)
+        return code
 
     def _appended(self, first: int, end: int, persist: bool = True) -> None:
         """Records `first`..`end - 1` were appended: hand them to the writer when it is time, tell the listeners."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import gc
 import logging
 from collections.abc import Awaitable
 from typing import Any
@@ -33,7 +32,6 @@ from PySide6.QtWidgets import (
 from ... import messages
 from ...config import ServerSpec
 from ...forms.memory import ArgumentMemory
-from ...preload import preload_steps
 from ...recording.files import definition_of
 from ...session import ServerSession, SessionOptions, Status, TransportOptions
 from ..apps.host import AppHost
@@ -75,13 +73,12 @@ from .preferences import Preferences
 from .present_link import PresentLink
 from .skills_link import SkillsLink
 from .tap_link import TapLink
+from .warmup import Warmup
 from .window_dialogs import WindowDialogs
 
 log = logging.getLogger("spyglass.ui")
 
 LAST_SERVER = "window/lastServer"
-PRELOAD_AFTER_MS = 1500  # after the start: the first server is up and listed by then
-PRELOAD_STEP_MS = 20  # between two steps of that import: other work has turns of its own in between
 LAST_TOOL = "window/lastTool"
 
 __all__ = ["DEMO_NAME", "MainWindow", "demo_spec"]
@@ -101,8 +98,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         self._follow_selection = True
         self._tasks: set[asyncio.Future[Any]] = set()
         self._closing = self._closed_done = self._shutdown_done = False
-        self._preloaded = False
-        self._frozen = False
+        self.warmup = Warmup()
         self.command_palette: CommandPalette | None = None
         self.catalog_link = CatalogLink(catalog, persist=lambda: self.persist,
                                         message=lambda text, level: self.show_banner(text, level=level))
@@ -507,7 +503,7 @@ class MainWindow(WindowDialogs, QMainWindow):
 
     # ------------------------------------------------------------------ reacting
     def _tool_selected(self, tool: dict[str, Any] | None) -> None:
-        self._preload()
+        self.warmup.preload()
         self.tool_detail.show_tool(tool, self.tool_panel.view.currentIndex().data(CHANGE_ROLE) if tool else None)
 
     def _show_selected(self) -> None:
@@ -669,22 +665,7 @@ class MainWindow(WindowDialogs, QMainWindow):
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         QTimer.singleShot(0, self.layout_state.shown)  # docks have their place only once the window is shown
-        if not self._frozen:
-            # What exists once the window is first shown (modules, classes, the widgets: some 65,000 objects)
-            # lives as long as the window: the garbage collector's full passes skip it from then on (listing
-            # a 2,000-tool server: full passes of 15 and 35 ms, then one of 9 ms). Only cyclic garbage among
-            # those objects is never collected; the rest is freed by reference counting as always.
-            self._frozen = True
-            QTimer.singleShot(0, gc.freeze)
-            QTimer.singleShot(PRELOAD_AFTER_MS, self._preload)
-
-    def _preload(self) -> None:
-        """The forms' checks need jsonschema from a tool's second selection or first call on: imported a
-        dependency per turn once the first connection has had its start, or from the first selection of a
-        tool if that comes sooner — not in the turn of the selection that needs it (50-60 ms)."""
-        if not self._preloaded:
-            self._preloaded = True
-            preload_steps("jsonschema", lambda fn: QTimer.singleShot(PRELOAD_STEP_MS, fn))
+        self.warmup.shown()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self._closed_done or self._shutdown_done and not self._closing:
