@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 
 from calling import call, connected, result_widgets, select_tool
@@ -224,8 +225,24 @@ async def test_the_debug_app_model_context_display_modes_size_and_an_emulated_ho
         def asked():
             sizes = bridge_frames(window, sid, direction="from-view", method="ui/notifications/size-changed")
             return json.loads(window.traffic.store.raw(sizes[-1]))["params"]["height"]
+        def told() -> int:
+            return len(bridge_frames(window, sid, direction="from-view", method="ui/notifications/size-changed"))
         await until(lambda: asked() == 300 or block.body.height() == min(asked(), 900), 10, "the app's new size")
+        seen, deadline = -1, time.monotonic() + 10
+        while seen != told() and time.monotonic() < deadline:  # the app's sizes settled: none new for 0.5 s
+            seen = told()
+            await asyncio.sleep(0.5)
         await until(lambda: block.body.height() == min(asked(), 900), 10, "the block to follow the app's size")
+        # the side panel opened or closed keeps it (a splitter resets its own maximum height when a pane shows)
+        followed = block.body.height()
+        for shown in (not block.side.isVisible(), block.side.isVisible()):
+            block.side_button.setChecked(shown)
+            await asyncio.sleep(0.1)
+            block.setFixedHeight(block.height() + 300)  # room to grow into, as a later layout may give it
+            await asyncio.sleep(0.1)
+            assert block.body.height() == followed
+            block.setMinimumHeight(0)
+            block.setMaximumHeight(16777215)
         # display modes: fullscreen in its own window, back inline, then picture in picture
         await click_in_app(block, "display-fullscreen-btn")
         full = await until(lambda: next((w for w in QApplication.topLevelWidgets()

@@ -180,8 +180,16 @@ class AppBlock(QFrame):
         self.body.setSizes([640, 300])
         self.side_button.toggled.connect(self.side.setVisible)
         self.side.hide()  # shown on demand, and when the app says something for the conversation
-        lay.addWidget(self.body)
-        self.body.setFixedHeight(START_HEIGHT)
+        # The height is fixed on a plain box around the splitter: a splitter sets its own maximum size whenever
+        # a pane of it is shown or hidden (the side panel, opened when the app says something), which undid a
+        # height fixed on it, and the app's area grew past what the app asked for.
+        self.box = QWidget(self)
+        self.box.setObjectName("appBox")
+        box = QVBoxLayout(self.box)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.addWidget(self.body)
+        lay.addWidget(self.box)
+        self.box.setFixedHeight(START_HEIGHT)
 
     def _tool(self, name: str, text: str, tip: str) -> QToolButton:
         b = QToolButton(self)
@@ -380,7 +388,7 @@ class AppBlock(QFrame):
         if height != self._height:
             self._height = height
             if self.mode == "inline":
-                self.body.setFixedHeight(height)
+                self.box.setFixedHeight(height)
 
     def _apply_preset(self) -> None:
         if self.view is None:
@@ -395,7 +403,7 @@ class AppBlock(QFrame):
             self.holder_layout.setAlignment(self.view, Qt.AlignHCenter if width is not None else Qt.Alignment())
         if height is not None:
             self._height = height
-            self.body.setFixedHeight(height)
+            self.box.setFixedHeight(height)
 
     def context(self) -> dict[str, Any]:
         s = self.host.current_settings()
@@ -445,7 +453,7 @@ class AppBlock(QFrame):
         if mode == "inline":
             self.placeholder.hide()
             self.holder_layout.addWidget(self.view)
-            self.body.setFixedHeight(self._height)
+            self.box.setFixedHeight(self._height)
         else:
             self.window = AppWindow(mode, self.app.name if self.app else str(self.uri), None)
             self.window.closedByUser.connect(lambda: self._back_inline())
@@ -454,7 +462,7 @@ class AppBlock(QFrame):
             self.placeholder.setText("The app is shown " + ("fullscreen, in its own window." if mode == "fullscreen"
                                                             else "in a small window that stays on top."))
             self.placeholder.show()
-            self.body.setFixedHeight(80)
+            self.box.setFixedHeight(80)
             self.window.place()
         self._show_mode()
         self.send_context()
@@ -604,7 +612,7 @@ class AppBlock(QFrame):
         if self.view is None and self.mode == "inline":
             self.placeholder.setText("The rest of the result is below.")
             self.placeholder.show()
-            self.body.setFixedHeight(60)
+            self.box.setFixedHeight(60)
 
     def _clear_problem(self) -> None:
         self.problem.hide()
