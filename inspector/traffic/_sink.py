@@ -157,6 +157,28 @@ def rows(batch: tuple[Any, ...], tables: Tables) -> Iterator[tuple[Any, ...]]:
                data, meta)
 
 
+def with_blobs(batch: tuple[Any, ...], blobs: list[bytes]) -> tuple[Any, ...]:
+    """A batch as sent with its big frames after it (each named by its size): the same batch with their
+    bytes in place, as it is stored and read."""
+    return (*batch[:16], [(n, blob) for (n, _size), blob in zip(batch[16], blobs, strict=True)], *batch[17:])
+
+
+def received(payload: bytes) -> tuple[tuple[Any, ...], bytes]:
+    """A message as it came from the app, and the bytes to store for it. A batch's big frames follow its
+    marshalled tuple (`marshal.loads` ignores what follows): they are put back in it here, in this process,
+    so that the app's loop never copies them."""
+    message = marshal.loads(payload)
+    if message[0] != "rows" or not message[16] or not isinstance(message[16][0][1], int):
+        return message, payload
+    at = len(payload) - sum(size for _n, size in message[16])
+    blobs = []
+    for _n, size in message[16]:
+        blobs.append(payload[at:at + size])
+        at += size
+    message = with_blobs(message, blobs)
+    return message, marshal.dumps(message)
+
+
 def rollback(conn: sqlite3.Connection) -> None:
     """Undo the open transaction, unless SQLite did already: it does on a full disk (SQLITE_FULL), and a
     second ROLLBACK would raise "no transaction is active" in place of the error that says what happened."""
@@ -305,7 +327,7 @@ def main(argv: list[str]) -> int:
         if payload is None:
             break
         last = time.monotonic()
-        message = marshal.loads(payload)
+        message, payload = received(payload)
         if message[0] == "quit":  # the app is closing in a hurry: leave the chunks as they are
             conn.close()
             return 0

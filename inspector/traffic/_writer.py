@@ -27,6 +27,8 @@ from typing import IO, Any
 from . import _sink
 from .columns import Columns
 
+BIG = 16  # the place of the big frames in a batch (see `encode` and `_sink.rows`)
+
 log = logging.getLogger("spyglass.traffic")
 
 
@@ -62,7 +64,16 @@ class Writer(abc.ABC):
     def submit(self, columns: Columns, first: int, last: int) -> None:
         if last <= first or self._closed:
             return
-        self._put(marshal.dumps(encode(columns, first, last, self._sent)))
+        batch = encode(columns, first, last, self._sent)
+        big = batch[BIG]
+        if big:
+            # A frame over HEAD_MAX travels after the batch, not inside it: marshalling it in, then framing
+            # the message, copied a 24 MB reply twice on the loop thread (20 ms and more of one turn). The
+            # batch names it by its size; the other side puts the bytes back (`_sink.with_blobs`).
+            self._put(marshal.dumps((*batch[:BIG], [(n, len(data)) for n, data in big], *batch[BIG + 1:])),
+                      [data for _n, data in big])
+        else:
+            self._put(marshal.dumps(batch))
         self.submitted = last
 
     def sync(self, timeout: float | None = 30.0) -> bool:
@@ -87,7 +98,8 @@ class Writer(abc.ABC):
             self._put(marshal.dumps(("meta", sorted(items.items()))))
 
     @abc.abstractmethod
-    def _put(self, payload: bytes) -> None: ...
+    def _put(self, payload: bytes, blobs: list[bytes] | None = None) -> None:
+        """Hand a marshalled message, and the big frames that follow it, to the writing side."""
 
     @abc.abstractmethod
     def close(self, expand: bool = True) -> None:
@@ -109,7 +121,7 @@ class SinkWriter(Writer):
 
     def __init__(self, path: Path, meta: dict[str, str]) -> None:
         super().__init__(path)
-        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[tuple[bytes, ...] | None] = queue.SimpleQueue()
         self.proc = subprocess.Popen([sys.executable, "-I", "-S", _sink.__file__, str(path)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True)
         assert self.proc.stdin and self.proc.stdout
@@ -124,15 +136,18 @@ class SinkWriter(Writer):
         self._acks.start()
         self.set_meta(meta)
 
-    def _put(self, payload: bytes) -> None:
-        self._queue.put(_sink.HEADER.pack(len(payload)) + payload)
+    def _put(self, payload: bytes, blobs: list[bytes] | None = None) -> None:
+        # header, batch and big frames are written one after the other: never joined into a copy here
+        size = len(payload) + sum(map(len, blobs)) if blobs else len(payload)
+        self._queue.put((_sink.HEADER.pack(size), payload, *(blobs or ())))
 
     def _send(self) -> None:
         stdin = self.proc.stdin
         assert stdin is not None
         try:
             while (item := self._queue.get()) is not None:
-                stdin.write(item)
+                for part in item:
+                    stdin.write(part)
                 stdin.flush()
         except (BrokenPipeError, OSError, ValueError) as exc:
             self._failed(f"the session writer for {self.path} stopped ({type(exc).__name__}; "
@@ -178,7 +193,7 @@ class ThreadWriter(Writer):
 
     def __init__(self, path: Path, meta: dict[str, str]) -> None:
         super().__init__(path)
-        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[tuple[bytes, list[bytes] | None] | None] = queue.SimpleQueue()
         try:
             conn = _sink.connect(path)
         except sqlite3.Error as exc:  # a folder, a file that is not a database: say which one
@@ -187,15 +202,17 @@ class ThreadWriter(Writer):
         self._thread = threading.Thread(target=self._run, args=(conn,), name="spyglass-traffic-writer", daemon=True)
         self._thread.start()
 
-    def _put(self, payload: bytes) -> None:
-        self._queue.put(payload)
+    def _put(self, payload: bytes, blobs: list[bytes] | None = None) -> None:
+        self._queue.put((payload, blobs))
 
     def _run(self, conn: sqlite3.Connection) -> None:
         tables = _sink.Tables()
         try:
             while (item := self._queue.get()) is not None:
                 try:
-                    message = marshal.loads(item)
+                    message = marshal.loads(item[0])
+                    if item[1]:
+                        message = _sink.with_blobs(message, item[1])
                     if message[0] == "meta":
                         _sink.write_meta(conn, message[1])
                         continue

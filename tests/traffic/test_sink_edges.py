@@ -589,3 +589,44 @@ def test_the_package_lists_what_it_exports():
                                    "new_session_path", "sessions_dir"])
     with pytest.raises(AttributeError, match="module 'inspector.traffic' has no attribute 'Writer'"):
         _ = traffic.Writer
+
+
+def test_big_frames_follow_their_batch_uncopied_and_read_back_whole(tmp_path):
+    """A frame over HEAD_MAX is handed to the writer as the very bytes the store holds, after the batch that
+    names it by size (marshalling it into the batch copied a 24 MB reply twice on the loop thread); the
+    sink puts it back in the batch it stores, and every frame reads back byte for byte."""
+    path = tmp_path / "big.sqlite"
+    store = TrafficStore(path)
+    writer = store._writer
+    assert writer is not None and hasattr(writer, "proc")
+    handed: list[tuple[bytes, list[bytes] | None]] = []
+    put = writer._put
+
+    def spy(payload: bytes, blobs: list[bytes] | None = None) -> None:
+        handed.append((payload, blobs))
+        put(payload, blobs)
+
+    writer._put = spy  # type: ignore[method-assign]
+    bodies: dict[int, bytes] = {}
+    for i in range(6):
+        text = str(i) * (HEAD_MAX * (i + 1)) if i % 2 else f"small {i}"
+        body = json.dumps(res(i, {"content": [{"type": "text", "text": text}]})).encode()
+        bodies[store.add("s", frame("in", body, float(i)))] = body
+    held = dict(store.columns.big)
+    assert sorted(held) == [1, 3, 5]
+    store.flush(wait=True)
+    payload, blobs = next((p, b) for p, b in handed if b)
+    assert len(blobs) == 3 and all(blob is held[n] for n, blob in zip((1, 3, 5), blobs))
+    sent = marshal.loads(payload)
+    assert sent[16] == [(1, len(held[1])), (3, len(held[3])), (5, len(held[5]))]
+    message, stored = _sink.received(payload + b"".join(blobs))  # as the sink reads it off its pipe
+    assert message[16] == [(n, held[n]) for n in (1, 3, 5)] and marshal.loads(stored) == message
+    inline = marshal.dumps(message)  # a batch with its big frames inside is taken as it is
+    assert _sink.received(inline) == (message, inline)
+    store.close()
+    assert counts(path) == (6, 0)
+    again = TrafficStore.open_session(path)
+    try:
+        assert [again.raw(n) for n in bodies] == list(bodies.values())
+    finally:
+        again.close()
