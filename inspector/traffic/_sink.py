@@ -157,10 +157,20 @@ def rows(batch: tuple[Any, ...], tables: Tables) -> Iterator[tuple[Any, ...]]:
                data, meta)
 
 
+BIG = 16  # the place in a batch of its frames over HEAD_MAX, as (record number, bytes) pairs
+
+
+def without_blobs(batch: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[bytes]]:
+    """A batch to send, its big frames named by their sizes, and their bytes to send after it: marshalling
+    them into the batch, then joining it to its header, copied a 24 MB reply twice on the app's loop."""
+    big = batch[BIG]
+    return (*batch[:BIG], [(n, len(data)) for n, data in big], *batch[BIG + 1:]), [data for _n, data in big]
+
+
 def with_blobs(batch: tuple[Any, ...], blobs: list[bytes]) -> tuple[Any, ...]:
-    """A batch as sent with its big frames after it (each named by its size): the same batch with their
-    bytes in place, as it is stored and read."""
-    return (*batch[:16], [(n, blob) for (n, _size), blob in zip(batch[16], blobs, strict=True)], *batch[17:])
+    """`without_blobs` undone: the batch with its big frames' bytes in place, as it is stored and read."""
+    return (*batch[:BIG], [(n, blob) for (n, _size), blob in zip(batch[BIG], blobs, strict=True)],
+            *batch[BIG + 1:])
 
 
 def received(payload: bytes) -> tuple[tuple[Any, ...], bytes]:
@@ -168,11 +178,11 @@ def received(payload: bytes) -> tuple[tuple[Any, ...], bytes]:
     marshalled tuple (`marshal.loads` ignores what follows): they are put back in it here, in this process,
     so that the app's loop never copies them."""
     message = marshal.loads(payload)
-    if message[0] != "rows" or not message[16] or not isinstance(message[16][0][1], int):
-        return message, payload
-    at = len(payload) - sum(size for _n, size in message[16])
+    if message[0] != "rows" or not message[BIG] or not isinstance(message[BIG][0][1], int):
+        return message, payload  # no big frames, or sent inside the batch
+    at = len(payload) - sum(size for _n, size in message[BIG])
     blobs = []
-    for _n, size in message[16]:
+    for _n, size in message[BIG]:
         blobs.append(payload[at:at + size])
         at += size
     message = with_blobs(message, blobs)
@@ -249,7 +259,7 @@ def frame_data(conn: sqlite3.Connection, n: int) -> bytes | None:
     if row is None:
         return None
     batch = marshal.loads(row[0])
-    big: dict[int, bytes] = dict(batch[16])
+    big: dict[int, bytes] = dict(batch[BIG])
     if n in big:
         return big[n]
     off = array("Q")

@@ -27,8 +27,6 @@ from typing import IO, Any
 from . import _sink
 from .columns import Columns
 
-BIG = 16  # the place of the big frames in a batch (see `encode` and `_sink.rows`)
-
 log = logging.getLogger("spyglass.traffic")
 
 
@@ -65,13 +63,9 @@ class Writer(abc.ABC):
         if last <= first or self._closed:
             return
         batch = encode(columns, first, last, self._sent)
-        big = batch[BIG]
-        if big:
-            # A frame over HEAD_MAX travels after the batch, not inside it: marshalling it in, then framing
-            # the message, copied a 24 MB reply twice on the loop thread (20 ms and more of one turn). The
-            # batch names it by its size; the other side puts the bytes back (`_sink.with_blobs`).
-            self._put(marshal.dumps((*batch[:BIG], [(n, len(data)) for n, data in big], *batch[BIG + 1:])),
-                      [data for _n, data in big])
+        if batch[_sink.BIG]:  # frames over HEAD_MAX follow the batch as they are (`_sink.without_blobs`)
+            sent, blobs = _sink.without_blobs(batch)
+            self._put(marshal.dumps(sent), blobs)
         else:
             self._put(marshal.dumps(batch))
         self.submitted = last

@@ -618,9 +618,9 @@ def test_big_frames_follow_their_batch_uncopied_and_read_back_whole(tmp_path):
     payload, blobs = next((p, b) for p, b in handed if b)
     assert len(blobs) == 3 and all(blob is held[n] for n, blob in zip((1, 3, 5), blobs))
     sent = marshal.loads(payload)
-    assert sent[16] == [(1, len(held[1])), (3, len(held[3])), (5, len(held[5]))]
+    assert sent[_sink.BIG] == [(1, len(held[1])), (3, len(held[3])), (5, len(held[5]))]
     message, stored = _sink.received(payload + b"".join(blobs))  # as the sink reads it off its pipe
-    assert message[16] == [(n, held[n]) for n in (1, 3, 5)] and marshal.loads(stored) == message
+    assert message[_sink.BIG] == [(n, held[n]) for n in (1, 3, 5)] and marshal.loads(stored) == message
     inline = marshal.dumps(message)  # a batch with its big frames inside is taken as it is
     assert _sink.received(inline) == (message, inline)
     store.close()
