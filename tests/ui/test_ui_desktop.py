@@ -448,10 +448,10 @@ async def test_command_palette_actions(open_window, new_catalog):
         labels = palette.labels()
         for wanted in (
             "Server: Disconnect",
-            "Traffic: Clear traffic",
+            "View: Clear traffic",
             "Switch to server: second (not connected)",
             "Tool: Echo (echo)",
-            "Export catalog (Claude Desktop format)",
+            "File: Export catalog (Claude Desktop format)",
         ):
             assert any(label.startswith(wanted) for label in labels), (wanted, "\n".join(labels))
         palette.input.setText("div")
@@ -481,6 +481,86 @@ async def test_command_palette_actions(open_window, new_catalog):
         assert window.command_palette.labels()[0].startswith("Server: Connect")
         window.command_palette.run_index(window.command_palette.list.currentIndex())
         await until(lambda: conn.session.status is Status.CONNECTED, 30, "the demo to connect again")
+
+
+async def test_the_palette_reaches_every_menu_action_tab_and_view(open_window, new_catalog):
+    """Every menu action (by its menu path), every tab and every view is found by typing, fuzzily, best first;
+    the matched letters are what is drawn bold; the shortcut is drawn at the row's right end; nothing found
+    says so in a sentence."""
+    from PySide6.QtWidgets import QMenu
+
+    from inspector.ui.window.command_palette import menu_commands
+
+    async with open_window(catalog=new_catalog()) as window:
+        conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()))
+        await until(
+            lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, 30, "the demo to connect"
+        )
+        palette = window.open_command_palette()
+        labels = palette.labels()
+
+        def enabled_actions(menu: QMenu) -> list:
+            out = []
+            for a in menu.actions():
+                if a.menu() is not None:
+                    out += enabled_actions(a.menu())
+                elif not a.isSeparator() and a.isVisible() and a.isEnabled() and a is not window.act_palette:
+                    out.append(a)
+            return out
+
+        every = [a for top in window.menuBar().actions() if top.menu() for a in enabled_actions(top.menu())]
+        offered = [c for c in menu_commands(window.menuBar(), [window.act_palette]) if c.enabled]
+        assert len(every) >= 30 and len(offered) == len(every)
+        for i in range(window.tabs.count()):
+            if not window.tabs.isTabVisible(i):  # Skills, on a server without them
+                continue
+            assert any(label.startswith(f"Tab: {window.tabs.tabText(i)}") for label in labels), window.tabs.tabText(i)
+        for wanted in ("File: Quit", "Show view: Timeline", "Show view: Log"):
+            assert wanted in labels, wanted
+        assert "Quit" not in [a.text() for a in window.findChild(QMenu, "serverMenu").actions()]
+        palette.close()
+
+        async def first(query: str) -> str:
+            p = window.open_command_palette()
+            p.input.setText(query)
+            top = p.labels()[0] if p.labels() else ""
+            p.close()
+            return top
+
+        assert await first("dark") == "View › Theme: Dark"
+        assert await first("present") == "View: Presentation mode (off)"
+        assert await first("check") == "Tab: Check"
+        assert await first("resources") == "Tab: Resources"
+        assert (await first("timeline")).endswith("Timeline") or "Timeline (" in await first("timeline")
+        assert await first("mdrep") == "Tool: Markdown report (markdown_report)"  # letters, not a substring
+        palette = window.open_command_palette()
+        palette.input.setText("theme")
+        assert [label for label in palette.labels() if label.startswith("View › Theme")] == palette.labels()[:3]
+        palette.input.setText("div")
+        assert palette.labels()[0] == "Tool: Divide two numbers (divide)" and palette.highlighted(0) == "Div"
+        palette.input.setText("zzqx")
+        empty = find(palette, QLabel, "commandPaletteEmpty")
+        assert palette.labels() == [] and empty.isVisible() and "“zzqx”" in empty.text()
+        assert not palette.list.isVisible()
+
+        def ink_at_right(query: str) -> int:
+            palette.input.setText(query)
+            row_rect = palette.list.visualRect(palette.proxy.index(0, 0))
+            image = palette.list.viewport().grab().toImage()
+            base = image.pixelColor(row_rect.right() - 2, row_rect.center().y())
+            x0 = row_rect.right() - 8 - palette.fontMetrics().horizontalAdvance("F1") - 4
+            return sum(1 for x in range(x0, row_rect.right() - 4) for y in range(row_rect.top() + 2,
+                       row_rect.bottom() - 2) if image.pixelColor(x, y) != base)
+
+        assert ink_at_right("keyboard shortcuts") > 5  # "F1", drawn at the right end of its row
+        assert ink_at_right("tab check") == 0  # no shortcut: the row's right end is empty
+        palette.input.setText("tab resources")
+        palette.run_index(palette.list.currentIndex())
+        assert window.tabs.currentWidget() is window.resources_pane
+        palette = window.open_command_palette()
+        palette.input.setText("show view log")
+        palette.run_index(palette.list.currentIndex())
+        await until(lambda: not window.log_dock.visibleRegion().isEmpty(), 5, "the log view to come to the front")
 
 
 async def test_focus_shortcuts_and_the_shortcuts_view(open_window):

@@ -1,23 +1,54 @@
-"""The command palette (Ctrl+K, `commandPalette`): type to find a command, Enter runs it.
+"""The command palette (Ctrl+K, `commandPalette`): type to find anything, Enter runs it.
 
-Commands: connect, disconnect, restart, re-list tools, switch to a server, jump to a tool of the
-selected server, clear traffic, import, export, copy as a command line, preferences, shortcuts.
-Matching is by words in any order (every typed word must start a word of the label, or occur in it).
+It reaches every action of every menu (by its menu path, so "dark" finds View › Theme › Dark), every tab
+of the server's page, every view (the docks), every server and every tool of the selected server.
+Matching is fuzzy (`palette_match`): each typed word must appear as a subsequence of the entry's letters,
+and entries whose letters start words and follow each other come first. Matched letters are drawn bold in
+the accent colour, shortcuts right-aligned, and a sentence says so when nothing matches.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QSortFilterProxyModel, Qt
-from PySide6.QtGui import QAction, QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import QDialog, QLabel, QLineEdit, QListView, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QSize, QSortFilterProxyModel, Qt
+from PySide6.QtGui import (
+    QAction,
+    QFont,
+    QFontMetrics,
+    QKeySequence,
+    QPainter,
+    QPalette,
+    QStandardItem,
+    QStandardItemModel,
+)
+from PySide6.QtWidgets import (
+    QApplication,
+    QDialog,
+    QDockWidget,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QMenu,
+    QMenuBar,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ...session.tools import display_name
 from ..base.text import visible
 from ..servers.connection import Connection
+from .palette_match import match
+
+SHORTCUT_ROLE = Qt.UserRole + 1
+POSITIONS_ROLE = Qt.UserRole + 2
+GROUP_LENGTH_ROLE = Qt.UserRole + 3
 
 
 @dataclass
@@ -28,30 +59,114 @@ class Command:
     shortcut: str = ""
     enabled: bool = True
 
+    @property
+    def text(self) -> str:
+        """What is shown and matched: the group, then the label."""
+        return f"{self.group}: {self.label}" if self.group != "Command" else self.label
+
 
 def matches(query: str, text: str) -> bool:
-    words = query.casefold().split()
-    hay = text.casefold()
-    return all(w in hay for w in words)
+    return match(query, text) is not None
 
 
 class _Filter(QSortFilterProxyModel):
+    """Keeps the rows whose text matches, best first (the source order among equals); remembers where."""
+
     def __init__(self, parent: QObject) -> None:
         super().__init__(parent)
         self.query = ""
+        self.found: dict[int, tuple[float, list[int]]] = {}
+        self.setDynamicSortFilter(False)
 
     def set_query(self, query: str) -> None:
+        source = self.sourceModel()
+        found = {}
+        for row in range(source.rowCount() if source is not None else 0):
+            got = match(query, source.index(row, 0).data(Qt.DisplayRole) or "")
+            if got is not None:
+                found[row] = got
         if hasattr(self, "beginFilterChange"):  # Qt >= 6.10 (invalidateFilter is deprecated there)
             self.beginFilterChange()
-            self.query = query
+            self.query, self.found = query, found
             self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
         else:  # pragma: no cover - older Qt
-            self.query = query
+            self.query, self.found = query, found
             self.invalidateFilter()
+        self.sort(0 if query.strip() else -1)
 
     def filterAcceptsRow(self, row: int, parent: Any) -> bool:
-        idx = self.sourceModel().index(row, 0, parent)
-        return matches(self.query, idx.data(Qt.DisplayRole) or "")
+        return row in self.found if self.query.strip() else True
+
+    def lessThan(self, left: QModelIndex, right: QModelIndex) -> bool:
+        a, b = self.found.get(left.row()), self.found.get(right.row())
+        sa, sb = (a[0] if a else 0.0), (b[0] if b else 0.0)
+        if sa != sb:
+            return sa > sb
+        return left.row() < right.row()
+
+    def data(self, index: QModelIndex, role: int = Qt.DisplayRole) -> Any:
+        if role == POSITIONS_ROLE and index.isValid():
+            got = self.found.get(self.mapToSource(index).row())
+            return got[1] if got and self.query.strip() else []
+        return super().data(index, role)
+
+
+class _Row(QStyledItemDelegate):
+    """One entry: its group dimmed, its label, matched letters bold in the accent colour, and the shortcut
+    right-aligned. Text is drawn as runs of plain text: a server's tool name is never read as markup."""
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        text, opt.text = opt.text, ""
+        style = opt.widget.style() if opt.widget is not None else QApplication.style()
+        style.drawControl(QStyle.CE_ItemViewItem, opt, painter, opt.widget)
+        rect = opt.rect.adjusted(8, 0, -8, 0)
+        selected = bool(opt.state & QStyle.State_Selected)
+        pal = opt.palette
+        ink = pal.color(QPalette.HighlightedText if selected else QPalette.Text)
+        dim = pal.color(QPalette.HighlightedText if selected else QPalette.PlaceholderText)
+        accent = ink if selected else pal.color(QPalette.Link)
+        painter.save()
+        shortcut = index.data(SHORTCUT_ROLE) or ""
+        if shortcut:
+            painter.setPen(dim)
+            painter.setFont(opt.font)
+            painter.drawText(rect, Qt.AlignRight | Qt.AlignVCenter, shortcut)
+            rect.setRight(rect.right() - QFontMetrics(opt.font).horizontalAdvance(shortcut) - 16)
+        group_len = index.data(GROUP_LENGTH_ROLE) or 0
+        marked = set(index.data(POSITIONS_ROLE) or [])
+        bold = QFont(opt.font)
+        bold.setBold(True)
+        plain_m, bold_m = QFontMetrics(opt.font), QFontMetrics(bold)
+        x, right = rect.left(), rect.right()
+        ell = "…"
+        for run, is_marked, in_group in _runs(text, marked, group_len):
+            font, metrics = (bold, bold_m) if is_marked else (opt.font, plain_m)
+            width = metrics.horizontalAdvance(run)
+            if x + width > right:
+                run = metrics.elidedText(run, Qt.ElideRight, max(0, right - x))
+                width = metrics.horizontalAdvance(run)
+            painter.setFont(font)
+            painter.setPen(accent if is_marked else (dim if in_group else ink))
+            painter.drawText(x, rect.top(), width + 2, rect.height(), Qt.AlignLeft | Qt.AlignVCenter, run)
+            x += width
+            if run.endswith(ell) or x >= right:
+                break
+        painter.restore()
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:
+        base = super().sizeHint(option, index)
+        return QSize(base.width(), max(base.height(), QFontMetrics(option.font).height() + 10))
+
+
+def _runs(text: str, marked: set[int], group_len: int) -> Iterable[tuple[str, bool, bool]]:
+    """`text` cut where marking or the group's end changes: (run, marked, in the group)."""
+    start = 0
+    for i in range(1, len(text) + 1):
+        if i == len(text) or (i in marked) != (start in marked) or i == group_len:
+            yield text[start:i], start in marked, start < group_len
+            start = i
 
 
 class CommandPalette(QDialog):
@@ -62,12 +177,15 @@ class CommandPalette(QDialog):
         self.ran: Command | None = None
         self.input = QLineEdit(self)
         self.input.setObjectName("commandPaletteInput")
-        self.input.setPlaceholderText("Type a command, a server or a tool…")
+        self.input.setPlaceholderText("Type a command, a tab, a view, a server or a tool…")
         self.model = QStandardItemModel(self)
         for i, c in enumerate(self.commands):
-            text = f"{c.group}: {c.label}" if c.group != "Command" else c.label
-            item = QStandardItem(visible(text, 120) + (f"    {c.shortcut}" if c.shortcut else ""))
+            text = visible(c.text, 160)
+            item = QStandardItem(text)
             item.setData(i, Qt.UserRole)
+            item.setData(c.shortcut, SHORTCUT_ROLE)
+            item.setData(len(c.group) + 2 if c.group != "Command" else 0, GROUP_LENGTH_ROLE)
+            item.setToolTip(text + (f"  ({c.shortcut})" if c.shortcut else ""))
             item.setEditable(False)
             self.model.appendRow(item)
         self.proxy = _Filter(self)
@@ -76,13 +194,21 @@ class CommandPalette(QDialog):
         self.list.setObjectName("commandPaletteList")
         self.list.setModel(self.proxy)
         self.list.setUniformItemSizes(True)
+        self.list.setItemDelegate(_Row(self.list))
         self.list.clicked.connect(lambda idx: self.run_index(idx))
+        self.empty = QLabel(self)
+        self.empty.setObjectName("commandPaletteEmpty")
+        self.empty.setWordWrap(True)
+        self.empty.setTextFormat(Qt.PlainText)
+        self.empty.setContentsMargins(6, 10, 6, 10)
+        self.empty.hide()
         self.hint = QLabel("↑↓ choose · Enter run · Esc close", self)
         self.hint.setEnabled(False)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(8, 8, 8, 6)
         lay.addWidget(self.input)
         lay.addWidget(self.list, 1)
+        lay.addWidget(self.empty)
         lay.addWidget(self.hint)
         self.input.textChanged.connect(self._filter)
         self.input.installEventFilter(self)
@@ -90,8 +216,7 @@ class CommandPalette(QDialog):
         f.setPointSizeF(f.pointSizeF() * 1.2)
         self.input.setFont(f)
         self.setStyleSheet("QDialog#commandPalette { border: 1px solid palette(dark); }"
-                           "QLineEdit#commandPaletteInput { padding: 4px; }"
-                           "QListView#commandPaletteList::item { padding: 4px 6px; }")
+                           "QLineEdit#commandPaletteInput { padding: 4px; }")
         self._filter("")
 
     @classmethod
@@ -104,7 +229,7 @@ class CommandPalette(QDialog):
 
     def popup(self) -> None:
         parent = self.parentWidget()
-        width = 560
+        width = max(560, self.fontMetrics().averageCharWidth() * 72)
         if parent is not None:
             w = min(width, max(360, parent.width() - 80))
             self.resize(w, self.sizeHint().height())
@@ -117,8 +242,15 @@ class CommandPalette(QDialog):
 
     def _filter(self, text: str) -> None:
         self.proxy.set_query(text)
-        if self.proxy.rowCount():
+        found = self.proxy.rowCount()
+        if found:
             self.list.setCurrentIndex(self.proxy.index(0, 0))
+        self.empty.setText("" if found else
+                           f"Nothing matches “{visible(text.strip(), 60)}”. The palette finds menu commands, "
+                           "tabs (Resources, Check…), views (Traffic, Log, Timeline), servers and the tools "
+                           "of the selected server.")
+        self.list.setVisible(bool(found))
+        self.empty.setVisible(not found)
         self._fit()
 
     def _fit(self) -> None:
@@ -132,6 +264,12 @@ class CommandPalette(QDialog):
 
     def labels(self) -> list[str]:
         return [self.proxy.index(r, 0).data() for r in range(self.proxy.rowCount())]
+
+    def highlighted(self, row: int = 0) -> str:
+        """The matched letters of a row, in order (what is drawn bold)."""
+        idx = self.proxy.index(row, 0)
+        text = idx.data() or ""
+        return "".join(text[i] for i in idx.data(POSITIONS_ROLE) or [] if i < len(text))
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if obj is self.input and event.type() == QEvent.KeyPress:
@@ -159,24 +297,59 @@ class CommandPalette(QDialog):
         command.run()
 
 
-def palette_commands(*, server_actions: Sequence[QAction], actions: Sequence[QAction],
-                     traffic: Sequence[tuple[QAction, bool]], servers: Sequence[Connection],
-                     selected: Connection | None, select: Callable[[Connection], Any],
-                     jump_to_tool: Callable[[str], Any]) -> list[Command]:
-    """What the palette offers now: the server actions, the traffic actions (each with whether it applies),
-    the other actions, switching to another server, and jumping to a tool of the selected one."""
+def _clean(text: str) -> str:
+    return text.replace("&&", "\0").replace("&", "").replace("\0", "&").rstrip("…").rstrip(".").strip()
+
+
+def menu_commands(menu_bar: QMenuBar, skip: Sequence[QAction] = ()) -> list[Command]:
+    """Every enabled action of every menu, grouped by its menu path ("View › Theme")."""
     out: list[Command] = []
 
-    def from_action(action: QAction, group: str = "Command", enabled: bool = True) -> None:
-        out.append(Command(action.text().replace("&", "").rstrip("…"), action.trigger, group,
-                           action.shortcut().toString(), enabled and action.isEnabled()))
+    def walk(menu: QMenu, path: str) -> None:
+        for a in menu.actions():
+            if a.isSeparator() or a in skip or not a.isVisible():
+                continue
+            sub = a.menu()
+            if isinstance(sub, QMenu):
+                walk(sub, f"{path} › {_clean(sub.title())}")
+                continue
+            label = _clean(a.text())
+            if not label:
+                continue
+            if a.isCheckable() and a.actionGroup() is None:
+                label += " (on)" if a.isChecked() else " (off)"
+            elif a.isCheckable() and a.isChecked():
+                label += " (current)"
+            out.append(Command(label, a.trigger, path, a.shortcut().toString(QKeySequence.NativeText),
+                               a.isEnabled()))
 
-    for a in server_actions:
-        from_action(a, "Server")
-    for a, applies in traffic:
-        from_action(a, "Traffic", applies)
-    for a in actions:
-        from_action(a)
+    for top in menu_bar.actions():
+        sub = top.menu()
+        if isinstance(sub, QMenu) and top.isVisible():
+            walk(sub, _clean(sub.title()))
+    return out
+
+
+def palette_commands(*, menu_bar: QMenuBar, tabs: QTabWidget | None, docks: Sequence[QDockWidget],
+                     skip: Sequence[QAction], servers: Sequence[Connection], selected: Connection | None,
+                     select: Callable[[Connection], Any], jump_to_tool: Callable[[str], Any]) -> list[Command]:
+    """What the palette offers now: every menu action, the server page's tabs, the views, switching to another
+    server, and jumping to a tool of the selected one."""
+    out = menu_commands(menu_bar, skip)
+    if tabs is not None and selected is not None:
+        for i in range(tabs.count()):
+            if tabs.isTabVisible(i):
+                title = _clean(tabs.tabText(i))
+                why = "" if tabs.isTabEnabled(i) else " (not for this server)"
+                out.append(Command(title + why, lambda i=i, t=tabs: t.setCurrentIndex(i), "Tab",
+                                   enabled=tabs.isTabEnabled(i)))
+    for dock in docks:
+        title = _clean(dock.windowTitle())
+
+        def show(d: QDockWidget = dock) -> None:
+            d.show()
+            d.raise_()
+        out.append(Command(title, show, "Show view"))
     for c in servers:
         if c is not selected:
             out.append(Command(f"{c.name} ({c.session.status.value})", lambda c=c: select(c), "Switch to server"))

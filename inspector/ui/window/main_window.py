@@ -278,10 +278,10 @@ class MainWindow(WindowDialogs, QMainWindow):
         S = menus.SEPARATOR
         menus.fill(self.menuBar(), [
             ("&File", "fileMenu", [self.act_import, S, self.act_export_all, self.act_export_one,
-                                   self.act_copy_command, S, self.act_preferences]),
+                                   self.act_copy_command, S, self.act_preferences, S, self.act_quit]),
             ("&Server", "serverMenu", [self.act_add, self.act_demo, S, self.act_connect, self.act_disconnect,
                                        self.act_restart, self.act_refresh, S, self.act_duplicate, self.act_save_server,
-                                       self.act_remove, S, self.act_quit]),
+                                       self.act_remove]),
             ("&View", "viewMenu", [*view_docks, reset, follow, S, themes, S, self.act_palette,
                                    self.act_filter_traffic, self.act_find_tool, self.act_clear_traffic]),
             ("&Help", "helpMenu", [self.act_shortcuts, self.act_about]),

@@ -38,12 +38,9 @@ class WindowDialogs:
 
     def open_command_palette(self) -> CommandPalette:
         self.command_palette = CommandPalette.open_over(self, palette_commands(
-            server_actions=[self.act_connect, self.act_disconnect, self.act_restart, self.act_refresh],
-            actions=[self.act_import, self.act_export_all, self.act_export_one, self.act_copy_command, self.act_add,
-                     self.act_demo, self.act_preferences, self.act_shortcuts, self.composer.act_composer,
-                     self.devloop.act_watch, self.devloop.act_settings],
-            traffic=[(self.act_clear_traffic, self.traffic.pane is not None), (self.act_filter_traffic, True)],
-            servers=self.servers.connections, selected=self.selected_connection(),
+            menu_bar=self.menuBar(), tabs=self.tabs if self.pages.currentWidget() is self.tabs else None,
+            docks=[d for d in (self.traffic_dock, self.log_dock, self.timeline_dock) if d is not None],
+            skip=[self.act_palette], servers=self.servers.connections, selected=self.selected_connection(),
             select=self.select_connection, jump_to_tool=self.jump_to_tool))
         return self.command_palette
 
