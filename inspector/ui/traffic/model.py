@@ -19,7 +19,7 @@ from PySide6.QtGui import QBrush, QColor
 
 from ...traffic import FilteredView, TrafficFilter, TrafficStore
 from ...traffic.columns import HANDMADE, HANDMADE_ANSWER
-from ...traffic.store import K_APP, K_ERROR, K_MALFORMED, K_MODEL, K_STDERR
+from ...traffic.store import K_APP, K_ERROR, K_MALFORMED, K_MODEL, K_REQUEST, K_STDERR
 from ..base.theme import severity_icon
 
 BATCH_MS = 80
@@ -111,6 +111,14 @@ def format_wall(wall: float) -> str:
     return dt.datetime.fromtimestamp(wall, dt.UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
 
 
+
+PROBE_LOOKAHEAD = 200  # records after the probe's answer in which its legacy handshake is looked for
+PROBE_WORDS = {False: "Spyglass's version probe · ",
+               True: "version probe: not the 2026-07-28 revision, so the legacy handshake follows · "}
+PROBE_TIP = ("Spyglass's own version probe, not the server's fault: in the auto protocol mode Spyglass first asks "
+             "server/discover whether the server speaks the 2026-07-28 revision. This server answered with an "
+             "error, so Spyglass spoke the legacy initialize handshake instead, as the specification expects.")
+
 class TrafficModel(QAbstractTableModel):
     filterChanged = Signal()
     pausedChanged = Signal(bool)
@@ -133,6 +141,7 @@ class TrafficModel(QAbstractTableModel):
         self.inserts = 0  # beginInsertRows calls (for tests and benchmarks)
         # record number -> the findings' messages, for the Expert column's tooltip (set with `set_findings`)
         self.findings: dict[int, list[str]] = {}
+        self._probes: set[int] = set()  # record numbers of Spyglass's own version probe and its answer
         self._arm()
         if not self._view.complete:
             self._continue()
@@ -298,7 +307,7 @@ class TrafficModel(QAbstractTableModel):
             kind = store.kind_code(n)
             if kind == K_MALFORMED:
                 return MALFORMED_BRUSH
-            if kind == K_ERROR:  # a JSON-RPC error response
+            if kind == K_ERROR and not self.is_probe(n):  # a JSON-RPC error response (not to our probe)
                 return ERROR_BRUSH
             if kind == K_STDERR and self._marker(n):
                 return MARKER_BRUSH
@@ -306,7 +315,7 @@ class TrafficModel(QAbstractTableModel):
         if role == _FOREGROUND:
             kind = store.kind_code(n)
             dim = kind >= K_STDERR and kind not in (K_APP, K_MODEL) and not (kind == K_STDERR and self._marker(n))
-            return DIM_BRUSH if dim else None
+            return DIM_BRUSH if dim or (kind in (K_REQUEST, K_ERROR) and self.is_probe(n)) else None
         if role == _DECORATION:
             severity = store.flags.get(n) if col == COL_EXPERT else None
             return severity_icon(severity) if severity is not None else None
@@ -328,9 +337,33 @@ class TrafficModel(QAbstractTableModel):
                         if n in store.flags else None)
             if reason:
                 return f"Malformed: {reason}"
+            if self.is_probe(n):
+                return PROBE_TIP
             if col in (COL_SUMMARY, COL_METHOD):
                 return store.summary(n)
         return None
+
+    def is_probe(self, n: int) -> bool:
+        """Whether record `n` is Spyglass's own version probe (a `server/discover` request, or the error that
+        answered it) followed by the legacy handshake: what the probe is for, not the server's fault."""
+        if n in self._probes:
+            return True
+        store = self.store
+        kind = store.kind_code(n)
+        if kind not in (K_REQUEST, K_ERROR):
+            return False
+        request = n if kind == K_REQUEST else store.pair(n)
+        if request is None or store.method(request) != "server/discover" or store.direction(request) != "out":
+            return False
+        answer = store.pair(request)
+        if answer is None or store.kind_code(answer) != K_ERROR:
+            return False
+        server, end = store.server_id(request), min(len(store), answer + PROBE_LOOKAHEAD)
+        for m in range(answer + 1, end):
+            if store.method(m) == "initialize" and store.kind_code(m) == K_REQUEST and store.server_id(m) == server:
+                self._probes.update((request, answer))
+                return True
+        return False
 
     def _marker(self, n: int) -> bool:
         meta = self.store.meta(n)
@@ -363,5 +396,7 @@ class TrafficModel(QAbstractTableModel):
         if col == COL_SIZE:
             return f"{store.size(n):,}"
         if col == COL_SUMMARY:
+            if self.is_probe(n):
+                return PROBE_WORDS[store.kind_code(n) == K_ERROR] + store.summary(n)
             return store.summary(n)
         return ""  # COL_EXPERT: an icon (DecorationRole), its findings in the tooltip
