@@ -358,3 +358,20 @@ async def test_url_server_falls_back_to_http_sse(open_window):
             window.tabs.setCurrentWidget(window.auth_panel)
             assert "has not answered 401" in find(window, QLabel, "authSummary").text()
             await conn.session.disconnect()
+
+
+async def test_a_server_started_as_a_command_says_why_authorization_does_not_apply(open_window):
+    from uikit import demo_cmd
+
+    async with open_window() as window:
+        conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()))
+        await connected(conn)
+        show_auth_tab(window)
+        panel = window.auth_panel
+        summary = find(window, QLabel, "authSummary")
+        await until(lambda: summary.isVisible(), 5, "the Authorization tab")
+        assert "does not apply" in summary.text() and "stdio" in summary.text()
+        for hidden in (find(window, QTreeWidget, "authSteps"), panel.token_view,
+                       find(window, QCheckBox, "authStepMode"), find(window, QPushButton, "authSignInAgain")):
+            assert not hidden.isVisible(), hidden.objectName()
+        await shot(window, "auth-stdio-says-why")

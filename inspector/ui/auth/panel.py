@@ -73,6 +73,11 @@ ABOUT = {
 }
 
 
+STDIO_WORDS = ("Authorization does not apply to this server: it is started as a command (stdio), and the "
+               "specification's OAuth flow is for servers reached over HTTP. A command gets its credentials from "
+               "its environment variables or arguments: edit the server to change them.")
+
+
 def kind_of(step: Step) -> str:
     """The family of a step (discovery, registration, authorization, token, refresh, step-up)."""
     for prefix, name in KINDS.items():
@@ -227,6 +232,10 @@ class AuthPanel(QWidget):
         self.step_mode.blockSignals(False)
         for w in (self.step_mode, self.again_button):
             w.setEnabled(s is not None)
+        # a server with no OAuth flow (started as a command, or sent a header of the user's) gets the sentence
+        # that says why, not an empty flow and token view
+        for w in (self.step_mode, self.next_button, self.run_button, self.again_button, self.splitter):
+            w.setVisible(s is not None)
         self.next_button.setEnabled(bool(s and s.paused is not None))
         self.run_button.setEnabled(bool(s and (s.paused is not None or s.step_mode)))
         self._fill_tree()
@@ -239,7 +248,7 @@ class AuthPanel(QWidget):
         if conn is None:
             text = "No server selected."
         elif s is None:
-            text = ("This server is started as a command: no authorization." if not conn.spec.url else
+            text = (STDIO_WORDS if not conn.spec.url else
                     "This server is sent the Authorization header you entered, so the OAuth flow is off. "
                     "Remove that header to let Spyglass sign in.")
         elif s.paused is not None:
