@@ -382,6 +382,7 @@ async def test_tasks_tab_lists_the_servers_tasks_fetches_a_result_and_cancels(op
         [text] = [w for w in find(pane, QWidget, "taskResult").blocks("text")]
         assert "Research Report: owls" in text.view.text()
         assert not find(pane, QLabel, "tasksMessage").isVisible()  # nothing to say: connected, tasks listed
+        assert pane.split.isVisible() and not pane.empty.isVisible()  # the list, not the empty state
         await result_shot(window, "tasks-tab-light")
         # another one, cancelled from here
         second = await call(window, "simulate-research-query", {"topic": "bats"}, wait=False)
@@ -399,14 +400,15 @@ async def test_tasks_tab_lists_the_servers_tasks_fetches_a_result_and_cancels(op
 async def test_tasks_tab_says_why_a_server_has_no_task_list(open_window):
     async with open_window() as window:
         window.tabs.setCurrentWidget(window.tasks_pane)
-        assert find(window.tasks_pane, QLabel, "tasksMessage").text() == "Select a server to see its tasks."
+        pane = window.tasks_pane
+        assert find(window.tasks_pane, QLabel, "tasksEmptyText").text() == "Select a server to see its tasks."
         modern = window.add_server(ServerSpec(name="demo", command=demo_cmd()), mode="modern")
         await connected(modern)
         window.select_connection(modern)
         await until(
             lambda: (
                 "this connection uses 2026-07-28, which has none"
-                in find(window.tasks_pane, QLabel, "tasksMessage").text()
+                in find(window.tasks_pane, QLabel, "tasksEmptyText").text()
             ),
             5,
             "the modern note",
@@ -417,9 +419,14 @@ async def test_tasks_tab_says_why_a_server_has_no_task_list(open_window):
         await until(
             lambda: (
                 "does not list its tasks (no tasks.list capability)"
-                in find(window.tasks_pane, QLabel, "tasksMessage").text()
+                in find(window.tasks_pane, QLabel, "tasksEmptyText").text()
             ),
             5,
             "the no-capability note",
         )
         assert not find(window.tasks_pane, QPushButton, "tasksRefresh").isEnabled()
+        # the why takes the place of an empty table and detail, said once (not also above them)
+        assert pane.empty.isVisible() and not pane.split.isVisible()
+        assert not find(pane, QLabel, "tasksMessage").isVisible()
+        assert find(pane, QLabel, "tasksEmptyTitle").text() == "No task list"
+        assert not find(pane, QPushButton, "tasksEmptyRefresh").isVisible()

@@ -329,3 +329,17 @@ async def test_a_secret_argument_is_written_as_an_environment_reference(open_win
         assert error.startswith("broken.yaml cannot take a step until it is fixed: 3:1: unknown key 'extra'"), error
         assert broken.read_text() == "name: b\nsteps: []\nextra: 1\n"
         dialog.reject()
+
+
+async def test_with_no_collection_open_the_tab_says_so_whole_with_an_action(open_window):
+    """The empty text was cut at "A collection keeps calls with" (a wrapped label laid out at its hint)."""
+    async with open_window() as window:
+        await demo(window)
+        window.resize(1366, 768)
+        window.tabs.setCurrentWidget(window.collections.pane)
+        words = find(window, QLabel, "collectionEmptyText")
+        await until(lambda: words.isVisible(), 5, "the Collections tab")
+        await asyncio.sleep(0.05)
+        assert words.text().endswith("runs the same file in CI.")
+        assert words.heightForWidth(words.width()) <= words.height(), (words.width(), words.height())
+        assert find(window, QPushButton, "collectionEmptyOpen").isVisible()

@@ -249,11 +249,15 @@ async def test_roots_answered_and_changes_announced(open_window, tmp_path):
         conn.session.traffic = lambda frame, orig=conn.session.traffic: (sent.append(frame), orig and orig(frame))
         await ready(conn)
         window.tabs.setCurrentWidget(window.roots_editor)
+        editor = window.roots_editor  # no folder yet: a sentence and Add folder…, not a blank white box
+        assert editor.empty.isVisible() and not editor.view.isVisible()
+        assert "empty list" in editor.empty.text.text() and editor.empty.buttons["rootsEmptyAdd"].isEnabled()
         folder = tmp_path / "project"
         folder.mkdir()
         await window.roots_editor.add_folder(str(folder))
         uri = folder.as_uri()
         assert [window.roots_editor.view.item(i).text() for i in range(window.roots_editor.view.count())] == [uri]
+        assert editor.view.isVisible() and not editor.empty.isVisible()
         await until(lambda: any(f.direction == "out" and b"notifications/roots/list_changed" in f.data
                                 for f in sent), 5, "notifications/roots/list_changed")
         seen: list[str] = []

@@ -181,3 +181,39 @@ def test_guess_name_prefers_the_script_over_the_interpreter():
     assert guess_name(["npx", "-y", "@modelcontextprotocol/server-everything"]) == "server-everything"
     assert guess_name(["/opt/bin/my-server", "--port", "1"]) == "my-server"
     assert guess_name([]) == "server"
+
+
+@pytest.mark.parametrize("width", [320, 640, 1200])
+@pytest.mark.parametrize("scale", [1.0, 1.5, 2.0])
+def test_an_empty_states_sentence_is_shown_whole_at_every_width_and_text_size(qtbot, width, scale):
+    """The Collections tab's empty text was cut at "A collection keeps calls with": a word-wrapped label laid out
+    at its size hint. Every line of the sentence must fit the label, and the lines stay a readable measure."""
+    from PySide6.QtGui import QFontMetrics
+
+    from inspector.ui.base.empty import MEASURE_CHARS, EmptyState
+
+    words = ("A collection keeps calls with what they should answer, in a YAML file beside your server's code. "
+             "Open one, or make one with Save to collection… after a call in the Tools tab.")
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    before = app.font()
+    font = app.font()
+    font.setPointSizeF(font.pointSizeF() * scale)  # as the text-size setting does: for the whole application
+    app.setFont(font)
+    try:
+        page = EmptyState(None, "someEmpty", "Nothing here", words, [("Open…", "someEmptyOpen", lambda: None)])
+        qtbot.addWidget(page)
+        page.resize(width, 600)
+        page.show()
+        qtbot.waitExposed(page)
+        QApplication.processEvents()
+        label = page.text
+        assert label.heightForWidth(label.width()) <= label.height(), (label.width(), label.height())
+        lines = label.height() // QFontMetrics(label.font()).lineSpacing()
+        assert lines >= 2  # it wraps instead of running on
+        assert label.font().pointSizeF() == pytest.approx(font.pointSizeF())
+        assert label.width() <= QFontMetrics(font).averageCharWidth() * (MEASURE_CHARS + 4)
+        assert page.buttons["someEmptyOpen"].isVisible() and page.title.isVisible()
+    finally:
+        app.setFont(before)

@@ -3,6 +3,7 @@
 - `text`: text hygiene for whatever a server sends (`visible`, `visible_block`, `plain_tooltip`, masking);
 - `theme`: light and dark palettes, status colours and icons;
 - `layout`: small layout pieces (`title_label`, `plain_label`, `label_grid`, `ListHeader`, `scrolling_column`);
+- `empty`: `EmptyState`, what a pane with nothing to list shows (a title, why, and the actions);
 - `items`: lists drawn alike (item roles, `ItemDelegate`, icons from data: URIs);
 - `highlight`, `json_view`: pygments colours, a read-only highlighted JSON view;
 - `banner`: the non-blocking message strip; `dialogs`: `run_dialog` (await a dialog, no nested loop);
@@ -15,4 +16,4 @@ from . import enums as _enums
 
 _enums.install()
 
-__all__ = ["banner", "dialogs", "enums", "highlight", "items", "json_view", "layout", "tasks", "text", "theme"]
+__all__ = ["banner", "dialogs", "empty", "enums", "highlight", "items", "json_view", "layout", "tasks", "text", "theme"]

@@ -19,6 +19,7 @@ from ... import errors as E
 from ...protocol import tasks as T
 from ...session import Status
 from ..base import theme
+from ..base.empty import EmptyState
 from ..base.json_view import JsonView
 from ..base.layout import heading_label, plain_label, scrolling_column
 from ..base.tasks import spawn
@@ -113,9 +114,12 @@ class TasksPane(QWidget):
         split.addWidget(top)
         split.addWidget(bottom)
         split.setSizes([300, 300])
+        self.empty = EmptyState(self, "tasksEmpty", actions=[("Refresh", "tasksEmptyRefresh", self.refresh)])
+        self.split = split
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 0, 0, 0)
-        lay.addWidget(split)
+        lay.addWidget(split, 1)
+        lay.addWidget(self.empty, 1)
         self._timer = QTimer(self)
         self._timer.setObjectName("tasksRefreshTimer")
         self._timer.setInterval(REFRESH_MS)
@@ -159,8 +163,8 @@ class TasksPane(QWidget):
         self.refresh_button.setEnabled(ok)
         if not ok:
             self.tasks = []
-            self._fill()
-            self._say(why, "muted")
+            self._fill()  # the empty state says why
+            self._say("", "muted")
         else:
             if self.message.text() and not self.message.text().startswith("tasks/"):
                 self._say("", "muted")  # an earlier "Not connected." and the like
@@ -241,9 +245,23 @@ class TasksPane(QWidget):
             self.tree.blockSignals(False)
         running = sum(1 for t in self.tasks if t.get("status") not in T.TERMINAL)
         n = len(self.tasks)
+        ok, why = self.available()
         self.count.setText(f"{n} task{'s' if n != 1 else ''}" + (f", {running} running" if running else "")
-                           if self.available()[0] else "")
+                           if ok else "")
+        self._show_empty(ok, why)
         self._show_selected()
+
+    def _show_empty(self, ok: bool, why: str) -> None:
+        """No task to list: a sentence (why, and how a task starts) instead of an empty table and detail."""
+        self.split.setVisible(bool(self.tasks))
+        self.empty.setVisible(not self.tasks)
+        if ok:
+            self.empty.say("No tasks yet", "A task starts when a tool that supports tasks is called (the Tools "
+                           "tab marks them); its status, message and result are shown here while it runs and "
+                           "after it ends. Refresh asks the server for its list again.")
+        else:
+            self.empty.say("No task list", why)
+        self.empty.buttons["tasksEmptyRefresh"].setVisible(ok)
 
     # ------------------------------------------------------------------ the selected task
     def selected_id(self) -> str | None:

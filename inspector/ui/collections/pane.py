@@ -43,6 +43,7 @@ from ...collection.run import run as run_collection
 from ...recording.compare import MISSING
 from ...session import Status
 from ..base import theme
+from ..base.empty import EmptyState
 from ..base.layout import plain_label, text_label
 from ..base.tasks import spawn
 from ..base.text import visible
@@ -120,21 +121,12 @@ class CollectionsPane(QWidget):
 
         self.pages = QStackedWidget(self)
         self.pages.setObjectName("collectionPages")
-        empty = QWidget(self.pages)
-        empty.setObjectName("collectionEmpty")
-        el = QVBoxLayout(empty)
-        el.addStretch(1)
-        heading = plain_label(empty, "collectionEmptyTitle", bold=True)
-        heading.setText("No collection open")
-        heading.setAlignment(Qt.AlignCenter)
-        el.addWidget(heading)
-        words = text_label("A collection keeps calls with what they should answer, in a YAML file beside your "
+        empty = EmptyState(self.pages, "collectionEmpty", "No collection open",
+                           "A collection keeps calls with what they should answer, in a YAML file beside your "
                            "server's code. Open one, or make one with Save to collection… after a call in the "
-                           "Tools tab. `spyglass test FILE` runs the same file in CI.", empty, role="muted")
-        words.setAlignment(Qt.AlignCenter)
-        words.setMaximumWidth(560)
-        el.addWidget(words, 0, Qt.AlignHCenter)
-        el.addStretch(2)
+                           "Tools tab. `spyglass test FILE` runs the same file in CI.",
+                           [("Open a collection…", "collectionEmptyOpen", self.openRequested.emit)])
+        empty.title.setObjectName("collectionEmptyTitle")
         self.problems = QPlainTextEdit(self.pages)
         self.problems.setObjectName("collectionProblems")
         self.problems.setReadOnly(True)

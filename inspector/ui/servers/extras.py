@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from ... import errors as E
 from ...session import LIBRARY, path_to_root, root_to_path
 from ..base import theme
+from ..base.empty import EmptyState
 from ..base.text import visible
 from .connection import Connection
 
@@ -212,10 +213,15 @@ class RootsEditor(QWidget):
         buttons.addWidget(self.add_button)
         buttons.addWidget(self.remove_button)
         buttons.addStretch(1)
+        self.empty = EmptyState(self, "rootsEmpty", "No root folders",
+                                "This server is answered an empty list: it is told of no folder it may work in. "
+                                "Add a folder to tell it where it may read and write; it is saved with the server.",
+                                [("Add folder…", "rootsEmptyAdd", self.choose_folder)])
         lay = QVBoxLayout(self)
         lay.addWidget(intro)
         lay.addLayout(buttons)
         lay.addWidget(self.view, 1)
+        lay.addWidget(self.empty, 1)
         lay.addWidget(self.note)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._dialog: QFileDialog | None = None
@@ -231,6 +237,9 @@ class RootsEditor(QWidget):
             self.view.addItem(item)
         self.add_button.setEnabled(conn is not None)
         self.remove_button.setEnabled(conn is not None and self.view.count() > 0)
+        self.view.setVisible(self.view.count() > 0)
+        self.empty.setVisible(self.view.count() == 0)
+        self.empty.buttons["rootsEmptyAdd"].setEnabled(conn is not None)
         self.note.setText("")
 
     def choose_folder(self) -> None:
