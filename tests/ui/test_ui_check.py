@@ -156,3 +156,30 @@ async def test_reconnecting_starts_a_new_judge(open_window):
         await conn.session.restart()
         await connected(conn)
         assert conn.live.judge is not first and conn.live.judge.revision == "2025-11-25"
+
+
+async def test_a_finding_is_read_whole_under_the_list_at_any_width(open_window):
+    """'What to change' was cut at the window's edge with no way to read it: the selected finding is said whole
+    under the list (the first one selected from the start), every line of it shown."""
+    async with open_window() as window:
+        conn = window.add_server(ServerSpec(name="planted", command=PLANTED))
+        await connected(conn)
+        window.resize(1366, 768)
+        window.tabs.setCurrentWidget(window.checks.view)
+        tree = find(window, QTreeWidget, "checkFindings")
+        detail = find(window, QLabel, "checkDetail")
+        await until(lambda: tree_rows(tree) and detail.isVisible(), 10, "the findings")
+        for j in range(tree.topLevelItem(0).childCount()):
+            tree.setCurrentItem(tree.topLevelItem(0).child(j))
+            item = tree.currentItem()
+            message, rule = item.text(2).rstrip("…"), item.text(0)
+            assert message in detail.text(), (message, detail.text())
+            assert "What to change:" in detail.text() and rule in detail.text()
+            await until(lambda: detail.heightForWidth(detail.width()) <= detail.height() + 1, 5,
+                        f"every line of the finding to be shown ({detail.height()} px)")  # after a layout pass
+            assert tree.currentItem().text(0) == rule  # a refill of the list keeps the finding picked
+        head = tree.topLevelItem(0)
+        wide = max((head.child(j) for j in range(head.childCount())), key=lambda it: len(it.text(2)))
+        assert tree.fontMetrics().horizontalAdvance(wide.text(2)) > tree.columnWidth(2)  # the column cuts it...
+        tree.setCurrentItem(wide)
+        assert wide.text(2).rstrip("…") in detail.text()  # ...and the detail does not

@@ -33,6 +33,15 @@ from .connection import Connection
 
 HEADINGS = {"error": "Errors", "warning": "Warnings", "info": "Info"}
 TARGET_ROLE = Qt.ItemDataRole.UserRole
+FINDING_ROLE = Qt.ItemDataRole.UserRole + 1  # the finding's whole text, for the detail under the list
+
+
+def detail_text(f: Finding) -> str:
+    """A finding said whole: what, about what, what to change, where the rule comes from, how to go there."""
+    about = visible(f.target, 300)
+    go = " Double-click it (or press Enter) to open it." if f.target.startswith(("tool:", "frame:")) else ""
+    return (f"{f.rule} ({f.severity}) — about {about}\n\nWhat to change: {visible(f.message, 4000)}\n\n"
+            f"From: {f.spec}.{go}")
 
 
 def summary_text(counts: dict[str, int]) -> str:
@@ -80,8 +89,17 @@ class CheckView(QWidget):
         self.tree.setUniformRowHeights(True)
         self.tree.setWordWrap(False)
         self.tree.itemActivated.connect(self._activated)
+        self.tree.currentItemChanged.connect(lambda current, _old: self._show_detail(current))
         header = self.tree.header()
         header.setStretchLastSection(True)
+        # the selected finding in full: the column is cut at the window's edge, this never is
+        self.detail = QLabel(self)
+        self.detail.setObjectName("checkDetail")
+        self.detail.setTextFormat(Qt.TextFormat.PlainText)
+        self.detail.setWordWrap(True)
+        self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.detail.setFrameShape(QLabel.Shape.StyledPanel)
+        self.detail.setMargin(8)
         self.empty = QLabel(self)
         self.empty.setObjectName("checkEmpty")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -96,6 +114,7 @@ class CheckView(QWidget):
         lay.addWidget(self.cost)
         lay.addWidget(self.status)
         lay.addWidget(self.tree, 1)
+        lay.addWidget(self.detail)
         lay.addWidget(self.empty, 1)
         self.show_connection(None)
 
@@ -126,6 +145,7 @@ class CheckView(QWidget):
         else:  # (a big server's findings, a row each, took a 50 ms turn on a tab nobody looked at)
             self._stale = True
         self.tree.setVisible(bool(found))
+        self.detail.setVisible(bool(found))
         self.empty.setVisible(not found)
         if conn is None:
             self.empty.setText("Select a server to see what is wrong with it.")
@@ -142,7 +162,10 @@ class CheckView(QWidget):
 
     def _fill(self, found: list[Finding]) -> None:
         self._stale = False
+        current = self.tree.currentItem()
+        keep = current.data(0, FINDING_ROLE) if current is not None else None  # the user's pick, kept
         self.tree.clear()
+        again: QTreeWidgetItem | None = None
         for code, severity in enumerate(SEVERITIES):
             group = [f for f in found if f.severity == severity]
             if not group:
@@ -153,11 +176,24 @@ class CheckView(QWidget):
             for f in group:
                 item = QTreeWidgetItem(head, [f.rule, visible(f.target, 120), visible(f.message, 400)])
                 item.setData(0, TARGET_ROLE, f.target)
+                item.setData(0, FINDING_ROLE, detail_text(f))
+                if again is None and keep is not None and item.data(0, FINDING_ROLE) == keep:
+                    again = item
                 item.setToolTip(2, plain_tooltip(f"{visible(f.message, 2000)}\n\nFrom: {f.spec}"))
                 item.setToolTip(0, plain_tooltip(f"{f.rule} ({f.severity}): {f.spec}"))
             head.setExpanded(True)
         for col in (0, 1):
             self.tree.resizeColumnToContents(col)
+        first = self.tree.topLevelItem(0)
+        if again is not None:
+            self.tree.setCurrentItem(again)
+        elif first is not None and first.childCount():
+            self.tree.setCurrentItem(first.child(0))
+        self._show_detail(self.tree.currentItem())
+
+    def _show_detail(self, item: QTreeWidgetItem | None) -> None:
+        text = item.data(0, FINDING_ROLE) if item is not None else None
+        self.detail.setText(text if isinstance(text, str) else "Select a finding to read it whole.")
 
     def _activated(self, item: QTreeWidgetItem, _column: int) -> None:
         target = item.data(0, TARGET_ROLE)
