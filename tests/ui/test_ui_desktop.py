@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QPainter
-from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QLineEdit, QPushButton
+from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QLineEdit, QPushButton, QTableView
 from uikit import ARTIFACTS, ROOT, demo_cmd, find, row_of, until
 
 from inspector.catalog import Catalog
@@ -374,6 +374,13 @@ async def test_preferences_persist_across_a_restart(open_window, settings, qapp)
             assert not problem.isVisible()
             dialog.accept()
             assert qapp.font().pointSize() == 16 and window.preferences.timeout == 15
+            # the text size reaches fixed row heights and headers too, not only the widgets' fonts
+            for name in ("trafficView", "timelineMethods"):
+                table = find(window, QTableView, name)
+                await until(lambda t=table: t.font().pointSize() == 16, 5, f"{name} to take the text size")
+                assert table.horizontalHeader().font().pointSize() == 16
+                need = table.fontMetrics().height()
+                assert table.verticalHeader().defaultSectionSize() >= need + 4, (name, need)
             conn = window.add_server(ServerSpec(name="s", command=["x"]), connect=False)
             assert conn.session.options.transport.max_message == 8 * 1024 * 1024  # passed in, per server
             options = conn.session.options

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QSpinBox,
+    QTableView,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -154,12 +155,18 @@ def apply_font(app: QApplication, size: int) -> None:
     if before <= 0 or after <= 0 or abs(after - before) < 0.01:
         return
     ratio = after / before
-    for widget in app.allWidgets():
+    widgets = app.allWidgets()
+    for widget in widgets:
         if widget.testAttribute(Qt.WA_SetFont):
             own = widget.font()
             if own.pointSizeF() > 0:
                 own.setPointSizeF(max(own.pointSizeF() * ratio, 4.0))
                 widget.setFont(own)
+    for widget in widgets:  # fixed row heights (the traffic table, the timeline's): set from the font once
+        if isinstance(widget, QTableView):
+            rows = widget.verticalHeader()
+            rows.setDefaultSectionSize(max(widget.fontMetrics().height() + 6,
+                                           round(rows.defaultSectionSize() * ratio)))
 
 
 def prune_sessions(limit_mib: int, folder: str | Path | None = None, *, keep: set[Path] = frozenset()) -> list[Path]:
