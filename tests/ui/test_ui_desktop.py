@@ -413,6 +413,35 @@ async def test_preferences_persist_across_a_restart(open_window, settings, qapp)
     assert qapp.font().pointSize() == base_size
 
 
+@pytest.mark.parametrize("scale", [1.0, 2.0])
+async def test_every_preference_field_starts_at_one_x(open_window, qapp, settings, scale):
+    """Four group boxes, four forms: the fields started at four different x positions (407, 528, 514, 480 px)."""
+    from inspector.ui.window import preferences
+    from inspector.ui.window.preferences import PreferencesDialog
+
+    base = qapp.font().pointSizeF()
+    try:
+        if scale != 1.0:
+            preferences.apply_font(qapp, round(base * scale))
+        async with open_window() as window:
+            dialog = PreferencesDialog(settings, window)
+            dialog.show()
+            await until(lambda: dialog.isVisible(), 5, "the dialog")
+            await asyncio.sleep(0.05)
+            fields = [dialog.theme, dialog.font_size, dialog.timeout, dialog.confirm, dialog.protocol,
+                      dialog.roots_policy, dialog.max_message, dialog.keep_sessions, dialog.client_metadata]
+            xs = {f.objectName() or type(f).__name__: f.mapTo(dialog, QPoint(0, 0)).x() for f in fields}
+            assert max(xs.values()) - min(xs.values()) <= 1, xs
+            form = dialog.form
+            labels = [form.itemAt(r, form.ItemRole.LabelRole).widget() for r in range(form.rowCount())
+                      if form.itemAt(r, form.ItemRole.LabelRole) is not None]
+            assert len(labels) == 9 and all(lab.width() >= lab.sizeHint().width() for lab in labels)  # none cut
+            assert all(f.x() + f.width() <= dialog.width() for f in fields)  # and nothing pushed out of sight
+            dialog.reject()
+    finally:
+        preferences.apply_font(qapp, 0)
+
+
 def test_preferences_ignore_garbage(settings):
     from inspector.ui.window.preferences import Preferences
 

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 _SEPARATORS = frozenset(" :/_-.(›»,")
 _START = 8.0  # a letter that starts a word ("tl" -> "Traffic: cLear" scores less than "TimeLine")
-_FIRST = 4.0  # ... and the label's very first letter a little more
-_NEXT = 6.0  # a letter right after the previous matched one
+_FIRST = 1.0  # ... and the label's very first letter a little more (it is the group's: little)
+_NEXT = 10.0  # a letter right after the previous matched one: a run beats scattered word starts
 _GAP = 0.3  # each letter skipped between two matched ones
 _NONE = float("-inf")
 

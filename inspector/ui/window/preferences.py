@@ -31,9 +31,9 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
-    QGroupBox,
     QLabel,
     QLineEdit,
+    QSpacerItem,
     QSpinBox,
     QTableView,
     QTabWidget,
@@ -262,28 +262,43 @@ class PreferencesDialog(QDialog):
         self.client_metadata_note.hide()
         self.client_metadata.textChanged.connect(lambda _t: self._check_client_metadata())
 
-        look = QGroupBox("Appearance", self)
-        f1 = QFormLayout(look)
-        f1.addRow("Theme:", self.theme)
-        f1.addRow("Text size:", self.font_size)
-        hint = QLabel(f"Use {LARGE_TEXT} pt or more when showing tools to an audience.", look)
+        # one form for every section, headings as spanning rows: its fields share one column at every text
+        # size (a group box per section gave each its own label column: fields at four different x)
+        general = QWidget(self)
+        form = QFormLayout(general)
+        form.setRowWrapPolicy(QFormLayout.DontWrapRows)
+        form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
+        self.form = form
+
+        def section(title: str) -> None:
+            heading = QLabel(title, general)
+            heading.setObjectName(f"prefSection{title.split()[0]}")
+            f = heading.font()
+            f.setBold(True)
+            heading.setFont(f)
+            if form.rowCount():
+                form.addItem(QSpacerItem(0, heading.fontMetrics().height() // 2))
+            form.addRow(heading)
+
+        section("Appearance")
+        form.addRow("Theme:", self.theme)
+        form.addRow("Text size:", self.font_size)
+        hint = QLabel(f"Use {LARGE_TEXT} pt or more when showing tools to an audience.", general)
         hint.setObjectName("prefFontHint")
         hint.setEnabled(False)
-        f1.addRow("", hint)
-        calls = QGroupBox("Servers and calls", self)
-        f2 = QFormLayout(calls)
-        f2.addRow("Request timeout:", self.timeout)
-        f2.addRow("Confirm before calling:", self.confirm)
-        f2.addRow("Protocol for new servers:", self.protocol)
-        f2.addRow("When a server asks for roots:", self.roots_policy)
-        trace = QGroupBox("Traffic", self)
-        f3 = QFormLayout(trace)
-        f3.addRow("Largest message:", self.max_message)
-        f3.addRow("Keep saved sessions up to:", self.keep_sessions)
-        sign_in = QGroupBox("Authorization", self)
-        f4 = QFormLayout(sign_in)
-        f4.addRow("Client metadata URL:", self.client_metadata)
-        f4.addRow("", self.client_metadata_note)
+        hint.setWordWrap(True)
+        form.addRow("", hint)
+        section("Servers and calls")
+        form.addRow("Request timeout:", self.timeout)
+        form.addRow("Confirm before calling:", self.confirm)
+        form.addRow("Protocol for new servers:", self.protocol)
+        form.addRow("When a server asks for roots:", self.roots_policy)
+        section("Traffic")
+        form.addRow("Largest message:", self.max_message)
+        form.addRow("Keep saved sessions up to:", self.keep_sessions)
+        section("Authorization")
+        form.addRow("Client metadata URL:", self.client_metadata)
+        form.addRow("", self.client_metadata_note)
         buttons = QDialogButtonBox(
             QDialogButtonBox.Ok | QDialogButtonBox.Cancel | QDialogButtonBox.RestoreDefaults, self
         )
@@ -291,10 +306,6 @@ class PreferencesDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         buttons.button(QDialogButtonBox.RestoreDefaults).clicked.connect(lambda: self.show_values(Preferences()))
-        general = QWidget(self)
-        general_lay = QVBoxLayout(general)
-        for box in (look, calls, trace, sign_in):
-            general_lay.addWidget(box)
         self.tabs = QTabWidget(self)
         self.tabs.setObjectName("prefTabs")
         self.tabs.addTab(general, "General")
@@ -305,7 +316,9 @@ class PreferencesDialog(QDialog):
         lay = QVBoxLayout(self)
         lay.addWidget(self.tabs)
         lay.addWidget(buttons)
-        self.setMinimumWidth(560)
+        # at least 560 px, and never narrower than its fields at the text size (a fixed minimum width overrode
+        # the layout's own, and at 200 % the labels were cut)
+        self.resize(max(560, self.sizeHint().width()), self.sizeHint().height())
 
     def show_values(self, prefs: Preferences) -> None:
         self.theme.setCurrentIndex(max(0, self.theme.findData(prefs.theme)))
