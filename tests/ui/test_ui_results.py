@@ -302,3 +302,27 @@ def test_a_big_text_of_one_long_line_shows_a_shorter_preview(qapp):
     assert len(one_line.text()) == LINE_PREVIEW_CHARS and not one_line.fully_shown()
     assert len(lines.text()) > LINE_PREVIEW_CHARS and not lines.fully_shown()
     assert whole.fully_shown()  # a text short enough is shown whole, however long its line
+
+
+def test_the_elicitation_buttons_stand_in_the_platforms_order(qapp):
+    """Accept | Cancel | Decline was in no platform's order: Decline is the answer "no" and Cancel the dismissal,
+    so the button box lays them out as the platform does (the style's SH_DialogButtonLayout)."""
+    from PySide6.QtWidgets import QDialogButtonBox, QStyle
+
+    params = {"message": "Age?", "requestedSchema": {"type": "object", "properties": {"age": {"type": "integer"}}}}
+    d = ElicitationDialog("srv", params)
+    d.show()
+    qapp.processEvents()
+    box = d.findChild(QDialogButtonBox)
+    names = {"elicitAccept": QDialogButtonBox.AcceptRole, "elicitDecline": QDialogButtonBox.NoRole,
+             "elicitCancel": QDialogButtonBox.RejectRole}
+    for name, role in names.items():
+        assert box.buttonRole(d.findChild(QPushButton, name)) == role, name
+    order = [n for n in sorted(names, key=lambda n: d.findChild(QPushButton, n).x())]
+    layout = d.style().styleHint(QStyle.SH_DialogButtonLayout)
+    expected = {QDialogButtonBox.ButtonLayout.WinLayout: ["elicitAccept", "elicitDecline", "elicitCancel"],
+                QDialogButtonBox.ButtonLayout.KdeLayout: ["elicitAccept", "elicitDecline", "elicitCancel"],
+                QDialogButtonBox.ButtonLayout.GnomeLayout: ["elicitCancel", "elicitDecline", "elicitAccept"],
+                QDialogButtonBox.ButtonLayout.MacLayout: ["elicitCancel", "elicitDecline", "elicitAccept"]}
+    assert order == expected[QDialogButtonBox.ButtonLayout(layout)], (order, layout)
+    d.close()

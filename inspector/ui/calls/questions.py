@@ -107,9 +107,11 @@ class ElicitationDialog(QDialog):
             accept = buttons.addButton("Accept", QDialogButtonBox.AcceptRole)
             self.form.submitted.connect(lambda: self._finish("accept"))
         accept.setObjectName("elicitAccept")
-        decline = buttons.addButton("Decline", QDialogButtonBox.RejectRole)
+        # the platform's order (Cancel | Decline | Accept on GNOME and macOS; Accept | Decline | Cancel on
+        # Windows and KDE): Decline is the answer "no", Cancel the dismissal, so they take those roles
+        decline = buttons.addButton("Decline", QDialogButtonBox.NoRole)
         decline.setObjectName("elicitDecline")
-        cancel = buttons.addButton("Cancel", QDialogButtonBox.DestructiveRole)
+        cancel = buttons.addButton("Cancel", QDialogButtonBox.RejectRole)
         cancel.setObjectName("elicitCancel")
         accept.clicked.connect(lambda: self._finish("accept"))
         decline.clicked.connect(lambda: self._finish("decline"))
