@@ -30,7 +30,7 @@ import stat
 import struct
 import tempfile
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, BinaryIO, Literal, TextIO, overload
 
 FILE_MODE = 0o600
 FOLDER_MODE = 0o700
@@ -72,10 +72,25 @@ def _fix_mode(fd: int, mode: int = FILE_MODE) -> None:
             os.fchmod(fd, mode)
 
 
+TextMode = Literal["w", "a", "x", "wt", "at", "xt"]
+BytesMode = Literal["wb", "ab", "xb"]
+
+
+@overload
+def open_private(path: str | os.PathLike[str], mode: TextMode = "w", *, encoding: str | None = None,
+                 errors: str | None = None, newline: str | None = None, folder: bool = False) -> TextIO: ...
+
+
+@overload
+def open_private(path: str | os.PathLike[str], mode: BytesMode, *, encoding: str | None = None,
+                 errors: str | None = None, newline: str | None = None, folder: bool = False) -> BinaryIO: ...
+
+
 def open_private(path: str | os.PathLike[str], mode: str = "w", *, encoding: str | None = None,
-                 errors: str | None = None, newline: str | None = None, folder: bool = True) -> IO[Any]:
+                 errors: str | None = None, newline: str | None = None, folder: bool = False) -> IO[Any]:
     """`open(path, mode)` for writing ("w", "a", "x", with "b" for bytes), the file 0600 whatever the umask
-    and whatever its mode was; its folder made 0700 when missing (unless `folder` is False)."""
+    and whatever its mode was; with `folder`, its folder made 0700 when missing (else that is an error, as
+    with `open`)."""
     kind = mode.replace("b", "").replace("t", "")
     flags = {"w": os.O_WRONLY | os.O_CREAT | os.O_TRUNC, "a": os.O_WRONLY | os.O_CREAT | os.O_APPEND,
              "x": os.O_WRONLY | os.O_CREAT | os.O_EXCL}.get(kind)
@@ -112,22 +127,23 @@ def create_private(path: str | os.PathLike[str]) -> Path:
 
 
 def write_private(path: str | os.PathLike[str], data: bytes | str, *, encoding: str = "utf-8",
-                  folder: bool = True) -> None:
-    """`path` written whole, 0600 (not atomic: for outputs such as a report or an export); its folder made
-    0700 when missing, unless `folder` is False."""
+                  folder: bool = False) -> None:
+    """`path` written whole, 0600 (not atomic: for outputs such as a report or an export); with `folder`,
+    its folder made 0700 when missing."""
     with open_private(path, "wb", folder=folder) as fh:
         fh.write(data.encode(encoding) if isinstance(data, str) else data)
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes | str, *, keep_mode: bool = False,
-                 prefix: str | None = None, suffix: str = ".tmp", encoding: str = "utf-8",
-                 sync: bool = True) -> None:
+                 mode: int | None = None, prefix: str | None = None, suffix: str = ".tmp",
+                 encoding: str = "utf-8", sync: bool = True) -> None:
     """Replace `path` with `data` so that a crash leaves the old file or the new one, never a mix: a 0600
     temporary file in the same folder, fsynced, renamed over it (the folder fsynced after). With
-    `keep_mode`, an existing file of the user's keeps its permission bits."""
+    `keep_mode`, an existing file of the user's keeps its permission bits; `mode` gives them outright
+    (a file of another program's, edited in place)."""
     path = Path(path)
     make_folder(path.parent)
-    new_mode = FILE_MODE
+    new_mode = FILE_MODE if mode is None else mode
     if keep_mode:
         with contextlib.suppress(OSError):
             st = os.stat(path)

@@ -301,7 +301,7 @@ class TapRecorder:
         if path is not None:
             try:
                 # the fastest level: the writer keeps up with a flood (the file is a third bigger than at 6)
-                self._raw = open_private(path, "wb")  # 0600: closed after the gzip stream that wraps it
+                self._raw = open_private(path, "wb", folder=True)  # 0600: closed after the gzip stream that wraps it
                 self._file = gzip.open(self._raw, "wt", encoding="utf-8", errors="surrogatepass", compresslevel=1)
                 self._file.write(json.dumps(self.header, ensure_ascii=False) + "\n")
                 self._file.flush()

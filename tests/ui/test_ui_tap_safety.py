@@ -79,3 +79,4 @@ async def test_a_tap_of_another_uid_is_closed(open_window, expect_log):
             assert out.strip() == "closed"
             assert link.sessions == [] and len(window.servers.connections) == before
             await link.close()
+
