@@ -200,6 +200,8 @@ def own_folder(path: str | os.PathLike[str]) -> Path:
     not. Checked with lstat: a link is judged, never followed."""
     path = Path(path)
     try:
+        if not os.path.lexists(path.parent):
+            make_folder(path.parent)  # a path of the user's choosing ($SPYGLASS_TAP_SOCKET) deeper than one
         os.mkdir(path, FOLDER_MODE)
         with contextlib.suppress(OSError):
             os.chmod(path, FOLDER_MODE)
@@ -259,7 +261,7 @@ def peer_uid(sock: Any) -> int | None:
             sol_local = getattr(socket, "SOL_LOCAL", 0)
             raw = sock.getsockopt(sol_local, socket.LOCAL_PEERCRED, 256)
             return int(XUCRED.unpack_from(raw)[1])
-    except (OSError, struct.error):
+    except (OSError, struct.error, AttributeError):  # AttributeError: no socket at all (None)
         return None
     return None
 

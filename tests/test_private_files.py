@@ -190,3 +190,36 @@ def test_the_helper_is_stdlib_only():
                 [a.name for a in node.names]
             for name in names:
                 assert name.split(".")[0] in sys.stdlib_module_names or name == "__future__", name
+
+
+def test_what_the_helper_refuses_is_said(tmp_path):
+    from inspector.private import NotPrivate, own_folder, own_socket
+
+    with pytest.raises(ValueError, match="writes only"):
+        open_private(tmp_path / "r", "r")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(NotADirectoryError):
+        make_folder(tmp_path / "file" / "sub")
+    with pytest.raises(FileExistsError, match="a file is where a folder should be"):
+        make_folder(tmp_path / "file")
+    with pytest.raises(NotPrivate, match="cannot make"):
+        own_folder(tmp_path / "file" / "sub" / "rt")
+    with pytest.raises(NotPrivate, match="cannot read"):
+        own_socket(tmp_path / "file" / "x.sock")  # a file where a folder is looked into
+    with pytest.raises(OSError):
+        write_atomic(tmp_path / "file" / "x", "y")  # nothing made, nothing left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_the_peer_of_a_socket_pair_is_ourselves(tmp_path):
+    import socket
+
+    from inspector.private import peer_problem, peer_uid
+
+    a, b = socket.socketpair()
+    try:
+        assert peer_uid(a) in (os.geteuid(), None) and peer_problem(a) is None
+    finally:
+        a.close()
+        b.close()
+    assert peer_uid(a) is None and peer_uid(None) is None  # closed, or no socket at all: not known

@@ -122,6 +122,13 @@ def test_a_missing_folder_is_made_private_by_the_tap(tmp_path, monkeypatch):
         assert (path.parent.lstat().st_mode & 0o777) == 0o700
 
 
+def test_missing_parents_of_the_socket_folder_are_made_private(tmp_path):
+    from inspector.private import own_folder
+
+    folder = own_folder(tmp_path / "a" / "b" / "rt")
+    assert all((p.stat().st_mode & 0o777) == 0o700 for p in (tmp_path / "a", tmp_path / "a" / "b", folder))
+
+
 @pytest.mark.parametrize("mode", [0o750, 0o701])
 def test_any_permission_for_others_is_refused(tmp_path, monkeypatch, mode):
     from inspector.private import NotPrivate, own_folder
@@ -131,3 +138,34 @@ def test_any_permission_for_others_is_refused(tmp_path, monkeypatch, mode):
     os.chmod(folder, mode)
     with pytest.raises(NotPrivate, match=f"mode {mode:04o}"):
         own_folder(folder)
+
+
+def test_the_socket_itself_must_be_a_socket_of_ours(tmp_path):
+    from inspector.private import NotPrivate, own_socket
+
+    assert own_socket(tmp_path / "none.sock") is False
+    (tmp_path / "file.sock").write_text("")
+    with pytest.raises(NotPrivate, match="is not a socket"):
+        own_socket(tmp_path / "file.sock")
+    (tmp_path / "link.sock").symlink_to(tmp_path / "elsewhere.sock")
+    with pytest.raises(NotPrivate, match="is a symbolic link"):
+        own_socket(tmp_path / "link.sock")
+    with short_folder() as base:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.bind(str(base / "ok.sock"))
+            assert own_socket(base / "ok.sock") is True
+        finally:
+            sock.close()
+
+
+def test_a_file_or_a_link_where_the_folder_should_be_is_refused(tmp_path):
+    from inspector.private import NotPrivate, own_folder
+
+    (tmp_path / "file").write_text("")
+    with pytest.raises(NotPrivate, match="is not a folder"):
+        own_folder(tmp_path / "file")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(NotPrivate, match="is a symbolic link"):
+        own_folder(tmp_path / "dangling")
+    assert not (tmp_path / "nowhere").exists()  # never followed, never made
