@@ -148,7 +148,7 @@ class TapLink(QObject):
             own_folder(self.path.parent)
             there = own_socket(self.path)
         except NotPrivate as exc:
-            self._cannot(f"the tap socket's folder is not safe: {exc}", unsafe=True)
+            self._cannot(f"the tap socket is not safe: {exc}", unsafe=True)
             return False
         if there:
             if await self._taken():
