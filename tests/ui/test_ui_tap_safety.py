@@ -19,14 +19,14 @@ from squat import (
     short_folder,
     squatted,
 )
-from uikit import find
+from uikit import find, shot
 
 from inspector.ui.window.tap_link import TapLink
 
 pytestmark = UNIX_ONLY
 
 
-async def refused(open_window, expect_log, folder, says: str) -> None:
+async def refused(open_window, expect_log, folder, says: str, picture: str | None = None) -> None:
     expect_log("spyglass.ui.tap", "taps are not received here")
     sock = folder / "tap.sock"
     async with open_window() as window:
@@ -36,6 +36,8 @@ async def refused(open_window, expect_log, folder, says: str) -> None:
         assert says in (link.problem or ""), link.problem
         banner = find(window, QLabel, "errorBannerText")
         assert banner.isVisible() and says in banner.text(), banner.text()
+        if picture:
+            await shot(window, picture)
 
 
 @ROOT_ONLY
@@ -54,7 +56,7 @@ async def test_a_folder_of_ours_open_to_others_is_refused(open_window, expect_lo
 async def test_a_symbolic_link_for_a_folder_is_refused(open_window, expect_log):
     with short_folder() as base:
         folder = linked(base)
-        await refused(open_window, expect_log, folder, f"{folder} is a symbolic link")
+        await refused(open_window, expect_log, folder, f"{folder} is a symbolic link", "tap-socket-refused")
 
 
 @ROOT_ONLY
