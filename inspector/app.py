@@ -26,6 +26,7 @@ from typing import Any
 from . import errors as E
 from . import messages
 from .config import ServerSpec
+from .private import open_private
 
 log = logging.getLogger("spyglass.app")
 
@@ -40,7 +41,7 @@ def _milestone(name: str) -> None:
     if path:
         import time
 
-        with open(path, "a", encoding="utf-8") as fh:
+        with open_private(path, "a", encoding="utf-8") as fh:
             fh.write(f"{name} {time.time():.6f}\n")
 
 

@@ -25,7 +25,6 @@ import datetime as dt
 import json
 import logging
 import os
-import tempfile
 import time
 import uuid
 from collections.abc import Iterable, Iterator
@@ -33,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import messages
+from . import messages, private
 from .config import ConfigError, ServerSpec, parse_json
 from .keystore import Secrets, SecretStore
 from .secrets import MASK, is_secret_name, mask_value
@@ -135,46 +134,9 @@ def _definition(spec: ServerSpec) -> tuple[object, ...]:
 # --- atomic files -------------------------------------------------------------------------------
 
 def write_atomic(path: str | os.PathLike[str], text: str, *, mode: int = 0o600) -> None:
-    """Replace `path` with `text` so that a crash leaves the old file or the new one, never a mix.
-
-    The temporary file lives in the same folder (os.replace is atomic within one
-    file system); it is fsynced before the rename and the folder after it.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f"{_TEMP_PREFIX}{path.name}.", suffix=_TEMP_SUFFIX)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            os.chmod(tmp, mode)
-        except OSError:
-            pass
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
-    if os.name != "posix":
-        return
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    """Replace `path` with `text` so that a crash leaves the old file or the new one, never a mix
+    (`inspector.private.write_atomic`: a 0600 temporary file in the same folder, fsynced, renamed)."""
+    private.write_atomic(path, text, mode=mode, prefix=f"{_TEMP_PREFIX}{Path(path).name}.", suffix=_TEMP_SUFFIX)
 
 
 def _remove_stale_temps(path: Path) -> None:

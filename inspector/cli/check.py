@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .. import errors as E
+from ..private import write_private
 from .common import (
     TraceWriter,
     UsageParser,
@@ -85,7 +86,7 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
             trace.close()
     if args.junit:
         try:
-            Path(args.junit).write_bytes(junit(report, settings))
+            write_private(args.junit, junit(report, settings))
         except OSError as exc:
             raise E.UsageError(f"--junit {args.junit}: {exc.strerror or exc}") from None
     if args.format == "json":

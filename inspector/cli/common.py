@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import errors as E
 from ..config import ServerSpec, pick_server
+from ..private import open_private
 from .official import duration_ms
 
 if TYPE_CHECKING:
@@ -224,7 +225,7 @@ class TraceWriter:
 
     def __init__(self, path: str) -> None:
         try:
-            self.fh: TextIO = open(path, "w", encoding="utf-8")
+            self.fh: TextIO = open_private(path, "w", encoding="utf-8")
         except OSError as exc:
             raise E.UsageError(f"cannot write trace file {path}: {exc.strerror or exc}") from None
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import errors as E
+from ..private import write_private
 
 # The official exit codes (docs/cli.md#exit-codes); 7-9 belong to skills verification.
 EXIT_OK, EXIT_USAGE, EXIT_NO_APP, EXIT_AUTH, EXIT_UNREACHABLE, EXIT_TOOL, EXIT_UNPORTABLE = 0, 1, 2, 3, 4, 5, 6
@@ -183,6 +184,6 @@ def seed_catalog(path: str) -> None:
     if target.exists():
         return
     try:
-        target.write_text(json.dumps({"mcpServers": {}}, indent=2) + "\n", encoding="utf-8")
+        write_private(target, json.dumps({"mcpServers": {}}, indent=2) + "\n")
     except OSError as exc:
         raise E.UsageError(f"cannot create the catalog {path}: {exc.strerror or exc}") from None

@@ -9,6 +9,7 @@ import json
 import sys
 from typing import Any, TextIO
 
+from ..private import open_private
 from ..protocol import apps
 from .common import visible
 from .official import OutputError
@@ -43,7 +44,7 @@ def write_output(result: Any, args: argparse.Namespace) -> dict[str, Any]:
     data = (json.dumps(result, indent=2, ensure_ascii=False) + "\n").encode() if fmt == "json" else _raw(result,
                                                                                                        args.method)
     try:
-        with open(args.output, "wb") as fh:
+        with open_private(args.output, "wb") as fh:
             fh.write(data)
     except OSError as exc:
         raise OutputError(f"cannot write --output file {args.output}: {exc.strerror or exc}",

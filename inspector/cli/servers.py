@@ -15,6 +15,7 @@ from typing import Any
 
 from .. import errors as E
 from ..config import ConfigError, read_json
+from ..private import write_atomic
 from ..secrets import is_secret_name
 from .common import pairs
 
@@ -130,8 +131,7 @@ def write(args: argparse.Namespace) -> dict[str, Any]:
             name = args.rename
         servers[name], action = entry, "updated"
     try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     except OSError as exc:
         raise E.UsageError(f"cannot write the catalog {path}: {exc.strerror or exc}") from None
     return {"ok": True, "action": action, "server": name, "catalog": str(Path(path).resolve())}

@@ -20,6 +20,7 @@ from typing import Any, TextIO
 
 from .. import errors as E
 from ..config import ServerSpec
+from ..private import write_private
 from .common import (
     UsageParser,
     add_server_arguments,
@@ -149,7 +150,7 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
         from ..collection.report import junit
 
         try:
-            Path(args.junit).write_bytes(junit(report))
+            write_private(args.junit, junit(report))
         except OSError as exc:
             raise E.UsageError(f"--junit {args.junit}: {exc.strerror or exc}") from None
     if args.format == "json":

@@ -11,13 +11,13 @@ was opened is not overwritten behind the user's back (`StaleCollection`).
 from __future__ import annotations
 
 import io
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import errors as E
+from ..private import write_atomic
 from ..secrets import is_secret_name
 from .expect import text_of
 from .load import Collection, CollectionError, Problem, parse, yaml
@@ -500,17 +500,11 @@ def save(editable: Editable, *, overwrite: bool = False) -> Collection:
         raise StaleCollection(f"{path} {said} on disk since it was opened")
     text = editable.text()
     collection = parse(text, path, round_trip=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
     try:
-        with open(tmp, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
+        # a new collection is 0600; one the user has keeps its mode: it is their file (often in a repository
+        # shared with a team), and who may read it is their choice, not a side effect of adding a step
+        write_atomic(path, text, keep_mode=True, prefix=f".{path.name}.", suffix=".part")
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise E.UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
     editable.collection = collection
     editable.document = collection.document

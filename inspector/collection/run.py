@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import errors as E
+from ..private import write_atomic
 from .expect import Miss, judge, snapshot_misses
 from .load import Collection, Step
 
@@ -178,12 +179,10 @@ def load_snapshots(path: Path) -> dict[str, Any]:
 
 
 def write_snapshots(path: Path, snapshots: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".part")
     try:
-        tmp.write_text(json.dumps(snapshots, indent=2, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
-        tmp.replace(path)
+        write_atomic(path, json.dumps(snapshots, indent=2, ensure_ascii=False, sort_keys=True) + "\n",
+                     suffix=".part")
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise E.UsageError(f"cannot write the snapshots {path}: {exc.strerror or exc}") from None
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import errors as E
 from ..checks.sample import sample
+from ..private import open_private
 
 if TYPE_CHECKING:
     from ..config import ServerSpec
@@ -108,7 +109,7 @@ async def starter(session: ServerSession, spec: ServerSpec | None, *, timeout: f
 def write_new(path: Path, text: str) -> None:
     """Write a file that must not exist yet (never over the user's work)."""
     try:
-        with open(path, "x", encoding="utf-8") as fh:
+        with open_private(path, "x", encoding="utf-8") as fh:
             fh.write(text)
     except FileExistsError:
         raise E.UsageError(f"{path} exists already: choose another name with --output") from None

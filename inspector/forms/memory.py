@@ -8,12 +8,11 @@ are left out, so the form shows them empty next time.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..private import write_atomic
 from .schema import Refs, SchemaTree
 
 SECRET_NAME = re.compile(r"token|key|secret|password|passwd|credential", re.I)
@@ -97,10 +96,6 @@ class ArgumentMemory:
         if self.path is None:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".args-", suffix=".json")
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(self._data, f)
-            os.replace(tmp, self.path)
+            write_atomic(self.path, json.dumps(self._data), prefix=".args-", suffix=".json", sync=False)
         except OSError:
             pass

@@ -32,6 +32,7 @@ from .. import __version__
 from ..config import ServerSpec
 from ..errors import UsageError
 from ..portable import FORMAT, SUFFIX, VERSION, frame_line, mask_definition, mask_frame
+from ..private import open_private, write_private
 from ..protocol.jsonrpc import Malformed, parse
 from ..traffic import Frame, TrafficStore
 from ..traffic.columns import DIRECTIONS, HEAD_MAX
@@ -125,7 +126,7 @@ def _salvage(path: Path, store: TrafficStore, problems: list[str]) -> TrafficSto
     fixed[28:32] = pages.to_bytes(4, "big")
     with tempfile.TemporaryDirectory(prefix="spyglass-salvage-") as folder:
         copy = Path(folder) / path.name
-        copy.write_bytes(bytes(fixed))
+        write_private(copy, bytes(fixed))
         found: list[str] = []
         salvaged = TrafficStore.open_session(copy, found)
         for n in range(len(salvaged)):  # huge frames are read from the file on demand: read them while it exists
@@ -259,7 +260,7 @@ def export_session(store: TrafficStore, path: str | Path, *, drop_stderr: bool =
     target = Path(path)
     tmp = target.with_name(target.name + ".part")
     try:
-        with gzip.open(tmp, "wt", encoding="utf-8", compresslevel=6) as fh:
+        with open_private(tmp, "wb") as raw, gzip.open(raw, "wt", encoding="utf-8", compresslevel=6) as fh:
             fh.write(json.dumps(header, ensure_ascii=False) + "\n")
             for line in _frame_lines(store, rows, kept, drop_stderr, mask):
                 fh.write(line)

@@ -25,6 +25,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from .. import __version__
 from .. import errors as E
+from ..private import open_private
 from ..traffic.store import TrafficStore
 from .surface import definitions
 
@@ -164,7 +165,7 @@ def export_har(store: TrafficStore, path: str | Path, *, servers: Iterable[str] 
     if stdio:
         log["comment"] = "not included (stdio servers have no HTTP exchanges): " + ", ".join(i.name for i in stdio)
     try:
-        with open(path, "w", encoding="utf-8", errors="replace") as fh:  # a lone surrogate must not stop it
+        with open_private(path, "w", encoding="utf-8", errors="replace") as fh:  # a lone surrogate must not stop it
             json.dump({"log": log}, fh, ensure_ascii=False, indent=1)
             fh.write("\n")
     except OSError as exc:

@@ -33,6 +33,7 @@ from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode,
 
 from .. import __version__
 from .. import errors as E
+from ..private import open_private
 from ..protocol import tracecontext
 from ..protocol.tasks import RELATED_TASK_META
 from ..protocol.versions import META_PROTOCOL_VERSION, MODERN_VERSION
@@ -93,7 +94,7 @@ def export_otlp_json(store: TrafficStore, path: str | Path, *, servers: Iterable
     or a file that cannot be written."""
     spans = session_spans(store, servers)
     try:
-        with open(path, "w", encoding="utf-8") as fh:
+        with open_private(path, "w", encoding="utf-8") as fh:
             fh.write('{"resourceSpans":[')
             first = True
             for batch in _batches(spans):

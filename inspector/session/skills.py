@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import errors as E
+from ..private import make_folder, write_private
 from ..protocol import skills as S
 from ..protocol.skills import Issue, SkillEntry, SkillReport
 
@@ -291,7 +292,7 @@ async def save_skill(read_bytes: Callable[[str], Awaitable[bytes]], entry: Skill
     saved = Saved(target)
     for f in declared[len(kept):]:
         saved.skipped.append((f.uri, "beyond the 512-file / 16 MiB bounds a host reads"))
-    target.mkdir(parents=True)
+    make_folder(target)
     for f in kept:
         rel = relative_path(entry, f.uri)
         if rel is None:
@@ -305,7 +306,7 @@ async def save_skill(read_bytes: Callable[[str], Awaitable[bytes]], entry: Skill
             saved.skipped.append((f.uri, exc.message))
             continue
         path = target.joinpath(*rel.split("/"))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        make_folder(path.parent)
+        write_private(path, data)
         saved.written.append(path)
     return saved

@@ -20,7 +20,6 @@ still is, so the file comes back byte for byte, and other entries edited meanwhi
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import difflib
 import json
@@ -30,7 +29,6 @@ import re
 import shlex
 import socket
 import stat
-import tempfile
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -40,6 +38,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ..config import strip_jsonc
 from ..errors import UsageError
+from ..private import FILE_MODE, write_atomic
 
 MAX_BYTES = 5 * 1024 * 1024  # a host's config, not a data dump: larger is refused, not scanned
 BACKUP_SUFFIX = ".spyglass-backup"
@@ -642,9 +641,9 @@ def apply(change: Change) -> None:
     target = Path(os.path.realpath(path))  # a symlinked config (dotfiles) stays a symlink
     if change.action == "tap":
         if not os.path.lexists(backup_path(path)):
-            _atomic_write(backup_path(path), text.encode("utf-8"), mode)
+            _atomic_write(backup_path(path), text.encode("utf-8"), FILE_MODE)
         # the record before the config: a tapped entry never exists without its original text kept
-        _atomic_write(record_path(path), (change.record_after or "").encode("utf-8"), mode)
+        _atomic_write(record_path(path), (change.record_after or "").encode("utf-8"), FILE_MODE)
         _atomic_write(target, change.after.encode("utf-8"), mode)
         return
     _atomic_write(target, change.after.encode("utf-8"), mode)
@@ -657,34 +656,17 @@ def apply(change: Change) -> None:
             raise UsageError(f"{path} is restored, but {record_path(path)} could not be removed: "
                              f"{exc.strerror or exc}") from None
     else:
-        _atomic_write(record_path(path), change.record_after.encode("utf-8"), mode)
+        _atomic_write(record_path(path), change.record_after.encode("utf-8"), FILE_MODE)
 
 
 def _atomic_write(target: Path, data: bytes, mode: int) -> None:
     """A temporary file in the same folder, synced, then renamed over `target`: a reader sees the old
-    file or the new one, never half of one. The mode is the config's: the record holds the same secrets."""
+    file or the new one, never half of one. The host's config keeps its own mode (the host's file); the
+    backup and the record Spyglass makes beside it are 0600: they hold the same secrets."""
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        write_atomic(target, data, mode=mode, suffix=".tmp")
     except OSError as exc:
-        raise UsageError(f"cannot write beside {target}: {exc.strerror or exc}; nothing was changed") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
         raise UsageError(f"cannot write {target}: {exc.strerror or exc}; it was left as it was") from None
-    if hasattr(os, "O_DIRECTORY"):  # the rename itself survives a crash once the folder is synced
-        with contextlib.suppress(OSError):
-            dir_fd = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
 
 
 def _lines(text: str) -> list[str]:

@@ -8,11 +8,14 @@ meanwhile reads the conversation up to then) and hands them to the `LiveFeed`. W
 or gone, the feed skips lines (the file keeps them all) and says so in the session.
 
 The live socket is a Unix socket in the user's runtime folder (`socket_path()`, mode 0600 in a 0700
-folder): nothing listens on the network. The window owns it; a tap started before the window keeps
-trying to reach it, and when it does, says where its session file is and how many frames that file
-holds already, so the window reads those from the file and the rest live. The window may answer on the
-same socket (intercept, `Listener`): the writer thread reads what it said every tick, also during a
-flood, and never waits for it; an older window says nothing, and is told nothing it did not ask for.
+folder): nothing listens on the network. The tap trusts it only as `inspector.private` allows: a folder
+that is a link, another user's, or open to others is refused, and so is a window run by another user
+(its peer credentials); the tap then says why on stderr, once, and goes on recording. The window owns
+the socket; a tap started before the window keeps trying to reach it, and when it does, says where its
+session file is and how many frames that file holds already, so the window reads those from the file
+and the rest live. The window may answer on the same socket (intercept, `Listener`): the writer thread
+reads what it said every tick, also during a flood, and never waits for it; an older window says
+nothing, and is told nothing it did not ask for.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import Any, Protocol
 
 from .. import __version__
 from ..portable import FORMAT, SUFFIX, VERSION, frame_line, mask_definition, mask_frame
+from ..private import NotPrivate, open_private, own_folder, own_socket, peer_problem
 
 FLUSH_S = 0.1  # the file is flushed this often: what a window opening it sees lags by no more
 TICK_S = 0.02  # the writer thread wakes this often when there is nothing to do
@@ -133,6 +137,7 @@ class LiveFeed:
         self.skipped_total = 0
         self.connected_once = False
         self.connections = 0  # windows reached so far (the number of the one now)
+        self.problem: str | None = None  # why the window's socket was refused (said once on stderr)
 
     def connected(self) -> bool:
         return self.sock is not None
@@ -143,7 +148,14 @@ class LiveFeed:
         if self.sock is not None or self.path is None or now < self._next_try:
             return self.sock is not None
         self._next_try = now + RECONNECT_S
-        if not hasattr(socket, "AF_UNIX") or not self.path.exists():
+        if not hasattr(socket, "AF_UNIX"):
+            return False
+        try:
+            own_folder(self.path.parent)  # made 0700 when absent: nobody else can put a socket there first
+            if not own_socket(self.path):
+                return False
+        except NotPrivate as exc:
+            self.refuse(str(exc))
             return False
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -153,12 +165,24 @@ class LiveFeed:
         except OSError:
             sock.close()
             return False
+        problem = peer_problem(sock)
+        if problem is not None:
+            sock.close()
+            self.refuse(f"{self.path}: {problem}")
+            return False
+        self.problem = None
         self.sock = sock
         self.connected_once = True
         self.connections += 1
         self._out = bytearray(json.dumps({**self.hello, "frames": frames_so_far}, ensure_ascii=False).encode() + b"\n")
         self.skipped = 0
         return True
+
+    def refuse(self, why: str) -> None:
+        """The window's socket is not safe to use: said on stderr once per reason; the host's traffic goes on."""
+        if why != self.problem:
+            self.problem = why
+            print(f"spyglass tap: no live view in a window: {why}", file=sys.stderr, flush=True)
 
     def send(self, lines: list[str]) -> None:
         if self.sock is None:
@@ -273,16 +297,17 @@ class TapRecorder:
                                     "definition": mask_definition(definition), "tapped": True, "host": host}],
                        "masked": mask, "tap": {"pid": os.getpid()}, "unjudged": True}
         self._file: Any = None
+        self._raw: Any = None
         if path is not None:
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
                 # the fastest level: the writer keeps up with a flood (the file is a third bigger than at 6)
-                self._file = gzip.open(path, "wt", encoding="utf-8", errors="surrogatepass", compresslevel=1)
+                self._raw = open_private(path, "wb", folder=True)  # 0600: closed after the gzip stream that wraps it
+                self._file = gzip.open(self._raw, "wt", encoding="utf-8", errors="surrogatepass", compresslevel=1)
                 self._file.write(json.dumps(self.header, ensure_ascii=False) + "\n")
                 self._file.flush()
             except OSError as exc:
                 self.error = f"cannot write the session {path}: {exc.strerror or exc}"
-                self._file = None
+                self._close_file()
         said = {"tap": 1, "server": server_id, "session": str(path) if path is not None and self._file else None,
                 "header": self.header, **(hello or {}), **(listener.hello() if listener is not None else {})}
         self.live = LiveFeed(socket_path() if live else None, said)
@@ -415,11 +440,13 @@ class TapRecorder:
                 self._close_file()
 
     def _close_file(self) -> None:
-        try:
-            self._file.close()
-        except (OSError, ValueError):
-            pass
-        self._file = None
+        for fh in (self._file, self._raw):
+            if fh is not None:
+                try:
+                    fh.close()
+                except (OSError, ValueError):
+                    pass
+        self._file = self._raw = None
 
     def close(self) -> None:
         """Everything queued written, the end line, the file closed; the live feed told and closed."""

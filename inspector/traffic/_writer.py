@@ -24,6 +24,7 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
+from ..private import create_private
 from . import _sink
 from .columns import Columns
 
@@ -224,7 +225,8 @@ class ThreadWriter(Writer):
 
 
 def make_writer(path: Path, meta: dict[str, str]) -> Writer:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    # made 0600 (its folder 0700) before SQLite opens it: its -wal and -shm files take the database's mode
+    create_private(path)
     if not getattr(sys, "frozen", False):
         try:
             return SinkWriter(path, meta)

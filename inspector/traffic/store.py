@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..private import open_private
 from ..protocol import jsonrpc as rpc
 from . import sessions
 from ._sink import connect, frame_data, pending_rows
@@ -664,7 +665,7 @@ class TrafficStore:
         "status"?, "malformed"?}) plus "server". Returns the number of lines."""
         c = self.columns
         count = 0
-        with open(path, "w", encoding="utf-8") as fh:
+        with open_private(path, "w", encoding="utf-8") as fh:
             for n in (range(len(self)) if rows is None else rows):
                 direction = DIRECTIONS[c.dir[n]]
                 record: dict[str, Any] = {"ts": round(c.wall[n], 6), "dir": direction, "text": self.text(n)}

@@ -586,8 +586,10 @@ def test_a_read_only_file_is_refused_and_the_mode_is_kept(tmp_path):
         apply(change)
     path.chmod(0o640)
     apply(change)
-    assert stat.S_IMODE(path.stat().st_mode) == 0o640
-    assert stat.S_IMODE(record_path(path).stat().st_mode) == 0o640
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640  # the host's file: its mode is the host's
+    # what Spyglass makes beside it holds the same secrets, and is for this user only
+    assert stat.S_IMODE(record_path(path).stat().st_mode) == 0o600
+    assert stat.S_IMODE(backup_path(path).stat().st_mode) == 0o600
 
 
 def test_a_symlinked_config_stays_a_symlink(tmp_path):

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QUrl
 
 from ... import errors as E
+from ...private import make_folder, write_private
 from ...protocol.app_bridge import REFUSED, Ask
 from ..base.dialogs import run_dialog
 from .consent import DownloadDialog, LinkDialog, free_path, offered
@@ -70,7 +71,7 @@ async def _download(block: AppBlock, ask: Ask) -> None:
         return
     saved: list[str] = []
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        make_folder(folder)
         for f in files:
             if f.problem:
                 continue
@@ -80,7 +81,7 @@ async def _download(block: AppBlock, ask: Ask) -> None:
                 if data is None:
                     continue
             target = free_path(folder, f.name)
-            target.write_bytes(data)
+            write_private(target, data)
             saved.append(str(target))
     except OSError as exc:
         block.say_problem("The app's files were not saved", str(exc))

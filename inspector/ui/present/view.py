@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...collection import load as collection_load
+from ...private import write_private
 from ...session.calls import CallRecord
 from ..base import theme
 from ..calls.questions import HANDED_BACK
@@ -629,7 +630,7 @@ class PresentView(QWidget):
             steps.append({"name": name, "call": tool, "arguments": arguments if arguments is not None else {}})
         doc = {"name": f"Presentation of {self.conn.name}" if self.conn is not None else "Presentation",
                "steps": steps}
-        Path(path).write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_private(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
         return len(steps)
 
     def choose_script(self) -> None:

@@ -14,6 +14,7 @@ from PySide6.QtCore import QTimer, QUrl, Signal
 from PySide6.QtGui import QFont, QFontDatabase, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QPlainTextEdit, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
 
+from ...private import open_private
 from ..base import theme
 from ..base.highlight import JsonHighlighter
 from ..base.layout import small_button, text_label
@@ -63,7 +64,7 @@ def save_bytes(parent: QWidget, data: bytes, suggested: str) -> str | None:
     if not path:
         return None
     try:
-        with open(path, "wb") as f:
+        with open_private(path, "wb") as f:
             f.write(data)
     except OSError as exc:
         log.warning("could not save %s: %s", path, exc)

@@ -39,6 +39,7 @@ from ..auth.panel import AuthPanel, WindowAuth
 from ..base import theme
 from ..base.banner import Banner
 from ..base.dialogs import show_sheet
+from ..base.files import save_png
 from ..base.items import CHANGE_ROLE
 from ..base.tasks import spawn
 from ..base.text import visible
@@ -623,8 +624,9 @@ class MainWindow(WindowDialogs, QMainWindow):
         pixmap = self.grab()
         if pixmap.isNull():
             return False, "the window could not be rendered"
-        if not pixmap.save(path, "PNG"):
-            return False, f"could not write {path}"
+        problem = save_png(pixmap, path)  # 0600, as every file Spyglass writes
+        if problem is not None:
+            return False, problem
         return True, path
 
     # ------------------------------------------------------------------ settings

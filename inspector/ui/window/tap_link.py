@@ -1,5 +1,7 @@
 """Taps in the window: the window listens on a local socket (`inspector.tap.record.socket_path()`: a Unix
-socket, 0600, in a 0700 folder of the user's runtime directory; nothing on the network), and each
+socket, 0600, in a 0700 folder of the user's runtime directory; nothing on the network; a folder that is a
+link, another user's or open to others is refused and the banner says why, and a tap run by another user
+is closed: `inspector.private`), and each
 `spyglass tap` that reaches it becomes a read-only server in the sidebar — "Claude Desktop → filesystem
 (tapped)" — with its tools, traffic, log and the host's calls with their results.
 
@@ -29,6 +31,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFrame, QMenu, QScrollArea
 
+from ...private import NotPrivate, own_folder, own_socket, peer_problem
 from ...recording.files import frame_of_line
 from ...tap.held import KEYS as INTERCEPT_KEYS
 from ...tap.held import InterceptLink
@@ -141,14 +144,13 @@ class TapLink(QObject):
         if not hasattr(socket, "AF_UNIX"):
             self._cannot("this system has no Unix sockets")
             return False
-        folder = self.path.parent
         try:
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            os.chmod(folder, 0o700)
-        except OSError as exc:
-            self._cannot(f"cannot make {folder}: {exc.strerror or exc}")
+            own_folder(self.path.parent)
+            there = own_socket(self.path)
+        except NotPrivate as exc:
+            self._cannot(f"the tap socket is not safe: {exc}", unsafe=True)
             return False
-        if self.path.exists() or self.path.is_symlink():
+        if there:
             if await self._taken():
                 self._cannot("another Spyglass window receives the taps")
                 return False
@@ -172,9 +174,14 @@ class TapLink(QObject):
             await writer.wait_closed()
         return True
 
-    def _cannot(self, why: str) -> None:
+    def _cannot(self, why: str, unsafe: bool = False) -> None:
         self.problem = why
-        log.info("taps are not received here: %s", why)
+        if unsafe:  # not another window's doing: the user has to act, so the banner says it
+            log.warning("taps are not received here: %s", why)
+            if shiboken6.isValid(self.window):
+                self.window.show_banner(f"Taps are not received: {why}", level="warning")
+        else:
+            log.info("taps are not received here: %s", why)
 
     async def close(self) -> None:
         server, self.server = self.server, None
@@ -192,8 +199,13 @@ class TapLink(QObject):
 
     # ------------------------------------------------------------------ one tap
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._writers.add(writer)
         session: TappedSession | None = None
+        problem = peer_problem(writer.get_extra_info("socket"))
+        if problem is not None:
+            log.warning("a connection to the tap socket was closed: %s", problem)
+            writer.close()
+            return
+        self._writers.add(writer)
         try:
             first = await reader.readline()
             hello = json.loads(first) if first else None
