@@ -21,7 +21,7 @@ MAX_LINES = 700
 LAYERS = [
     ("foundation", ("inspector", "inspector.errors", "inspector.secrets", "inspector.portable", "inspector.messages",
                     "inspector.media", "inspector.templates", "inspector.keystore", "inspector.config",
-                    "inspector.protocol", "inspector.demo")),
+                    "inspector.schemarefs", "inspector.protocol", "inspector.demo")),
     ("io", ("inspector.traffic", "inspector.transport", "inspector.auth")),
     ("client", ("inspector.client",)),
     ("session", ("inspector.session", "inspector.checks", "inspector.catalog", "inspector.importers",
