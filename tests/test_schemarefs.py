@@ -8,10 +8,9 @@ so a validator built another way fails here before it can fetch anything."""
 from __future__ import annotations
 
 import ast
-import socket
-import threading
 
 import pytest
+import refs_peers
 from importgraph import PKG, modules
 
 from inspector import schemarefs
@@ -110,53 +109,18 @@ def test_validators_are_built_in_one_place(name):
 
 # --------------------------------------------------------------------------------- what the one place does
 
-class Listener:
-    """A loopback port that records every connection and never answers: fetched, a ref would both show here
-    and hang."""
-
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.sock.settimeout(0.2)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/schema.json"
-        self.connections = 0
-        self.held: list[socket.socket] = []
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        while not self.stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.connections += 1
-            self.held.append(conn)
-
-    def close(self) -> None:
-        self.stop.set()
-        self.thread.join()
-        for conn in self.held:
-            conn.close()
-        self.sock.close()
-
-
 @pytest.fixture
 def listener():
-    lst = Listener()
-    yield lst
-    lst.close()
+    yield from refs_peers.listening()
 
 
 @pytest.fixture
 def token_file(tmp_path):
-    path = tmp_path / "creds.json"
-    path.write_text('{"token": {"const": "FAKE-TOKEN-4711"}}')
-    return path
+    return refs_peers.token_file(tmp_path)
 
 
 def refs(listener, token_file):
-    return {"remote": listener.url, "file": token_file.as_uri() + "#/token", "relative": "other.json",
+    return {"remote": listener.url("schema.json"), "file": token_file.as_uri() + "#/token", "relative": "other.json",
             "urn": "urn:example:schema"}
 
 
@@ -184,7 +148,7 @@ def test_every_validator_refuses_a_ref_out_of_its_document(kind, listener, token
     shown = ref.split("#")[0]
     for words in said:
         assert f"refers to {shown} outside this schema; Spyglass never fetches schema references" in words, words
-        assert "FAKE-TOKEN" not in words
+        assert refs_peers.TOKEN not in words
     assert listener.connections == 0
 
 
@@ -208,6 +172,6 @@ def test_a_dialect_meta_schema_is_read_from_the_library_not_fetched(listener):
     assert validation.validate(draft7, {"p": 1})[0][0] == "/p"
     assert definitions.schema_problem(draft7) is None
     with pytest.raises(Exception) as raised:
-        schemarefs.rust_meta_validate({"$schema": listener.url, "type": "object"})
+        schemarefs.rust_meta_validate({"$schema": listener.url("meta.json"), "type": "object"})
     assert schemarefs.refused(raised.value)
     assert listener.connections == 0
