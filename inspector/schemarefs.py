@@ -95,12 +95,6 @@ def rust_meta_validate(schema: Any) -> None:
     jsonschema_rs.meta.validate(schema, registry=jsonschema_rs.Registry([], retriever=_refuse))
 
 
-def rust_error_types() -> tuple[type[BaseException], ...]:
-    import jsonschema_rs
-
-    return (jsonschema_rs.ValidationError,)
-
-
 # ------------------------------------------------------------------------------------------- python-jsonschema
 
 _REGISTRY: list[Registry] = []

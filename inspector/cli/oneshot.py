@@ -409,8 +409,7 @@ async def _tool_arguments(client: Any, args: argparse.Namespace) -> dict[str, An
     try:
         problems = validation.validate(schema, arguments)
     except validation.SchemaProblem as exc:
-        print(f"spyglass: warning: not validating arguments: tool {visible(args.tool_name)!r}: {visible(str(exc))}",
-              file=sys.stderr)
+        print(f"spyglass: warning: not validating arguments: tool {args.tool_name!r}: {exc}", file=sys.stderr)
         return arguments
     if problems:
         detail = "; ".join(f"{ptr or '(arguments)'}: {msg}" for ptr, msg in problems)
