@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from .. import schemarefs
 from ..protocol import jsonrpc as rpc
 from ..protocol import schemas
-from .definitions import refuse
 from .sample import sample
 
 RESPONSE, ERROR_RESPONSE = "(response)", "(error response)"  # templates that are no method
@@ -173,10 +173,8 @@ def _judge(obj: Any, revision: str | None, at: Path, add: Any) -> None:
 
 @cache
 def _validator(revision: str, name: str) -> Any:
-    import jsonschema_rs
-
     try:
-        return jsonschema_rs.validator_for(schemas.definition(revision, name), retriever=refuse)
+        return schemarefs.rust_validator(schemas.definition(revision, name))
     except Exception:  # a schema the validator cannot compile: nothing to judge by
         return None
 

@@ -16,6 +16,7 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from .. import schemarefs
 from . import portability
 from .rules import INFO, WARNING, Finding, finding
 
@@ -219,11 +220,6 @@ def _described(sub: Any) -> bool:
     return isinstance(sub, dict) and isinstance(sub.get("description"), str) and bool(sub["description"].strip())
 
 
-def refuse(uri: str) -> Any:
-    """A schema's remote `$ref` is never fetched: a server's schema must not make Spyglass go online."""
-    raise ValueError(f"remote references are not fetched ({uri})")
-
-
 def schema_problem(schema: dict[str, Any]) -> str | None:
     """Why `schema` is not a usable JSON Schema of its dialect ($schema, else 2020-12), or None."""
     import jsonschema_rs
@@ -233,16 +229,16 @@ def schema_problem(schema: dict[str, Any]) -> str | None:
         return (f"its $schema {str(dialect)[:80]!r} is not a JSON Schema dialect Spyglass knows (draft-04, -06, "
                 "-07, 2019-09, 2020-12), so it cannot be checked; clients will not know how to read it either")
     try:
-        jsonschema_rs.meta.validate(schema)
+        schemarefs.rust_meta_validate(schema)
     except jsonschema_rs.ValidationError as exc:
         where = "".join(f"/{p}" for p in exc.instance_path)
         return f"the schema is invalid at {where or '(top level)'}: {exc.message[:200]}"
     except Exception as exc:  # an unknown $schema and the like
         return f"the schema cannot be checked: {str(exc).splitlines()[0][:200]}"
     try:
-        jsonschema_rs.validator_for(schema, retriever=refuse)
-    except Exception as exc:
-        return f"the schema cannot be used: {str(exc).splitlines()[0][:200]}"
+        schemarefs.rust_validator(schema)
+    except Exception as exc:  # a $ref that leaves the schema among them (never followed: said as such)
+        return f"the schema cannot be used: {str(exc).splitlines()[0][:300]}"
     return None
 
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
+from .. import schemarefs
 from ..protocol import jsonrpc as rpc
 from ..protocol import schemas
 from ..traffic.frame import Frame
-from .definitions import refuse
 from .rules import Finding, finding, mistake, times
 
 INVALID_PARAMS, METHOD_NOT_FOUND = -32602, -32601
@@ -368,11 +368,9 @@ class _Compiled:
     microsecond, so a flood of notifications stays cheap), or why it could not be."""
 
     def __init__(self, revision: str, name: str) -> None:
-        import jsonschema_rs
-
         self.problem: str | None = None
         try:
-            self.validator: Any = jsonschema_rs.validator_for(schemas.definition(revision, name), retriever=refuse)
+            self.validator: Any = schemarefs.rust_validator(schemas.definition(revision, name))
         except Exception as exc:  # a schema the validator cannot compile: reported, never raised
             self.validator, self.problem = None, f"{type(exc).__name__}: {exc}"
 
@@ -420,10 +418,8 @@ def _problem(revision: str, name: str, instance: Any) -> str | None:
 def _compiled(schema: Any) -> Any:
     """A tool's own schema compiled with jsonschema-rs (patterns in linear time: a server's regex cannot
     freeze the window; remote references never fetched), or the reason it cannot be."""
-    import jsonschema_rs
-
     try:
-        return jsonschema_rs.validator_for(schema, retriever=refuse)
+        return schemarefs.rust_validator(schema)
     except Exception as exc:
         return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from .. import schemarefs
+
 MAX_DEPTH = 12
 MAX_ITEMS = 50  # a longer minItems makes no arguments (a check sends small calls, never huge ones)
 MAX_LENGTH = 10_000  # the same for a longer minLength
@@ -43,12 +45,8 @@ class _Budget(Exception):
 
 def is_valid(schema: Any, value: Any) -> bool:
     """Valid against `schema` (jsonschema-rs: patterns in linear time, remote references never fetched)."""
-    import jsonschema_rs
-
-    from .definitions import refuse
-
     try:
-        return bool(jsonschema_rs.validator_for(schema, retriever=refuse).is_valid(value))
+        return bool(schemarefs.rust_validator(schema).is_valid(value))
     except Exception:  # a schema that cannot be compiled, a value it cannot take
         return False
 

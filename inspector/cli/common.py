@@ -7,9 +7,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import errors as E
@@ -296,12 +298,40 @@ EXIT_INTERNAL = 70
 SUBCOMMANDS = ("check", "replay", "diff", "export", "test", "tap")
 
 
+@contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM ends a headless command as Ctrl+C does (130, the server's process group ended first), rather
+    than killing Spyglass on the spot and leaving its server running: whatever handles SIGINT at that moment
+    (asyncio's, which cancels the run, or Python's, which raises KeyboardInterrupt) handles it."""
+    if sys.platform == "win32" or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield  # (someone chose already: a caller, or a test running commands in its own process)
+        return
+
+    def as_interrupt(signum: int, frame: Any) -> None:
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGTERM, as_interrupt)
+    except ValueError:  # not the main thread: signals are not ours to choose
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def run_command(prog: str, body: Callable[[], int]) -> int:
-    """Run a headless command: a SpyglassError ends in one line on stderr and its exit code, Ctrl+C in
-    130, and a bug of ours in one line and EXIT_INTERNAL, never a traceback."""
+    """Run a headless command: a SpyglassError ends in one line on stderr and its exit code, Ctrl+C (or
+    SIGTERM) in 130, and a bug of ours in one line and EXIT_INTERNAL, never a traceback."""
     begun = time.monotonic()
     try:
-        return body()
+        with terminate_as_interrupt():
+            return body()
     except E.SpyglassError as exc:
         print(f"{prog}: {visible(exc.message)}", file=sys.stderr)
         return exc.exit_code

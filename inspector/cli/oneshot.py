@@ -33,6 +33,7 @@ from .common import (
     protocol_of,
     recorders,
     server_spec,
+    terminate_as_interrupt,
     transport_options,
     visible,
 )
@@ -478,6 +479,11 @@ def _portability(result: Any, args: argparse.Namespace) -> tuple[dict[str, Any] 
 
 
 def main(argv: Sequence[str], out: TextIO | None = None) -> int:
+    with terminate_as_interrupt():  # SIGTERM as Ctrl+C: the server's group is ended, never left running
+        return _main(argv, out)
+
+
+def _main(argv: Sequence[str], out: TextIO | None) -> int:
     out = out or sys.stdout
     err = sys.stderr
     begun = time.monotonic()

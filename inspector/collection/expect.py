@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .. import schemarefs
 from ..recording.compare import change_line, diff_values
 
 
@@ -144,12 +145,8 @@ def _brief(result: Any) -> Any:
 
 def schema_problem(schema: Any, value: Any) -> str | None:
     """Why `value` is not valid against `schema` (jsonschema-rs: patterns in linear time), or None."""
-    import jsonschema_rs
-
-    from ..checks.definitions import refuse
-
     try:
-        validator = jsonschema_rs.validator_for(schema, retriever=refuse)
+        validator = schemarefs.rust_validator(schema)
     except Exception as exc:  # checked when the collection was read; a last guard
         return f"the schema cannot be used: {exc}"
     for error in validator.iter_errors(value):

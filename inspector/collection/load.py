@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import schemarefs
 from ..errors import UsageError
 
 TOP_KEYS = {"name", "server", "protocol", "timeout", "steps", "description"}
@@ -464,15 +465,11 @@ def _check_expect(check: _Checker, expect: dict[str, Any], kind: str, target: An
 
 
 def _check_schema(check: _Checker, node: dict[str, Any], key: str) -> None:
-    import jsonschema_rs
-
-    from ..checks.definitions import refuse
-
     schema = plain(node[key])
     if not isinstance(schema, (dict, bool)):
         check.at(node, key, "schema is a JSON Schema (a mapping)", value=True)
         return
     try:
-        jsonschema_rs.validator_for(schema, retriever=refuse)  # a remote $ref is never fetched
+        schemarefs.rust_validator(schema)  # a $ref that leaves the schema is refused, never followed
     except Exception as exc:  # a schema that cannot be compiled: say why, before anything is sent
         check.at(node, key, f"not a valid JSON Schema: {str(exc).splitlines()[0]}", value=True)

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
+from .. import schemarefs
+
 OBJECT_KEYS = frozenset({"type", "properties", "required", "additionalProperties", "title", "description",
                          "$schema", "$defs", "definitions", "$comment", "examples", "default"})
 ARRAY_KEYS = frozenset({"type", "items", "title", "description", "minItems", "maxItems", "$comment", "examples",
@@ -98,25 +100,23 @@ def valid_in_steps(schema: Any, value: Any, chunk: int = CHUNK) -> Generator[Non
     """Judge `value` against `schema` (jsonschema-rs), yielding between steps: True when valid; False when it
     is not, or when it cannot be judged in parts and the one step judging it whole found it not valid (or could
     not judge it): the caller's whole check then says what is wrong."""
-    import jsonschema_rs
-
     try:
         split = (_biggest_array(schema, value) if _object_schema(schema) and isinstance(value, dict)
                  and _plain_refs(schema) else None)
         if split is None:
             yield
-            return bool(jsonschema_rs.validator_for(schema).is_valid(value))
+            return bool(schemarefs.rust_validator(schema).is_valid(value))
         path, array_schema = split
         items = value
         for key in path:
             items = items[key]
-        rest = jsonschema_rs.validator_for(_set_aside(schema, _properties_path(path), True))
+        rest = schemarefs.rust_validator(_set_aside(schema, _properties_path(path), True))
         if not rest.is_valid(_set_aside(value, path, [])):
             return False
         if not array_schema.get("minItems", 0) <= len(items) <= array_schema.get("maxItems", len(items)):
             return False
         document = {k: schema[k] for k in ("$schema", "$defs", "definitions") if k in schema}
-        each = jsonschema_rs.validator_for({**document, "type": "array", "items": array_schema.get("items", True)})
+        each = schemarefs.rust_validator({**document, "type": "array", "items": array_schema.get("items", True)})
         for start in range(0, len(items), chunk):
             yield
             if not each.is_valid(items[start:start + chunk]):

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .. import schemarefs
 from ._base import BuildBudgetExceeded, Context, Field, dumps, hbox
 from .registry import Registry
 from .schema import SchemaTree, Shape
@@ -65,6 +66,10 @@ class SchemaForm(QWidget):
         self._build_ui()
         self.ctx = Context(self.tree, self.registry, self.checker, self._on_edit)
         self.root = self._build_root()
+        away = schemarefs.outside(schema)  # said at once, before anything is typed (no IO: never followed)
+        if away is not None and not self._whole_fallback:
+            self.banner.setText(f"Not checked before sending: {away}.")
+            self.banner.show()
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(VALIDATE_DELAY_MS)

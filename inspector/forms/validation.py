@@ -9,7 +9,6 @@ once for the live form (formats jsonschema checks only with optional packages in
 
 from __future__ import annotations
 
-import copy
 import datetime
 import json
 import re as _re
@@ -17,33 +16,16 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Self
 
+from .. import schemarefs
+
 if TYPE_CHECKING:
     from jsonschema import FormatChecker
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
 
-_DIALECTS = {
-    "draft-07": "Draft7Validator",
-    "draft-06": "Draft6Validator",
-    "draft-04": "Draft4Validator",
-    "draft/2019-09": "Draft201909Validator",
-    "draft/2020-12": "Draft202012Validator",
-}
-
 
 class SchemaProblem(ValueError):
     """The schema itself is unusable (invalid, or its references do not resolve)."""
-
-
-def validator_class(schema: Any) -> type[Validator]:
-    import jsonschema
-
-    uri = schema.get("$schema", "") if isinstance(schema, dict) else ""
-    for marker, name in _DIALECTS.items():
-        if isinstance(uri, str) and marker in uri:
-            cls: type[Validator] = getattr(jsonschema, name)
-            return cls
-    return jsonschema.Draft202012Validator
 
 
 def pointer(path: Iterable[Any]) -> str:
@@ -53,26 +35,31 @@ def pointer(path: Iterable[Any]) -> str:
 def validate(schema: Any, instance: Any) -> list[tuple[str, str]]:
     """Errors of `instance` against `schema`, sorted by location; [] when valid.
 
-    Raises SchemaProblem when the schema cannot be used at all."""
+    Raises SchemaProblem when the schema cannot be used at all (a `$ref` that leaves it among them: never
+    followed)."""
     import jsonschema
 
     if schema is True or schema == {}:
         return []
     if not isinstance(schema, (dict, bool)):
         raise SchemaProblem(f"the schema is {type(schema).__name__}, not an object")
-    cls = validator_class(schema)
     try:
         with _deep():  # legal schemas nest deeper than the default limit allows: only a cycle is endless
             if isinstance(schema, dict):  # a boolean schema has no `$schema`: it is 2020-12, and valid there
-                cls.check_schema(schema)
-            validator = cls(schema)  # formats are annotations: `format_warnings` tells of them
+                schemarefs.check_schema(schema)
+            away = schemarefs.outside(schema)
+            if away is not None:
+                raise SchemaProblem(f"the schema cannot be used: {away}")
+            validator = schemarefs.python_validator(schema)  # formats are annotations: `format_warnings` tells
             errors = list(validator.iter_errors(instance))
+    except SchemaProblem:
+        raise
     except jsonschema.SchemaError as exc:
         raise SchemaProblem(f"the schema is invalid: {exc.message}") from None
     except RecursionError:
         raise SchemaProblem("the schema's references form a cycle that never ends") from None
     except Exception as exc:  # unresolvable $ref and the like
-        raise SchemaProblem(f"the schema cannot be used: {type(exc).__name__}: {exc}") from None
+        raise SchemaProblem(_unusable(exc)) from None
     out = [(pointer(e.absolute_path), e.message) for e in errors]
     return sorted(out)
 
@@ -155,18 +142,24 @@ _DURATION = _re.compile(r"^P(?!$)(\d+(\.\d+)?Y)?(\d+(\.\d+)?M)?(\d+(\.\d+)?W)?(\
                         r"(T(?=\d)(\d+(\.\d+)?H)?(\d+(\.\d+)?M)?(\d+(\.\d+)?S)?)?$")
 
 
-_CHECKERS: dict[type[Validator], FormatChecker] = {}
+_CHECKERS: dict[str, FormatChecker] = {}
 
 
-def _format_checker(cls: type[Validator]) -> FormatChecker:
+def _unusable(exc: BaseException) -> str:
+    """Why a schema could not check an instance, in words: a refused reference says so plainly."""
+    return f"the schema cannot be used: {schemarefs.refused(exc) or f'{type(exc).__name__}: {exc}'}"
+
+
+def _format_checker(schema: Any) -> FormatChecker:
     """The dialect's format checker, plus the formats jsonschema checks only with optional packages."""
-    if cls not in _CHECKERS:
-        _CHECKERS[cls] = _make_format_checker(cls)
-    return _CHECKERS[cls]
+    name = schemarefs.dialect(schema)
+    if name not in _CHECKERS:
+        _CHECKERS[name] = _make_format_checker(schema)
+    return _CHECKERS[name]
 
 
-def _make_format_checker(cls: type[Validator]) -> FormatChecker:
-    checker = copy.deepcopy(cls.FORMAT_CHECKER)
+def _make_format_checker(schema: Any) -> FormatChecker:
+    checker = schemarefs.format_checker(schema)
 
     def _date_time(value: object) -> bool:
         if not isinstance(value, str):
@@ -258,19 +251,22 @@ class Checker:
         if not isinstance(schema, (dict, bool)):
             self.problem = f"the schema is {type(schema).__name__}, not an object"
             return
-        cls = validator_class(schema)
         try:
             with _deep():
                 if isinstance(schema, dict) and _count_nodes(schema, CHECK_SCHEMA_MAX_NODES) <= CHECK_SCHEMA_MAX_NODES:
-                    cls.check_schema(schema)
-            self._formats = cls(schema, format_checker=_format_checker(cls))
-            self._validator = cls(schema)
+                    schemarefs.check_schema(schema)
+                away = schemarefs.outside(schema)  # said at once, not when an instance first reaches it
+            if away is not None:
+                self.problem = f"the schema cannot be used: {away}"
+                return
+            self._formats = schemarefs.python_validator(schema, format_checker=_format_checker(schema))
+            self._validator = schemarefs.python_validator(schema)
         except jsonschema.SchemaError as exc:
             self.problem = f"the schema is invalid: {exc.message}"
         except RecursionError:
             self.problem = "the schema nests too deeply to check"
         except Exception as exc:
-            self.problem = f"the schema cannot be used: {type(exc).__name__}: {exc}"
+            self.problem = _unusable(exc)
 
     def problems(self, instance: Any, limit: int = 500, *, formats: bool = False) -> list[Problem]:
         """Problems of `instance`, sorted by location; [] when valid. A value that does not match its
@@ -288,7 +284,7 @@ class Checker:
         except RecursionError:
             return [Problem("", "the schema's references form a cycle that never ends", "schema")]
         except Exception as exc:
-            return [Problem("", f"the schema cannot be used: {type(exc).__name__}: {exc}", "schema")]
+            return [Problem("", _unusable(exc), "schema")]
         for e in errors:
             missing = None
             if e.validator == "required" and isinstance(e.message, str):

@@ -113,7 +113,8 @@ def test_input_schemas_that_cannot_serve(schema, words):
 def test_a_remote_reference_is_never_fetched():
     started = time.monotonic()
     problem = D.schema_problem({"type": "object", "properties": {"a": {"$ref": "http://127.0.0.1:9/x.json"}}})
-    assert problem and "remote references are not fetched" in problem and time.monotonic() - started < 5
+    assert problem and "refers to http://127.0.0.1:9/x.json outside this schema" in problem
+    assert time.monotonic() - started < 5
 
 
 def test_draft_07_schemas_are_checked_in_their_dialect():

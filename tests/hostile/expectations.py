@@ -72,6 +72,10 @@ EXPECTATIONS: dict[str, Expect] = {
     "task-no-get": Expect(("task-no-get",), args=(*CALL, "--task"), says=("result without any status",)),
     "task-no-result": Expect(("task-no-result",), args=(*CALL, "--task", "--timeout", "1"), exit_code=1,
                              says=("ended (completed) and its result did not come within 1 s",)),
+    # a $ref out of the inputSchema (HOSTILE_REF unset: port 9 on loopback): named, never followed, the call sent
+    "schema-refs": Expect(("schema-refs",), args=("--tool-name", "ref_input", "--tool-arg", "x=1"),
+                          says=("a $ref refers to http://127.0.0.1:9/schema.json outside this schema; Spyglass never "
+                                "fetches schema references", "called ref_input")),
     # untrusted text: escapes made visible in text output
     "untrusted-text": Expect(("untrusted-text",), args=("--format", "human"),
                              says=("\\x1b[31mRED", "<U+202E>", "<script>")),

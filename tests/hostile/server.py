@@ -62,6 +62,12 @@ sampling-uninvited  before answering tools/call send sampling/createMessage
 untrusted-text      a tool whose description holds HTML, a file:// link, a
                     script and ANSI escapes, and whose title hides a
                     right-to-left override
+schema-refs         tools/list adds three tools whose schemas hold the ``$ref`` in
+                    HOSTILE_REF (a remote URL, a file: URL, a port that never
+                    answers): ``ref_input`` in its inputSchema, ``ref_output``
+                    in its outputSchema (it returns {"x": "FAKE"}), ``ref_elicit``
+                    in the requestedSchema of the elicitation/create it sends
+                    before answering (and waits for the answer)
 task-bad-shape      advertise tasks; a task-augmented ``tools/call`` answers
                     with a task whose taskId is a number and status "dancing"
 task-eager-result   advertise tasks; a task-augmented ``tools/call`` creates a
@@ -553,6 +559,38 @@ class BigSchema(Case):
         return result(
             {"tools": [*TOOLS, {"name": "wide", "inputSchema": wide}, {"name": "cyclic", "inputSchema": cyclic}]}
         )
+
+
+@case("schema-refs")
+class SchemaRefs(Case):
+    """Tools whose inputSchema, outputSchema and elicitation requestedSchema refer to HOSTILE_REF."""
+
+    @staticmethod
+    def schema() -> dict[str, Any]:
+        ref = os.environ.get("HOSTILE_REF", "http://127.0.0.1:9/schema.json")
+        return {"type": "object", "properties": {"x": {"$ref": ref}}}
+
+    def on_request(self, srv: Server, req: Message, call_next: Handler) -> Body:
+        if method_is(req, "tools/list"):
+            plain = {"type": "object", "properties": {}}
+            return result({"tools": [
+                *TOOLS,
+                {"name": "ref_input", "description": "A $ref in the inputSchema.", "inputSchema": self.schema()},
+                {"name": "ref_output", "description": "A $ref in the outputSchema.", "inputSchema": plain,
+                 "outputSchema": self.schema()},
+                {"name": "ref_elicit", "description": "A $ref in the elicitation.", "inputSchema": plain},
+            ]})
+        if not method_is(req, "tools/call"):
+            return call_next(req)
+        name = (req.get("params") or {}).get("name")
+        if name == "ref_output":
+            return result({"content": [{"type": "text", "text": '{"x": "FAKE"}'}], "structuredContent": {"x": "FAKE"}})
+        if name == "ref_elicit":
+            srv.write_message({"jsonrpc": "2.0", "id": "e1", "method": "elicitation/create",
+                               "params": {"message": "Fill in x", "requestedSchema": self.schema()}})
+            answer = srv.await_responses({"e1"}, 600).get("e1", {})
+            return text_result(f"elicitation answered: {json.dumps(answer.get('result', answer.get('error')))}")
+        return text_result(f"called {name} with {json.dumps((req.get('params') or {}).get('arguments'))}")
 
 
 @case("sampling-uninvited")

@@ -129,7 +129,8 @@ class ElicitationDialog(QDialog):
     def _finish(self, action: str) -> None:
         if action == "accept" and self.form is not None:
             n = self.form.reveal_problems()
-            if n:
+            if n and not (n == 1 and self.form.checker().problem):  # (a schema that cannot be used: not checked,
+                # as its banner says, and the answer is the user's to give)
                 self.problem.setText(f"{n} problem{'s' if n != 1 else ''} in the form: fix them or decline.")
                 self.problem.show()
                 return

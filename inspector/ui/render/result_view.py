@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from ... import errors as E
+from ... import schemarefs
 from ...forms.big_check import valid_in_steps
 from ...forms.validation import Checker, pointer
 from ...protocol.jsonrpc import code_name
@@ -72,7 +73,7 @@ def _bold(lab: QLabel, scale: float = 1.0) -> QLabel:
 def structured_problems(structured: Any, output_schema: Any) -> list[tuple[str, str]]:
     if output_schema is None:
         return []
-    return Checker(output_schema).errors(structured)
+    return list(Checker(output_schema).problems(structured))  # (a Problem keeps its keyword: "schema" unusable)
 
 
 def _values(value: Any, limit: int) -> int:
@@ -93,9 +94,7 @@ def big_structured_problems(structured: Any, output_schema: Any, limit: int = 21
     takes seconds), its first `limit` problems in its own words. In the window's thread: a thread of its own
     would take the interpreter by turns and slow every paint of the window more than the check itself."""
     try:
-        import jsonschema_rs
-
-        validator = jsonschema_rs.validator_for(output_schema)
+        validator = schemarefs.rust_validator(output_schema)
     except Exception:  # a schema the Rust validator cannot take: the usual checker says what is wrong
         return structured_problems(structured, output_schema)
     if validator.is_valid(structured):
@@ -109,6 +108,10 @@ def big_structured_problems(structured: Any, output_schema: Any, limit: int = 21
 
 
 def _schema_verdict(f: QFrame, problems: list[tuple[str, str]]) -> QLabel:
+    unusable = [m for p in problems if getattr(p, "keyword", "") == "schema" for m in p[1:]]
+    if unusable:  # (a $ref that leaves the schema among them: never followed)
+        return text_label(f"✗ Not checked against the tool's outputSchema: {unusable[0]}", f, name="structuredErrors",
+                          role="error")
     if problems:
         text = "\n".join(f"• {p or '(root)'}: {m}" for p, m in problems[:20])
         if len(problems) > 20:

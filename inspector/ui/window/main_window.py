@@ -640,29 +640,34 @@ class MainWindow(WindowDialogs, QMainWindow):
 
     # ------------------------------------------------------------------ shutdown
     async def shutdown(self) -> None:
-        """Save settings, disconnect every server (awaited: no orphan process), close the store."""
+        """Save settings, disconnect every server (awaited: no orphan process), close the store. A second caller
+        (a screenshot run ending while a signal's close shuts down) waits for the first one's to end."""
         if self._shutdown_done:
+            await asyncio.shield(self._shutdown_done)
             return
-        self._shutdown_done = True
-        messages.detach(self._told)
+        self._shutdown_done = asyncio.get_running_loop().create_future()
         try:
-            if self.persist:
-                self.save_settings()
-        except Exception:
-            log.exception("saving settings")
-        await self.apps.close()  # before the servers: an app may still call its server while it winds up
-        await self.playground.close()  # a model's turn in flight ends before the servers it calls
-        await self.taps.close()
-        await self.devloop.close()
-        conns = list(self.servers.connections)
-        await asyncio.gather(*(c.session.disconnect() for c in conns), return_exceptions=True)
-        pending = [t for t in self._tasks if not t.done()]
-        for t in pending:
-            t.cancel()
-        if pending:
-            await asyncio.gather(*pending, return_exceptions=True)
-        self.log_pane.show_connection(None)
-        self.traffic.close()
+            messages.detach(self._told)
+            try:
+                if self.persist:
+                    self.save_settings()
+            except Exception:
+                log.exception("saving settings")
+            await self.apps.close()  # before the servers: an app may still call its server while it winds up
+            await self.playground.close()  # a model's turn in flight ends before the servers it calls
+            await self.taps.close()
+            await self.devloop.close()
+            conns = list(self.servers.connections)
+            await asyncio.gather(*(c.session.disconnect() for c in conns), return_exceptions=True)
+            pending = [t for t in self._tasks if not t.done()]
+            for t in pending:
+                t.cancel()
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
+            self.log_pane.show_connection(None)
+            self.traffic.close()
+        finally:
+            self._shutdown_done.set_result(None)
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
