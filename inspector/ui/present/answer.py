@@ -38,6 +38,25 @@ from .friendly_form import plain_label
 
 Reader = Callable[[str], Awaitable[dict[str, Any]]]
 IMAGE_MAX = 640  # the longest side an image is shown at, before zoom
+SCALES = (125, 150, 200, 300)  # the answer's text sizes, in % of the stage's body text (`presentScale`)
+FIELDS_SCALE = 150  # structured answers: label and value rows
+
+
+def text_scale(text: str) -> int:
+    """How large an answer's text is shown: a value or a few words at three times the body's size, a short text
+    at twice, a paragraph at one and a half, anything longer at one and a quarter."""
+    flat = " ".join(str(text).split())
+    if len(flat) <= 40 and "\n" not in str(text).strip():
+        return 300
+    if len(flat) <= 160:
+        return 200
+    return 150 if len(flat) <= 600 else 125
+
+
+def scaled(widget: Any, scale: int) -> Any:
+    """`widget` at `scale` % of the body text (the stage's style sheet sizes it by this property)."""
+    widget.setProperty("presentScale", str(scale))
+    return widget
 
 
 class Markdown(SafeMarkdown):
@@ -94,21 +113,29 @@ def image_label(data: Any, parent: QWidget | None = None, what: str = "Picture")
     return label
 
 
-def fields_widget(value: dict[str, Any], schema: Any, parent: QWidget | None = None) -> QWidget:
-    """An object as "label: value" lines; an array of objects inside it as a table."""
+def fields_widget(value: dict[str, Any], schema: Any, parent: QWidget | None = None, scale: int = 100) -> QWidget:
+    """An object as "label: value" rows (a value goes under its label when the two do not fit side by side);
+    an array of objects inside it as a table."""
     box = QWidget(parent)
     box.setObjectName("presentFields")
     form = QFormLayout(box)
     form.setLabelAlignment(Qt.AlignLeft)
+    form.setRowWrapPolicy(QFormLayout.WrapLongRows)
+    form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
+    form.setHorizontalSpacing(24)
+    form.setVerticalSpacing(10)
     for key, item in value.items():
         label = plain_label(words.label_of(str(key), schema) + ":")
         label.setObjectName("presentFieldLabel")
+        label.setWordWrap(False)  # whole: the value moves under it instead
+        scaled(label, scale)
         bold = label.font()
         bold.setBold(True)
         label.setFont(bold)
         table = words.table_of(item)
         shown: QWidget = table_widget(*table, box) if table is not None else plain_label(words.value_text(item))
         if isinstance(shown, QLabel):
+            scaled(shown, scale)
             shown.setObjectName("presentFieldValue")
             shown.setTextInteractionFlags(Qt.TextSelectableByMouse)
             shown.setAccessibleName(f"{label.text()} {shown.text()}")
@@ -178,13 +205,17 @@ class AnswerCard(QFrame):
         show_structured = structured_shown(result)
         skip_text = show_structured and text_matches(structured, blocks)
         said = False
+        texts = [b["text"] for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+                 and isinstance(b.get("text"), str)] if not skip_text else []
+        alone = len(texts) == 1 and len(blocks) == 1 and not show_structured  # the answer is this text
+        largest = 300 if alone else 200
         for block in blocks:
             if not isinstance(block, dict):
                 continue
             kind = block.get("type")
             if kind == "text" and isinstance(block.get("text"), str):
                 if not skip_text:
-                    self.lay.addWidget(Markdown(block["text"], self))
+                    self.lay.addWidget(scaled(Markdown(block["text"], self), min(largest, text_scale(block["text"]))))
                     said = True
             elif kind == "image":
                 self.lay.addWidget(image_label(block.get("data"), self))
@@ -204,11 +235,12 @@ class AnswerCard(QFrame):
                 said = True
         if show_structured:
             if isinstance(structured, dict):
-                self.lay.addWidget(fields_widget(structured, tool.get("outputSchema"), self))
+                self.lay.addWidget(fields_widget(structured, tool.get("outputSchema"), self, FIELDS_SCALE))
             else:
                 table = words.table_of(structured)
-                self.lay.addWidget(table_widget(*table, self) if table is not None
-                                   else plain_label(words.value_text(structured), "presentFieldValue"))
+                self.lay.addWidget(table_widget(*table, self) if table is not None else scaled(
+                    plain_label(words.value_text(structured), "presentFieldValue"),
+                    text_scale(words.value_text(structured))))
             said = True
         if not said:
             self.lay.addWidget(plain_label("Done. The tool had nothing more to say.", "presentText", self))
