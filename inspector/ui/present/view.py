@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QStackedWidget,
     QTextEdit,
     QToolButton,
@@ -230,9 +231,11 @@ class PresentView(QWidget):
         self.cancel_button.hide()
         self.form_note = named(plain_label(""), "presentFormNote", "Problems")
         self.form_note.hide()
+        self.run_button.setSizePolicy(QSizePolicy.Fixed, QSizePolicy.Fixed)
         run_row.addWidget(self.run_button, 0, Qt.AlignTop)
         run_row.addWidget(self.cancel_button, 0, Qt.AlignTop)
         run_row.addWidget(self.form_note, 1, Qt.AlignTop)
+        run_row.addStretch(0)
         tl.addWidget(self.run_bar)
         self.stack.addWidget(tool_page)
         # a question the server asks during a call
@@ -487,9 +490,16 @@ class PresentView(QWidget):
         self._running(False)
         reader = self.conn.session.library.read if self.conn is not None else None
         self.card = AnswerCard(rec, self.tool, reader)
+        # the answer fills the stage: at least as tall as the page's view, and scrolled to its top
+        self.card.setMinimumHeight(self.scroll.viewport().height() - 4)
         self.answer_holder.addWidget(self.card)
         self.run_button.setFocus(Qt.OtherFocusReason)
-        self.scroll.ensureWidgetVisible(self.card)
+        for wait in (0, 60):
+            QTimer.singleShot(wait, self._scroll_to_answer)
+
+    def _scroll_to_answer(self) -> None:
+        if self.card is not None:
+            self.scroll.verticalScrollBar().setValue(self.card.y())
 
     # ------------------------------------------------------------------ presenting
     def step_zoom(self, by: int) -> None:
