@@ -10,8 +10,8 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QFont, QFontMetrics, QImage, QPixmap
 from PySide6.QtWidgets import (
     QFormLayout,
     QFrame,
@@ -38,8 +38,30 @@ from .friendly_form import plain_label
 
 Reader = Callable[[str], Awaitable[dict[str, Any]]]
 IMAGE_MAX = 640  # the longest side an image is shown at, before zoom
-SCALES = (125, 150, 200, 300)  # the answer's text sizes, in % of the stage's body text (`presentScale`)
-FIELDS_SCALE = 150  # structured answers: label and value rows
+SCALES = (125, 150, 200, 250, 300)  # the answer's text sizes, in % of the stage's body text (`presentScale`)
+FIELDS_SCALE = 150  # structured answers: label and value rows (a few short ones larger)
+
+
+def fields_scale(value: dict[str, Any], room: QSize | None = None, body_pt: float = 14.0) -> int:
+    """Label and value rows at two and a half times the body's size when there are a few short ones (at most
+    four), twice for up to six, else one and a half; smaller when the rows would not fit in `room` (the stage's
+    page, in pixels) side by side and all in view."""
+    short = all(words.table_of(v) is None and len(words.value_text(v)) <= 40 for v in value.values())
+    best = (250 if len(value) <= 4 else 200 if len(value) <= 6 else FIELDS_SCALE) if short else FIELDS_SCALE
+    if room is None or not value:
+        return best
+    for scale in sorted((s for s in SCALES if FIELDS_SCALE <= s <= best), reverse=True):
+        font = QFont()
+        font.setPointSizeF(body_pt * scale / 100)
+        plain = QFontMetrics(font)
+        font.setBold(True)
+        bold = QFontMetrics(font)
+        wide = max(bold.horizontalAdvance(words.label_of(str(k), None) + ":") for k in value) + \
+            max(plain.horizontalAdvance(words.value_text(v)) for v in value.values()) + 24
+        tall = len(value) * (plain.lineSpacing() + 10) + 3 * plain.lineSpacing()  # the rows, Details, margins
+        if wide <= room.width() - 80 and tall <= room.height():
+            return scale
+    return FIELDS_SCALE
 
 
 def text_scale(text: str) -> int:
@@ -177,9 +199,11 @@ class AnswerCard(QFrame):
     """One call's outcome for an audience: the answer, or a calm message; Details (closed) with the rest."""
 
     def __init__(self, rec: CallRecord, tool: dict[str, Any], reader: Reader | None = None,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, *, room: QSize | None = None, body_pt: float = 14.0) -> None:
+        """`room`: the stage's page the card is shown in, at `body_pt` body text (the answer's sizes fit it)."""
         super().__init__(parent)
         self.rec = rec
+        self.room, self.body_pt = room, body_pt
         self.reader = reader
         self.tasks: set[asyncio.Future[Any]] = set()
         self.setFrameShape(QFrame.StyledPanel)
@@ -197,6 +221,7 @@ class AnswerCard(QFrame):
         else:
             self._answer(result, tool)
         self._details(rec)
+        self.lay.addStretch(1)  # the room left (the card fills the stage) goes under Details
 
     # ------------------------------------------------------------------ what is shown
     def _answer(self, result: dict[str, Any], tool: dict[str, Any]) -> None:
@@ -235,7 +260,8 @@ class AnswerCard(QFrame):
                 said = True
         if show_structured:
             if isinstance(structured, dict):
-                self.lay.addWidget(fields_widget(structured, tool.get("outputSchema"), self, FIELDS_SCALE))
+                self.lay.addWidget(fields_widget(structured, tool.get("outputSchema"), self,
+                                                 fields_scale(structured, self.room, self.body_pt)))
             else:
                 table = words.table_of(structured)
                 self.lay.addWidget(table_widget(*table, self) if table is not None else scaled(

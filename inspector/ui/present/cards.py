@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from PySide6.QtCore import QModelIndex, QRect, QRectF, QSize, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPoint, QRect, QRectF, QSize, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import (
     QFont,
     QFontMetrics,
@@ -56,7 +56,7 @@ def tool_icon(tool: dict[str, Any]) -> QIcon:
             pix = QPixmap()
             if pix.loadFromData(decoded[0]) and not pix.isNull():
                 return QIcon(pix)
-    return QIcon(theme.tool_glyph(ICON))
+    return QIcon(theme.tool_glyph(ICON * 2))  # drawn as large as the title's two lines
 
 
 def card_text(tool: dict[str, Any]) -> str:
@@ -168,7 +168,13 @@ class CardDelegate(QStyledItemDelegate):
         painter.setPen(QPen(edge, 4 if selected else 2))
         painter.setBrush(pal.color(QPalette.Base))
         painter.drawRoundedRect(QRectF(shape.card), 12, 12)
-        opt.icon.paint(painter, shape.icon)
+        side = shape.icon.width()
+        pix = opt.icon.pixmap(QSize(side, side))
+        if not pix.isNull():  # scaled to the icon's room, up as well as down (QIcon.paint never enlarges)
+            shown = pix.size().scaled(side, side, Qt.KeepAspectRatio)
+            painter.setRenderHint(QPainter.SmoothPixmapTransform)
+            at = shape.icon.topLeft() + QPoint((side - shown.width()) // 2, (side - shown.height()) // 2)
+            painter.drawPixmap(QRect(at, shown), pix)
         title, rest = split(str(index.data() or ""))
         painter.setPen(pal.color(QPalette.Text))
         painter.setFont(shape.title_font)
@@ -290,6 +296,7 @@ class ToolCards(QWidget):
         self.view.setWordWrap(True)
         self.view.setSpacing(0)  # the gap is inside each item (`GAP`), so that the grid's edges are the cards'
         self.view.setFrameShape(QFrame.NoFrame)
+        self.view.viewport().setAutoFillBackground(False)  # the stage's background between the cards
         self.view.setIconSize(QSize(ICON, ICON))
         self.view.setTextElideMode(Qt.ElideNone)
         self.view.setAccessibleName("Tools")

@@ -489,7 +489,8 @@ class PresentView(QWidget):
             return
         self._running(False)
         reader = self.conn.session.library.read if self.conn is not None else None
-        self.card = AnswerCard(rec, self.tool, reader)
+        self.card = AnswerCard(rec, self.tool, reader, room=self.scroll.viewport().size(),
+                               body_pt=BODY_PT * self.zoom / 100)
         # the answer fills the stage: at least as tall as the page's view, and scrolled to its top
         self.card.setMinimumHeight(self.scroll.viewport().height() - 4)
         self.answer_holder.addWidget(self.card)
@@ -528,7 +529,6 @@ class PresentView(QWidget):
             f"QWidget#presentView QLabel#presentErrorTitle {{ font-size: {body * 1.25:.1f}pt; font-weight: bold; }}"
             "QWidget#presentView QLabel#presentFieldLabel { font-weight: bold; }"
             f"QWidget#presentView QPushButton#presentRun {{ font-size: {title:.1f}pt; font-weight: bold; }}"
-            "QWidget#presentView QListView#presentCards { background-color: transparent; }"
             # a menu measures its entries with the padding the sheet gives (without it, with the font it had
             # before: "1…%" at 200 %)
             f"QWidget#presentView QMenu::item {{ padding: {pad // 3}px {pad}px {pad // 3}px {pad * 3 // 2}px; }}"
