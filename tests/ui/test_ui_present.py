@@ -94,28 +94,32 @@ async def present(window, cmd, name):
 
 
 async def assert_run_follows_form(view) -> None:
-    """Run (or the note or the question above it) sits right under the last thing the form shows: no empty
-    band between "More options" or a field's help and it, also with the options open; no field cut off."""
+    """The form shows every field whole (no field cut off, also with the options open or folded), and Run sits
+    in its bar right under the scrolling page, on screen, where it stays whatever the page shows."""
     from PySide6.QtWidgets import QAbstractSlider
 
-    def gap() -> int:  # (no processEvents here: a nested Qt loop inside a task step loses qasync wakeups)
-        page = view.run_button.parentWidget()
+    def fine() -> str:  # '' when fine (no processEvents here: a nested Qt loop inside a task step loses wakeups)
+        page = view.form.parentWidget()
         shown = [w for w in view.form.root.findChildren(QWidget) if w.isVisible() and
                  isinstance(w, (QLabel, QLineEdit, QAbstractButton, QAbstractSpinBox, QAbstractSlider, QComboBox))]
         if not shown:
-            return -1  # not laid out yet
+            return "not laid out yet"
         bottom = max(w.mapTo(page, w.rect().bottomLeft()).y() for w in shown)
         form_bottom = view.form.mapTo(page, view.form.rect().bottomLeft()).y()
         if bottom > form_bottom:
-            return -(bottom - form_bottom)  # a field cut off: negative
-        below = next(w for w in (view.form_note, view.confirm, view.run_button) if w.isVisible())
-        return below.mapTo(page, below.rect().topLeft()).y() - bottom
-    await until(lambda: 0 <= gap() <= 36, 5, f"Run right under the form (gap {gap()} px)")
+            return f"a field cut off by {bottom - form_bottom} px"
+        scroll_bottom = view.scroll.mapTo(view, view.scroll.rect().bottomLeft()).y()
+        run_top = view.run_button.mapTo(view, view.run_button.rect().topLeft()).y()
+        if not view.run_button.isVisible() or not 0 <= run_top - scroll_bottom <= 36 or \
+                view.run_button.mapTo(view, view.run_button.rect().bottomLeft()).y() > view.height():
+            return f"Run at {run_top}, the page ends at {scroll_bottom}"
+        return ""
+    await until(lambda: not fine(), 5, f"the form whole and Run under it ({fine()})")
     if view.form.more is not None:
         view.form.show_more(True)
-        await until(lambda: 0 <= gap() <= 36, 5, f"Run under the open options (gap {gap()} px)")
+        await until(lambda: not fine(), 5, f"the open options whole ({fine()})")
         view.form.show_more(False)
-        await until(lambda: 0 <= gap() <= 36, 5, f"Run under the folded options (gap {gap()} px)")
+        await until(lambda: not fine(), 5, f"the folded options whole ({fine()})")
 
 
 def card_names(window) -> list[str]:

@@ -10,8 +10,8 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QFont, QFontMetrics, QImage, QPixmap
 from PySide6.QtWidgets import (
     QFormLayout,
     QFrame,
@@ -38,6 +38,47 @@ from .friendly_form import plain_label
 
 Reader = Callable[[str], Awaitable[dict[str, Any]]]
 IMAGE_MAX = 640  # the longest side an image is shown at, before zoom
+SCALES = (125, 150, 200, 250, 300)  # the answer's text sizes, in % of the stage's body text (`presentScale`)
+FIELDS_SCALE = 150  # structured answers: label and value rows (a few short ones larger)
+
+
+def fields_scale(value: dict[str, Any], room: QSize | None = None, body_pt: float = 14.0) -> int:
+    """Label and value rows at two and a half times the body's size when there are a few short ones (at most
+    four), twice for up to six, else one and a half; smaller when the rows would not fit in `room` (the stage's
+    page, in pixels) side by side and all in view."""
+    short = all(words.table_of(v) is None and len(words.value_text(v)) <= 40 for v in value.values())
+    best = (250 if len(value) <= 4 else 200 if len(value) <= 6 else FIELDS_SCALE) if short else FIELDS_SCALE
+    if room is None or not value:
+        return best
+    for scale in sorted((s for s in SCALES if FIELDS_SCALE <= s <= best), reverse=True):
+        font = QFont()
+        font.setPointSizeF(body_pt * scale / 100)
+        plain = QFontMetrics(font)
+        font.setBold(True)
+        bold = QFontMetrics(font)
+        wide = max(bold.horizontalAdvance(words.label_of(str(k), None) + ":") for k in value) + \
+            max(plain.horizontalAdvance(words.value_text(v)) for v in value.values()) + 24
+        tall = len(value) * (plain.lineSpacing() + 10) + 3 * plain.lineSpacing()  # the rows, Details, margins
+        if wide <= room.width() - 80 and tall <= room.height():
+            return scale
+    return FIELDS_SCALE
+
+
+def text_scale(text: str) -> int:
+    """How large an answer's text is shown: a value or a few words at three times the body's size, a short text
+    at twice, a paragraph at one and a half, anything longer at one and a quarter."""
+    flat = " ".join(str(text).split())
+    if len(flat) <= 40 and "\n" not in str(text).strip():
+        return 300
+    if len(flat) <= 160:
+        return 200
+    return 150 if len(flat) <= 600 else 125
+
+
+def scaled(widget: Any, scale: int) -> Any:
+    """`widget` at `scale` % of the body text (the stage's style sheet sizes it by this property)."""
+    widget.setProperty("presentScale", str(scale))
+    return widget
 
 
 class Markdown(SafeMarkdown):
@@ -94,21 +135,29 @@ def image_label(data: Any, parent: QWidget | None = None, what: str = "Picture")
     return label
 
 
-def fields_widget(value: dict[str, Any], schema: Any, parent: QWidget | None = None) -> QWidget:
-    """An object as "label: value" lines; an array of objects inside it as a table."""
+def fields_widget(value: dict[str, Any], schema: Any, parent: QWidget | None = None, scale: int = 100) -> QWidget:
+    """An object as "label: value" rows (a value goes under its label when the two do not fit side by side);
+    an array of objects inside it as a table."""
     box = QWidget(parent)
     box.setObjectName("presentFields")
     form = QFormLayout(box)
     form.setLabelAlignment(Qt.AlignLeft)
+    form.setRowWrapPolicy(QFormLayout.WrapLongRows)
+    form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
+    form.setHorizontalSpacing(24)
+    form.setVerticalSpacing(10)
     for key, item in value.items():
         label = plain_label(words.label_of(str(key), schema) + ":")
         label.setObjectName("presentFieldLabel")
+        label.setWordWrap(False)  # whole: the value moves under it instead
+        scaled(label, scale)
         bold = label.font()
         bold.setBold(True)
         label.setFont(bold)
         table = words.table_of(item)
         shown: QWidget = table_widget(*table, box) if table is not None else plain_label(words.value_text(item))
         if isinstance(shown, QLabel):
+            scaled(shown, scale)
             shown.setObjectName("presentFieldValue")
             shown.setTextInteractionFlags(Qt.TextSelectableByMouse)
             shown.setAccessibleName(f"{label.text()} {shown.text()}")
@@ -150,9 +199,11 @@ class AnswerCard(QFrame):
     """One call's outcome for an audience: the answer, or a calm message; Details (closed) with the rest."""
 
     def __init__(self, rec: CallRecord, tool: dict[str, Any], reader: Reader | None = None,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, *, room: QSize | None = None, body_pt: float = 14.0) -> None:
+        """`room`: the stage's page the card is shown in, at `body_pt` body text (the answer's sizes fit it)."""
         super().__init__(parent)
         self.rec = rec
+        self.room, self.body_pt = room, body_pt
         self.reader = reader
         self.tasks: set[asyncio.Future[Any]] = set()
         self.setFrameShape(QFrame.StyledPanel)
@@ -170,6 +221,7 @@ class AnswerCard(QFrame):
         else:
             self._answer(result, tool)
         self._details(rec)
+        self.lay.addStretch(1)  # the room left (the card fills the stage) goes under Details
 
     # ------------------------------------------------------------------ what is shown
     def _answer(self, result: dict[str, Any], tool: dict[str, Any]) -> None:
@@ -178,13 +230,17 @@ class AnswerCard(QFrame):
         show_structured = structured_shown(result)
         skip_text = show_structured and text_matches(structured, blocks)
         said = False
+        texts = [b["text"] for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+                 and isinstance(b.get("text"), str)] if not skip_text else []
+        alone = len(texts) == 1 and len(blocks) == 1 and not show_structured  # the answer is this text
+        largest = 300 if alone else 200
         for block in blocks:
             if not isinstance(block, dict):
                 continue
             kind = block.get("type")
             if kind == "text" and isinstance(block.get("text"), str):
                 if not skip_text:
-                    self.lay.addWidget(Markdown(block["text"], self))
+                    self.lay.addWidget(scaled(Markdown(block["text"], self), min(largest, text_scale(block["text"]))))
                     said = True
             elif kind == "image":
                 self.lay.addWidget(image_label(block.get("data"), self))
@@ -204,11 +260,13 @@ class AnswerCard(QFrame):
                 said = True
         if show_structured:
             if isinstance(structured, dict):
-                self.lay.addWidget(fields_widget(structured, tool.get("outputSchema"), self))
+                self.lay.addWidget(fields_widget(structured, tool.get("outputSchema"), self,
+                                                 fields_scale(structured, self.room, self.body_pt)))
             else:
                 table = words.table_of(structured)
-                self.lay.addWidget(table_widget(*table, self) if table is not None
-                                   else plain_label(words.value_text(structured), "presentFieldValue"))
+                self.lay.addWidget(table_widget(*table, self) if table is not None else scaled(
+                    plain_label(words.value_text(structured), "presentFieldValue"),
+                    text_scale(words.value_text(structured))))
             said = True
         if not said:
             self.lay.addWidget(plain_label("Done. The tool had nothing more to say.", "presentText", self))

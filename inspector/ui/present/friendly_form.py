@@ -67,10 +67,19 @@ class FriendlyRow(Row):
             if description:
                 ed.setToolTip(description)
         self.required = required
+        # None: not seen by the form yet; True: an item added after the form was built, whose problems wait for
+        # Run or for its own edit (an empty item just added is not a mistake); False: as every field
+        self.quiet: bool | None = None
+
+    def was_edited(self) -> bool:
+        ptr, touched = self.field.ptr, self.field.ctx.touched
+        return any(t == ptr or t.startswith(ptr + "/") for t in touched)
 
     def set_problems(self, messages: list[str]) -> None:
+        if self.quiet and not self.was_edited():
+            messages = []
         plain = list(dict.fromkeys(words.problem(m, self.friendly_label, self.field.shape.schema)
-                                   for m in messages if not m.startswith("warning: ")))
+                                   for m in messages if not m.startswith("warning: ")))[:1]  # one at a time
         super().set_problems(plain)
         if self.problem is not None and plain:
             self.problem.setText("⚠ " + " ".join(plain))  # a sign as well as a colour
@@ -488,6 +497,13 @@ class FriendlyForm(SchemaForm):
             if button.objectName().startswith("add:"):
                 button.setText("Add another")
                 button.setAccessibleName("Add another")
+        self._settle_rows(False)
+
+    def _settle_rows(self, quiet: bool) -> None:
+        """Rows the form has not seen yet become `quiet` (True: added after it was built)."""
+        for row in self.findChildren(FriendlyRow):
+            if row.quiet is None:
+                row.quiet = quiet
 
     def _name_groups(self, field: Field) -> None:
         """A group's header (an object's, a list's) says its name in words, without a mark for required."""
@@ -572,11 +588,14 @@ class FriendlyForm(SchemaForm):
         return out
 
     def refresh(self) -> int:
+        self._settle_rows(True)
         n = super().refresh()
         self.messages.hide()  # what no field showed is the presenter's to say, in words
         return n
 
     def reveal_problems(self) -> int:
+        for row in self.findChildren(FriendlyRow):
+            row.quiet = False  # Run: every problem is said
         n = super().reveal_problems()
         if n and self.more is not None and any(
                 f.row is not None and f.row.problem is not None and not f.row.problem.isHidden()

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QAction, QActionGroup, QFont, QKeySequence, QPalette, QShortcut
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QActionGroup, QFont, QFontMetrics, QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QApplication,
@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QStackedWidget,
     QTextEdit,
     QToolButton,
@@ -41,7 +42,7 @@ from ..base import theme
 from ..calls.questions import HANDED_BACK
 from ..servers.connection import Connection
 from . import words
-from .answer import AnswerCard
+from .answer import SCALES, AnswerCard
 from .cards import ToolCards
 from .friendly_form import FriendlyForm, plain_label
 from .question import QuestionCard
@@ -50,6 +51,12 @@ BODY_PT, TITLE_PT = 14.0, 20.0  # at 100 %
 ZOOMS = (100, 125, 150, 175, 200, 250)
 TYPING = (QLineEdit, QAbstractSpinBox, QComboBox, QTextEdit, QPlainTextEdit)
 LOOKS = {"light": "Light", "dark": "Dark", "high-contrast": "High contrast"}
+
+
+def font_of(points: float) -> QFont:
+    font = QFont(QApplication.font())
+    font.setPointSizeF(points)
+    return font
 
 
 def look_palette(look: str) -> QPalette:
@@ -164,7 +171,12 @@ class PresentView(QWidget):
         cl.addWidget(self.status)
         cl.addWidget(self.cards, 1)
         self.stack.addWidget(cards_page)
-        # one tool
+        # one tool: the form, the progress and the answer scroll; Run stays in its bar under them, where it is
+        # whatever appears or goes (a message, a field's problem, the answer)
+        tool_page = QWidget()
+        tl = QVBoxLayout(tool_page)
+        tl.setContentsMargins(0, 0, 0, 0)
+        tl.setSpacing(10)
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
         self.scroll.setFrameShape(QFrame.NoFrame)
@@ -176,9 +188,6 @@ class PresentView(QWidget):
         self.page_layout.addWidget(self.about)
         self.form_holder = QVBoxLayout()
         self.page_layout.addLayout(self.form_holder)
-        self.form_note = named(plain_label(""), "presentFormNote", "Problems")
-        self.form_note.hide()
-        self.page_layout.addWidget(self.form_note)
         self.confirm = QFrame()
         self.confirm.setObjectName("presentConfirm")
         self.confirm.setFrameShape(QFrame.StyledPanel)
@@ -196,18 +205,6 @@ class PresentView(QWidget):
         fl.addLayout(row)
         self.confirm.hide()
         self.page_layout.addWidget(self.confirm)
-        run_row = QHBoxLayout()
-        self.run_button = named(QPushButton("Run"), "presentRun", "Run", "Run this tool with what is filled in (Enter)")
-        self.run_button.setMinimumHeight(56)
-        self.run_button.setMinimumWidth(220)
-        self.run_button.clicked.connect(self.run)
-        self.cancel_button = named(QPushButton("Cancel"), "presentCancel", "Cancel", "Stop the tool that is running")
-        self.cancel_button.clicked.connect(self.cancel)
-        self.cancel_button.hide()
-        run_row.addWidget(self.run_button)
-        run_row.addWidget(self.cancel_button)
-        run_row.addStretch(1)
-        self.page_layout.addLayout(run_row)
         self.progress = named(QProgressBar(), "presentProgress", "Progress")
         self.progress.setTextVisible(False)
         self.progress.setMinimumHeight(18)
@@ -220,7 +217,28 @@ class PresentView(QWidget):
         self.page_layout.addLayout(self.answer_holder)
         self.page_layout.addStretch(1)
         self.scroll.setWidget(page)
-        self.stack.addWidget(self.scroll)
+        tl.addWidget(self.scroll, 1)
+        self.run_bar = QWidget()
+        self.run_bar.setObjectName("presentRunBar")
+        run_row = QHBoxLayout(self.run_bar)
+        run_row.setContentsMargins(0, 0, 0, 0)
+        run_row.setSpacing(16)
+        self.run_button = named(QPushButton("Run"), "presentRun", "Run", "Run this tool with what is filled in (Enter)")
+        self.run_button.setMinimumHeight(56)
+        self.run_button.setMinimumWidth(220)
+        self.run_button.clicked.connect(self.run)
+        self.cancel_button = named(QPushButton("Cancel"), "presentCancel", "Cancel", "Stop the tool that is running")
+        self.cancel_button.clicked.connect(self.cancel)
+        self.cancel_button.hide()
+        self.form_note = named(plain_label(""), "presentFormNote", "Problems")
+        self.form_note.hide()
+        self.run_button.setSizePolicy(QSizePolicy.Fixed, QSizePolicy.Fixed)
+        run_row.addWidget(self.run_button, 0, Qt.AlignTop)
+        run_row.addWidget(self.cancel_button, 0, Qt.AlignTop)
+        run_row.addWidget(self.form_note, 1, Qt.AlignTop)
+        run_row.addStretch(0)
+        tl.addWidget(self.run_bar)
+        self.stack.addWidget(tool_page)
         # a question the server asks during a call
         self.question_scroll = QScrollArea()
         self.question_scroll.setWidgetResizable(True)
@@ -232,7 +250,7 @@ class PresentView(QWidget):
         self.question_scroll.setWidget(qpage)
         self.stack.addWidget(self.question_scroll)
         for keys in ("Return", "Enter"):
-            sc = QShortcut(QKeySequence(keys), self.scroll)
+            sc = QShortcut(QKeySequence(keys), tool_page)
             sc.setContext(Qt.WidgetWithChildrenShortcut)
             sc.activated.connect(self._enter)
         for keys, slot in (("Ctrl++", lambda: self.step_zoom(1)), ("Ctrl+=", lambda: self.step_zoom(1)),
@@ -312,6 +330,7 @@ class PresentView(QWidget):
             self.form.deleteLater()
         self.form = FriendlyForm(tool.get("inputSchema") or {"type": "object"})
         self.form.submitted.connect(self.run)
+        self.form.problemsChanged.connect(self._problems_changed)
         if arguments is not None:
             self.form.set_value(arguments)
         self.form_holder.addWidget(self.form)
@@ -413,8 +432,14 @@ class PresentView(QWidget):
             self.confirm_text.setText(words.confirm_words(self.tool, self.form.value()))
             self.confirm.show()
             self.confirm_no.setFocus(Qt.OtherFocusReason)
+            QTimer.singleShot(0, lambda: self.scroll.ensureWidgetVisible(self.confirm))
             return None
         return self._call()
+
+    def _problems_changed(self, n: int) -> None:
+        """The note under the form goes as soon as the last problem is fixed (its room stays: nothing moves)."""
+        if n == 0:
+            self.form_note.hide()
 
     def _confirmed(self) -> None:
         self.confirm.hide()
@@ -465,10 +490,18 @@ class PresentView(QWidget):
             return
         self._running(False)
         reader = self.conn.session.library.read if self.conn is not None else None
-        self.card = AnswerCard(rec, self.tool, reader)
+        self.card = AnswerCard(rec, self.tool, reader, room=self.scroll.viewport().size(),
+                               body_pt=BODY_PT * self.zoom / 100)
+        # the answer fills the stage: at least as tall as the page's view, and scrolled to its top
+        self.card.setMinimumHeight(self.scroll.viewport().height() - 4)
         self.answer_holder.addWidget(self.card)
         self.run_button.setFocus(Qt.OtherFocusReason)
-        self.scroll.ensureWidgetVisible(self.card)
+        for wait in (0, 60):
+            QTimer.singleShot(wait, self._scroll_to_answer)
+
+    def _scroll_to_answer(self) -> None:
+        if self.card is not None:
+            self.scroll.verticalScrollBar().setValue(self.card.y())
 
     # ------------------------------------------------------------------ presenting
     def step_zoom(self, by: int) -> None:
@@ -485,6 +518,7 @@ class PresentView(QWidget):
         """The sizes and the look: a style sheet reaches every widget of the stage, also those made later (a
         font set on the view would not: the application's style sheet stops fonts from propagating)."""
         body, title = BODY_PT * self.zoom / 100, TITLE_PT * self.zoom / 100
+        pad = QFontMetrics(font_of(body)).height()
         self.look_colours = look_palette(self.look)
         window = self.look_colours.color(QPalette.Window).name()
         self.setStyleSheet(
@@ -496,6 +530,11 @@ class PresentView(QWidget):
             f"QWidget#presentView QLabel#presentErrorTitle {{ font-size: {body * 1.25:.1f}pt; font-weight: bold; }}"
             "QWidget#presentView QLabel#presentFieldLabel { font-weight: bold; }"
             f"QWidget#presentView QPushButton#presentRun {{ font-size: {title:.1f}pt; font-weight: bold; }}"
+            # a menu measures its entries with the padding the sheet gives (without it, with the font it had
+            # before: "1…%" at 200 %)
+            f"QWidget#presentView QMenu::item {{ padding: {pad // 3}px {pad}px {pad // 3}px {pad * 3 // 2}px; }}"
+            + "".join(f"QWidget#presentView QWidget[presentScale=\"{s}\"] {{ font-size: {body * s / 100:.1f}pt; }}"
+                      for s in SCALES)
             + ("QWidget#presentView QLineEdit, QWidget#presentView QFrame#presentResult,"
                " QWidget#presentView QFrame#presentError, QWidget#presentView QFrame#presentQuestion,"
                " QWidget#presentView QPlainTextEdit { border: 2px solid #ffffff; background-color: #000000;"
@@ -506,6 +545,10 @@ class PresentView(QWidget):
                "QWidget#presentView QSlider::handle:horizontal { background: #ffff00; border: 2px solid #ffffff;"
                " width: 18px; margin: -8px 0; }"
                if self.look == "high-contrast" else ""))
+        line = QFontMetrics(font_of(body)).lineSpacing()
+        # Run's bar keeps the room of two lines of its note, shown or not: a message coming or going moves nothing
+        self.run_bar.setFixedHeight(max(self.run_button.minimumHeight(), line * 2 + 6,
+                                        QFontMetrics(font_of(title)).height() + 24))
         for w in [self, *self.findChildren(QWidget)]:  # (the application's style sheet stops palettes too)
             w.setPalette(self.look_colours)
         font = QFont(QApplication.font())

@@ -67,22 +67,65 @@ def destructive(tool: dict[str, Any]) -> bool:
     return not h["readOnlyHint"][0] and h["destructiveHint"][0] and h["destructiveHint"][1]
 
 
+def singular(noun: str) -> str:
+    """A plural noun's singular, for a list's label ("values" → "value", "entries" → "entry"); else as it is."""
+    low = noun.lower()
+    if low.endswith("ies") and len(noun) > 4:
+        return noun[:-3] + "y"
+    if low.endswith(("sses", "xes", "zes", "ches", "shes")):
+        return noun[:-2]
+    if low.endswith("s") and not low.endswith(("ss", "us", "is")):
+        return noun[:-1]
+    return noun
+
+
+def count_of(n: Any, noun: str, plural: str = "") -> str:
+    """A number of things in words: "one value", "3 values", "1 character" (a word for one only when `noun` is
+    a list's item, where "one" reads better)."""
+    many = plural or (noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s")
+    return f"{n} {noun if n == 1 else many}"
+
+
+def _is_list(schema: dict[str, Any], message: str) -> bool:
+    return schema.get("type") == "array" or "minItems" in schema or "maxItems" in schema or \
+        message.lstrip().startswith("[")
+
+
 def problem(message: str, label: str, schema: Any = None) -> str:
-    """A validator's message about a field said in plain words: "Please enter a city"."""
+    """A validator's message about a field said in plain words: "Please enter a city", "Please add at least one
+    value" (a list), "Please fill in item 2" (an item of a list)."""
     thing = label[:1].lower() + label[1:] if label else "a value"
-    # "your name" takes no article; "a city", "an email"
-    article = "" if thing.split(" ", 1)[0] in _DETERMINERS else "an " if thing[:1] in "aeiou" else "a "
+    item = re.fullmatch(r"item \d+", thing) is not None
+    # "your name" and "item 2" take no article; "a city", "an email"
+    article = "" if item or thing.split(" ", 1)[0] in _DETERMINERS else "an " if thing[:1] in "aeiou" else "a "
     low = message.lower()
     s = schema if isinstance(schema, dict) else {}
+    if _is_list(s, message):
+        one = singular(thing) if label else "value"
+        least, most = s.get("minItems", 1), s.get("maxItems")
+        if "non-empty" in low or "too short" in low or "fewer than" in low or "required" in low \
+                or "is not set" in low:
+            if isinstance(least, int) and least > 1:
+                return f"Please add at least {count_of(least, one)}."
+            return f"Please add at least one {one}."
+        if "too long" in low or "more than" in low or "expected at most" in low:
+            return f"Please keep at most {count_of(most, one) if most != 1 else 'one ' + one}." \
+                if isinstance(most, int) else f"Please remove some {thing}."
+        if "unique" in low or "non-unique" in low:
+            return f"Please use each {one} only once."
+    if "has no value" in low:
+        return f"Please fill in {article}{thing}."
     if "required" in low or "is not set" in low or "must not be empty" in low:
         return f"Please enter {article}{thing}."
     if "too short" in low or "minlength" in low or "fewer than" in low or "should be non-empty" in low:
-        n = s.get("minLength")
-        if n == 1 or n is None:
+        shortest = s.get("minLength")
+        if shortest == 1 or shortest is None:
             return f"Please enter {article}{thing}."
-        return f"Please enter at least {n} characters."
+        return f"Please enter at least {count_of(shortest, 'character')}."
     if "too long" in low or "maxlength" in low:
-        return f"Please use at most {s.get('maxLength', 'fewer')} characters."
+        longest = s.get("maxLength")
+        return f"Please use at most {count_of(longest, 'character')}." if isinstance(longest, int) else \
+            "Please use fewer characters."
     if "less than the minimum" in low or "minimum" in low:
         return f"Please choose {s.get('minimum', 'a larger number')} or more."
     if "greater than the maximum" in low or "maximum" in low:
@@ -95,7 +138,7 @@ def problem(message: str, label: str, schema: Any = None) -> str:
         return "Please enter a whole number."
     if "format" in low or "does not match" in low:
         return f"This doesn't look like {article}{thing}."
-    return f"Please check the {thing}."
+    return f"Please check {article if item else 'the '}{thing}."
 
 
 def number_text(value: float | int) -> str:
