@@ -625,9 +625,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         if pixmap.isNull():
             return False, "the window could not be rendered"
         problem = save_png(pixmap, path)  # 0600, as every file Spyglass writes
-        if problem is not None:
-            return False, problem
-        return True, path
+        return (False, problem) if problem is not None else (True, path)
 
     # ------------------------------------------------------------------ settings
     def save_settings(self) -> None:
