@@ -73,6 +73,12 @@ class Address:
         return f"{self.scheme}://{self.origin}{self.rest}"
 
     @property
+    def wire(self) -> str:
+        """The full address as it is sent: the host in ASCII (punycode), what the browser is handed."""
+        host = f"[{self.ascii_host}]" if ":" in self.ascii_host else self.ascii_host
+        return f"{self.scheme}://{host}{'' if self.port is None else f':{self.port}'}{self.rest}"
+
+    @property
     def punycode(self) -> bool:
         """Whether the host has a label the browser shows as punycode."""
         return any(label.startswith("xn--") for label in self.host.split("."))

@@ -18,6 +18,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from .. import urlpolicy
 from .errors import AuthFailed
 
 log = logging.getLogger("spyglass.auth")
@@ -65,6 +66,9 @@ class HeadlessAuthorizer:
                 target = urljoin(current, location)
                 if _same_endpoint(target, self.redirect_uri):
                     return target
+                refused = urlpolicy.refusal(target, who="the authorization server", purpose=urlpolicy.FETCH)
+                if refused:
+                    raise AuthFailed("authorization", f"a redirect was not followed: {refused}")
                 current = target
                 continue
             if resp.status_code >= 400:
@@ -115,6 +119,10 @@ class LoopbackAuthorizer:
         return f"[{self.host}]" if ":" in self.host else self.host
 
     async def authorize(self, url: str, fetch: Fetch) -> str:
+        refused = urlpolicy.refusal(url, who="the authorization server")
+        if refused:  # the flow checks its endpoint first; an authorizer handed an address directly checks too
+            await self.close()
+            raise AuthFailed("authorization", refused)
         redirect_uri = await self.prepare()
         assert self._answer is not None
         try:
