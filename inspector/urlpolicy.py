@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import idna
 
 OPEN, FETCH = "open", "fetch"
+_ASCII_PRINTABLE = "".join(chr(c) for c in range(0x21, 0x7F))
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 # WHATWG's forbidden host code points, plus the percent sign (a browser decodes %xx in a host first)
 _FORBIDDEN_IN_HOST = set("\x00\t\n\r #/:<>?@[\\]^|%")
@@ -74,9 +75,11 @@ class Address:
 
     @property
     def wire(self) -> str:
-        """The full address as it is sent: the host in ASCII (punycode), what the browser is handed."""
+        """The full address as it is sent, all ASCII: the host in punycode, anything else beyond ASCII
+        percent-encoded (UTF-8), what the browser is handed."""
         host = f"[{self.ascii_host}]" if ":" in self.ascii_host else self.ascii_host
-        return f"{self.scheme}://{host}{'' if self.port is None else f':{self.port}'}{self.rest}"
+        rest = urllib.parse.quote(self.rest, safe=_ASCII_PRINTABLE)
+        return f"{self.scheme}://{host}{'' if self.port is None else f':{self.port}'}{rest}"
 
     @property
     def punycode(self) -> bool:
@@ -144,6 +147,30 @@ def check(url: object, *, who: str = "the server", purpose: str = OPEN, own_host
         raise refuse(f"an http: address on another machine ({shown_host}), unencrypted")
     rest = url[m.end() + 2 + len(netloc):]
     return Address(url, scheme, shown_host, ascii_host, port, rest)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What a dialog shows of an address before anything opens: `host` (with its port) as the browser will show
+    it, `full` the whole address (the policy's form when allowed, else the text as given with every control
+    and invisible character escaped), and the refusal's sentence when the policy refuses it."""
+
+    host: str
+    full: str
+    refusal: str | None
+    address: Address | None
+
+
+def for_display(url: object, *, who: str = "the server", limit: int = 2000) -> Shown:
+    """An address to show in a question: allowed (with its host as the browser shows it) or refused."""
+    try:
+        address = check(url, who=who)
+    except Refused as exc:
+        raw = url if isinstance(url, str) else ""
+        text = "".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" for ch in raw[:limit])
+        return Shown("", text + ("…" if len(raw) > limit else ""), exc.sentence, None)
+    full = address.shown
+    return Shown(address.origin, full[:limit] + ("…" if len(full) > limit else ""), None, address)
 
 
 def refusal(url: object, *, who: str = "the server", purpose: str = OPEN, own_host: str | None = None) -> str | None:

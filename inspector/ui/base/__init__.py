@@ -6,6 +6,7 @@
 - `items`: lists drawn alike (item roles, `ItemDelegate`, icons from data: URIs);
 - `highlight`, `json_view`: pygments colours, a read-only highlighted JSON view;
 - `banner`: the non-blocking message strip; `dialogs`: `run_dialog` (await a dialog, no nested loop);
+- `opening`: `open_address`, the one way an address reaches the system opener (after `inspector.urlpolicy`);
 - `tasks`: `spawn` (a coroutine started from a widget, kept alive, its failure reported);
 - `enums`: PySide6's short enum names made plain attributes (`Qt.DisplayRole` in a paint costs ~0.05 µs, not
   tens), installed when the window's code is first imported.
@@ -15,4 +16,5 @@ from . import enums as _enums
 
 _enums.install()
 
-__all__ = ["banner", "dialogs", "enums", "highlight", "items", "json_view", "layout", "tasks", "text", "theme"]
+__all__ = ["banner", "dialogs", "enums", "highlight", "items", "json_view", "layout", "opening", "tasks", "text",
+           "theme"]
