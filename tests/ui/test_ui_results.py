@@ -65,6 +65,8 @@ def test_text_is_plain_json_pretty_and_markdown_safe(qapp):
     md.anchorClicked.emit(QUrl("https://evil.example"))
     note = plain.findChild(QLabel, "linkTarget")
     assert note.isVisibleTo(plain) and "https://evil.example" in note.text() and "not opened" in note.text()
+    md.anchorClicked.emit(QUrl("https://g\u043e\u043egle.com/x"))  # Cyrillic o's: said as the browser would show it
+    assert note.text() == "Link (not opened): https://xn--ggle-55da.com/x"
 
 
 def test_bidi_controls_in_results_are_visible(qapp):
