@@ -270,12 +270,10 @@ def _script(ch: str) -> str:
     name = unicodedata.name(ch, "")
     if not name:
         return "Unknown"
-    if name.startswith(("KATAKANA-HIRAGANA", "DIGIT ")) or unicodedata.category(ch) == "Nd" and " DIGIT " in name \
-            and name.startswith("FULLWIDTH"):
+    if name.startswith("KATAKANA-HIRAGANA"):  # the prolonged sound mark, shared by both
         return "Common"
-    first = name.split(" ", 1)[0]
-    return {"CJK": "Han", "IDEOGRAPHIC": "Han", "HIRAGANA": "Hiragana", "KATAKANA": "Katakana",
-            "HALFWIDTH": "Katakana" if "KATAKANA" in name else "Unknown", "HANGUL": "Hangul",
+    first = name.split(" ", 1)[0]  # (UTS 46 has already mapped full- and half-width forms)
+    return {"CJK": "Han", "IDEOGRAPHIC": "Han", "HIRAGANA": "Hiragana", "KATAKANA": "Katakana", "HANGUL": "Hangul",
             "BOPOMOFO": "Bopomofo", "LATIN": "Latin", "CYRILLIC": "Cyrillic", "GREEK": "Greek"}.get(
         first, first.title())
 
