@@ -81,3 +81,10 @@ def sdk(*flags: str) -> Iterator[str]:
 def hostile(case: str) -> Iterator[str]:
     with _running([PY, str(ROOT / "tests/hostile/http_server.py"), case]) as p:
         yield _wait_ready(p)
+
+
+@contextlib.contextmanager
+def hostile_auth(case: str) -> Iterator[str]:
+    """tests/hostile/auth_server.py: a server whose authorization metadata plants `case`'s address."""
+    with _running([PY, str(ROOT / "tests/hostile/auth_server.py"), case]) as p:
+        yield _wait_ready(p)

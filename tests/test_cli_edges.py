@@ -257,15 +257,31 @@ def test_signing_in_through_the_browser_with_no_keyring_to_keep_the_tokens(tmp_p
     browser = tmp_path / "browser"
     browser.write_text(BROWSER.format(python=PY, seen=str(seen)))
     browser.chmod(0o755)
-    env = {"BROWSER": str(browser), "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+    env = {**os.environ, "BROWSER": str(browser), "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+    main, side = pty.openpty()  # a terminal: the address is opened once the user says yes
     with _fake_as().running(scopes_supported=["mcp:read"]) as server:
-        proc = spyglass("--auth-timeout", "60", "--transport", "http", server.mcp_url, env=env)
+        run = subprocess.Popen([PY, "-m", "inspector", "--cli", "--auth-timeout", "60", "--transport", "http",
+                                server.mcp_url], stdin=side, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               cwd=str(ROOT), env=env)
+        os.close(side)
+        said = b""
+        try:
+            while b"[y/N]" not in said and select.select([run.stderr], [], [], 60)[0]:
+                chunk = os.read(run.stderr.fileno(), 4096)
+                if not chunk:
+                    break
+                said += chunk
+            os.write(main, b"y\n")
+            out, err = run.communicate(timeout=60)
+        finally:
+            os.close(main)
+        proc = subprocess.CompletedProcess(run.args, run.returncode, out.decode(), (said + err).decode())
         tokens = set(server.tokens)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["tools"][0]["name"] == "whoami"
     assert seen.read_text().startswith(f"{server.base}/authorize?")
     lines = proc.stderr.splitlines()
-    assert "spyglass: opening the browser to authorize; if it does not open, visit:" in lines
+    assert f"spyglass: the authorization server asks you to sign in on {server.base.split('//')[1]}:" in lines
     assert f"  {seen.read_text()}" in lines
     assert any(line.startswith("spyglass: warning: Tokens cannot be saved: no OS keyring is available (no keyring "
                                "service was found") for line in lines)

@@ -1,8 +1,9 @@
 """How the authorization page is visited and the redirect comes back.
 
-- `LoopbackAuthorizer`: the system browser opens the page; a one-shot listener on
-  127.0.0.1 (random port) receives the redirect and closes. Pasting the redirect
-  URL by hand is the fallback (`paste`).
+- `LoopbackAuthorizer`: the page is handed to `open_url` (the window's sign-in dialog or the command
+  line's question: each asks the user before a browser opens; with none, nothing opens and the address
+  is logged); a one-shot listener on 127.0.0.1 (random port) receives the redirect and closes. Pasting
+  the redirect URL by hand is the fallback (`paste`). The address is checked by the URL policy first.
 - `HeadlessAuthorizer`: for automation against test authorization servers that
   redirect at once: the page is fetched directly and its redirect followed.
 """
@@ -11,13 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import webbrowser
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from .. import urlpolicy
 from .errors import AuthFailed
 
 log = logging.getLogger("spyglass.auth")
@@ -65,6 +66,9 @@ class HeadlessAuthorizer:
                 target = urljoin(current, location)
                 if _same_endpoint(target, self.redirect_uri):
                     return target
+                refused = urlpolicy.refusal(target, who="the authorization server", purpose=urlpolicy.FETCH)
+                if refused:
+                    raise AuthFailed("authorization", f"a redirect was not followed: {refused}")
                 current = target
                 continue
             if resp.status_code >= 400:
@@ -85,7 +89,7 @@ class LoopbackAuthorizer:
     def __init__(self, *, open_url: Callable[[str], Any] | None = None, timeout: float = 300.0,
                  paste: Callable[[str], Awaitable[str]] | None = None, path: str = "/callback",
                  host: str = "127.0.0.1", port: int = 0) -> None:
-        self.open_url = open_url or _open_in_browser
+        self.open_url = open_url or _not_opened
         self.timeout = timeout
         self.paste = paste
         self.path = path
@@ -115,6 +119,10 @@ class LoopbackAuthorizer:
         return f"[{self.host}]" if ":" in self.host else self.host
 
     async def authorize(self, url: str, fetch: Fetch) -> str:
+        refused = urlpolicy.refusal(url, who="the authorization server")
+        if refused:  # the flow checks its endpoint first; an authorizer handed an address directly checks too
+            await self.close()
+            raise AuthFailed("authorization", refused)
         redirect_uri = await self.prepare()
         assert self._answer is not None
         try:
@@ -178,5 +186,6 @@ def _same_endpoint(url: str, redirect_uri: str) -> bool:
     return (a.scheme, a.netloc, a.path) == (b.scheme, b.netloc, b.path)
 
 
-async def _open_in_browser(url: str) -> bool:
-    return await asyncio.to_thread(webbrowser.open, url)
+def _not_opened(url: str) -> bool:
+    """No way to ask the user was given: nothing opens (the authorizer logs the address instead)."""
+    return False

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import urlpolicy
 from .challenge import Challenge
 from .model import GRANT_CODE, STEP_ASM, STEP_PRM, choose_grant
 from .records import Step
@@ -36,8 +37,13 @@ class Discovery(FlowState):
     async def _discover_resource(self, challenge: Challenge | None) -> None:
         step = await self._begin(STEP_PRM)
         advertised = challenge.resource_metadata if challenge else None
-        url, doc, problems = await self._first_document(step, protected_resource_candidates(self.server_url,
-                                                                                            advertised))
+        refused = urlpolicy.refusal(advertised, purpose=urlpolicy.FETCH, own_host=self._own_host) \
+            if advertised else None
+        url, doc, problems = await self._first_document(step, protected_resource_candidates(
+            self.server_url, None if refused else advertised))
+        if refused:  # the well-known addresses of the server the user typed are tried instead
+            problems.insert(0, f"not fetched: {refused}")
+            step.details = {"refused": refused}
         if url is None:
             cause = "no protected resource metadata found: " + "; ".join(problems)
             if challenge is not None and challenge.params:
@@ -53,6 +59,7 @@ class Discovery(FlowState):
         servers = doc.get("authorization_servers")
         if not isinstance(servers, list) or not servers or not all(isinstance(s, str) for s in servers):
             raise self._fail(step, f"the protected resource metadata at {url} lists no authorization_servers")
+        self._allowed(step, servers[0], who="the server")
         self.resource_metadata = doc
         self.resource = resource if isinstance(resource, str) else canonical_resource(self.server_url)
         step.details = {"url": url, "resource": self.resource, "authorization_servers": servers,
@@ -89,6 +96,9 @@ class Discovery(FlowState):
                                        "run an authorization code flow it cannot protect with PKCE")
             if not isinstance(doc.get("authorization_endpoint"), str):
                 raise self._fail(step, "the metadata has no authorization_endpoint")
+            self._allowed(step, doc["authorization_endpoint"], who="the authorization server",
+                          purpose=urlpolicy.OPEN)
         if not isinstance(doc.get("token_endpoint"), str):
             raise self._fail(step, "the metadata has no token_endpoint")
+        self._allowed(step, doc["token_endpoint"], who="the authorization server")
         self._end(step, f"issuer {issuer} verified at {url}")

@@ -55,6 +55,7 @@ class Registration(FlowState):
                                    f"{'' if s.client_metadata_url else ' (no client metadata URL is set)'} nor "
                                    "dynamic client registration: enter a client ID (--client-id, and "
                                    "--client-secret if it has one) registered for this server")
+        self._allowed(step, endpoint, who="the authorization server")
         redirect_uri = await self._redirect_uri()
         method = registration_auth_method(meta.get("token_endpoint_auth_methods_supported"))
         body = {"client_name": s.client_name, "redirect_uris": [redirect_uri],

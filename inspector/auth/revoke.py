@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
+from .. import urlpolicy
 from .responses import basic_auth
 from .store import TokenStore, credential_key
 from .urls import canonical_resource
@@ -65,6 +67,11 @@ def _revoke(record: dict[str, Any], client_id: str | None, client_secret: str | 
     endpoint = metadata.get("revocation_endpoint")
     if not isinstance(endpoint, str) or not endpoint.startswith(("https://", "http://")):
         return Revocation("skipped", "the authorization server names no revocation_endpoint")
+    resource = record.get("resource")
+    refused = urlpolicy.refusal(endpoint, who="the authorization server", purpose=urlpolicy.FETCH,
+                                own_host=urlsplit(resource).hostname if isinstance(resource, str) else None)
+    if refused:
+        return Revocation("skipped", refused)
     client = record.get("client") if isinstance(record.get("client"), dict) else {}
     assert isinstance(client, dict)
     cid = client.get("client_id") or client_id

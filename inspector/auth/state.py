@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import logging
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import httpx
 
+from .. import urlpolicy
 from .authorizers import Authorizer
 from .errors import AuthFailed
 from .jwt import DPoPKey
@@ -69,6 +70,23 @@ class FlowState:
     def _fail(self, step: Step, cause: str, **details: Any) -> AuthFailed:
         self._end(step, cause, FAILED)
         return AuthFailed(step.kind, cause, **details)
+
+    def _allowed(self, step: Step, url: str, *, who: str, purpose: str = urlpolicy.FETCH) -> str:
+        """`url` when the URL policy lets Spyglass fetch (or open) it; else the step fails with the policy's
+        sentence. Plain http to the host of the server the user typed is the user's own choice for fetches."""
+        try:
+            urlpolicy.check(url, who=who, purpose=purpose, own_host=self._own_host if purpose == urlpolicy.FETCH
+                            else None)
+        except urlpolicy.Refused as exc:
+            raise self._fail(step, exc.sentence) from None
+        return url
+
+    @property
+    def _own_host(self) -> str | None:
+        try:
+            return urlsplit(self.server_url).hostname
+        except ValueError:
+            return None
 
     def _notify(self, step: Step) -> None:
         try:

@@ -161,7 +161,7 @@ class TokenRequests(FlowState):
     # ------------------------------------------------------------------ the token endpoint
     async def _token_request(self, step: Step, form: dict[str, str]) -> dict[str, Any]:
         assert self.metadata is not None
-        endpoint = self.metadata["token_endpoint"]
+        endpoint = self._allowed(step, self.metadata["token_endpoint"], who="the authorization server")
         headers: dict[str, str] = {}
         form = dict(form)
         self._client_auth(form, headers)

@@ -88,7 +88,37 @@ def exchanges_to(traffic: Callable[[Any], None]) -> Callable[[Any], None]:
 
 
 async def open_browser(url: str) -> bool:
+    """The authorization page, opened only after the user says yes at a terminal. Without one (stdin is not a
+    terminal) the address is printed for the user to open, and nothing is opened. The address is shown with
+    its host as the browser will show it (punycode for a look-alike) and checked by the URL policy first."""
     import webbrowser
 
-    print(f"spyglass: opening the browser to authorize; if it does not open, visit:\n  {url}", file=sys.stderr)
-    return await asyncio.to_thread(webbrowser.open, url)
+    from .. import urlpolicy
+    from ..auth import AuthFailed
+
+    try:
+        address = urlpolicy.check(url, who="the authorization server")
+    except urlpolicy.Refused as exc:
+        raise AuthFailed("authorization", exc.sentence) from None
+    shown = address.shown  # printable only: the policy refuses control and invisible characters
+    if not _interactive():
+        print(f"spyglass: to authorize, open this address in your browser (not opened: no terminal to ask "
+              f"first):\n  {shown}\nspyglass: waiting for the redirect…", file=sys.stderr, flush=True)
+        return True
+    print(f"spyglass: the authorization server asks you to sign in on {address.origin}:\n  {shown}\n"
+          "spyglass: open it in your browser? [y/N] ", end="", file=sys.stderr, flush=True)
+    answer = await asyncio.to_thread(sys.stdin.readline)
+    if answer.strip().lower() not in ("y", "yes"):
+        raise AuthFailed("authorization", "the sign-in page was not opened: you declined at the terminal")
+    print("spyglass: waiting for the redirect…", file=sys.stderr, flush=True)
+    opened = await asyncio.to_thread(webbrowser.open, address.wire)
+    if not opened:
+        print("spyglass: no browser could be opened; open the address above yourself", file=sys.stderr)
+    return True
+
+
+def _interactive() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (ValueError, OSError):
+        return False

@@ -10,6 +10,7 @@ import os
 import socket
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import fake_as
@@ -17,12 +18,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(90)
-
-BROWSER = """#!{python}
-# the user's browser: opens the authorization URL and follows its redirect back to the listener
-import sys, urllib.request
-urllib.request.build_opener(urllib.request.ProxyHandler({{}})).open(sys.argv[1], timeout=30).read()
-"""
 
 
 def _env(tmp: Path, **extra: str) -> dict[str, str]:
@@ -96,14 +91,21 @@ def _free_port() -> int:
 
 
 def test_callback_url_is_where_the_redirect_listener_binds(tmp_path):
-    browser = tmp_path / "browser"
-    browser.write_text(BROWSER.format(python=sys.executable))
-    browser.chmod(0o755)
     callback = f"http://127.0.0.1:{_free_port()}/my/callback"
     headless = f"http://localhost:{_free_port()}/env/cb"
     with fake_as.running() as server:
-        proc = spyglass(_env(tmp_path, BROWSER=str(browser)), "--token-store", "memory", "--callback-url", callback,
-                        "--transport", "http", server.mcp_url)
+        # No terminal: the address is printed, not opened; the user opens it (here: follows it as a browser would)
+        run = subprocess.Popen([sys.executable, "-m", "inspector", "--cli", "--token-store", "memory",
+                                "--callback-url", callback, "--transport", "http", server.mcp_url],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               cwd=str(ROOT), env=_env(tmp_path))
+        said = []
+        while not said or not said[-1].startswith("  http"):
+            said.append(run.stderr.readline())
+            assert said[-1], "".join(said)
+        urllib.request.build_opener(urllib.request.ProxyHandler({})).open(said[-1].strip(), timeout=30).read()
+        out, err = run.communicate(timeout=30)
+        proc = subprocess.CompletedProcess(run.args, run.returncode, out, "".join(said) + err)
         by_env = spyglass(_env(tmp_path, MCP_OAUTH_CALLBACK_URL=headless), "--token-store", "memory",
                           "--auth-headless", "--transport", "http", server.mcp_url)
     assert proc.returncode == 0, proc.stderr

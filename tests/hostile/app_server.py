@@ -13,6 +13,8 @@ SDK) that, once initialized, does what its case says; every app writes what happ
     silent        never sends ui/initialize
     download      starts a download by itself, then asks ui/download-file
     permissions   declares geolocation and clipboard-write, then uses both
+    open-links    asks ui/open-link for plain http to another machine, a mailto: address, a user name before
+                  the host, then a host in Cyrillic look-alike letters (gооgle.com)
     missing       names a resource the server does not have
     not-html      its resource is text/plain
     no-profile    its resource is text/html without the mcp-app profile
@@ -103,6 +105,13 @@ const act = async () => {
         mimeType: 'text/plain', text: 'the report'}}]});
       out('download: saved');
     } catch (e) { out('download: refused ' + e.message); }
+  } else if (CASE === 'open-links') {
+    for (const url of ['http://evil.example/x', 'mailto:someone@example.com', 'https://bank.example@evil.example/',
+                       'https://g\u043e\u043egle.com/sign-in']) {
+      try { await rpc('ui/open-link', {url}); out('link ' + url + ': opened'); }
+      catch (e) { out('link ' + url + ': refused ' + e.message); }
+    }
+    out('links done');
   } else if (CASE === 'permissions') {
     navigator.geolocation.getCurrentPosition(() => out('geolocation: a position'),
                                              (e) => out('geolocation: error ' + e.code));
@@ -113,8 +122,8 @@ const act = async () => {
 start();
 </script>"""
 
-APPS = ("navigate", "fetch", "other-tool", "flood", "loop", "silent", "download", "permissions", "missing",
-        "not-html", "no-profile", "too-big")
+APPS = ("navigate", "fetch", "other-tool", "flood", "loop", "silent", "download", "permissions", "open-links",
+        "missing", "not-html", "no-profile", "too-big")
 RESOURCE_META = {
     "fetch": {"ui": {"csp": {"connectDomains": ["http://127.0.0.1:1"]}}},
     "permissions": {"ui": {"permissions": {"geolocation": {}, "clipboardWrite": {}}}},

@@ -65,6 +65,14 @@ def everything_shown(window) -> str:
     return "\n".join(parts)
 
 
+async def open_sign_in(window, conn):
+    """The user chooses Open in browser in the sign-in dialog (nothing opens before)."""
+    await until(lambda: window.auth.dialog_for(conn) is not None
+                and find(window.auth.dialog_for(conn), QPushButton, "authBrowserOpen").text() == "Open in browser",
+                20, "the sign-in dialog")
+    find(window.auth.dialog_for(conn), QPushButton, "authBrowserOpen").click()
+
+
 async def connected(conn, timeout=30):
     await until(lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, timeout,
                 f"{conn.name} to connect (status: {conn.session.status_text()})")
@@ -80,6 +88,7 @@ async def test_connect_signs_in_through_the_browser_and_shows_each_step(open_win
             window.auth.open_url = lambda url: opened.append(url) or True
             conn = window.add_server(ServerSpec(name="protected", url=server.mcp_url))
             show_auth_tab(window)
+            await open_sign_in(window, conn)
             await until(lambda: opened and window.auth.dialog_for(conn) is not None, 20, "the browser to open")
             dialog = window.auth.dialog_for(conn)
             assert dialog.isVisible() and find(dialog, QLineEdit, "authBrowserUrl").text() == opened[0]
@@ -203,12 +212,15 @@ async def test_step_by_step_waits_for_next(open_window):
                         "pause 3")
             assert not server.registrations
             find(window, QPushButton, "authRunAll").click()
+            await open_sign_in(window, conn)
             await connected(conn)
             assert [k for k, _, _ in tree_steps(window)] == FLOW
             assert not next_button.isEnabled() and not conn.auth.step_mode
             # Sign in again: the tokens are forgotten and the whole flow runs anew
             first = conn.auth.provider
             find(window, QPushButton, "authSignInAgain").click()
+            await until(lambda: conn.auth.provider is not first, 10, "a new sign-in")
+            await open_sign_in(window, conn)
             await until(lambda: conn.auth.provider is not first and conn.session.status is Status.CONNECTED
                         and conn.session.tools.loaded, 20, "the second sign-in")
             assert len(server.authorization_requests) == 2
@@ -226,6 +238,7 @@ async def test_a_failed_step_is_named_with_its_cause(open_window, mode, step, wo
             window.auth.open_url = browser
             conn = window.add_server(ServerSpec(name=f"broken ({mode})", url=server.mcp_url))
             show_auth_tab(window)
+            await open_sign_in(window, conn)
             await until(lambda: conn.session.status is Status.ERROR, 20, "the connection to fail")
             assert f"'{step}'" in conn.session.reason and words in conn.session.reason
             summary = find(window, QLabel, "authSummary").text()
@@ -254,6 +267,7 @@ async def test_pasted_redirect_url_when_the_browser_cannot_open(open_window):
             opened: list[str] = []
             window.auth.open_url = lambda url: opened.append(url) is not None  # False: no browser
             conn = window.add_server(ServerSpec(name="pasted", url=server.mcp_url))
+            await open_sign_in(window, conn)
             await until(lambda: window.auth.dialog_for(conn) is not None and opened, 20, "the sign-in dialog")
             dialog = window.auth.dialog_for(conn)
             await until(lambda: find(dialog, QLabel, "authBrowserProblem").isVisible(), 5, "the browser problem")
@@ -297,6 +311,7 @@ async def test_entered_client_id_secret_and_scope(open_window):
             window.auth.store = store
             window.auth.open_url = browser
             conn = window.add_server(spec)
+            await open_sign_in(window, conn)
             await connected(conn)
             assert not server.registrations, "an entered client is used, not registered"
             assert server.authorization_requests[0]["client_id"] == "pre-registered"

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QUrl
 
 from ... import errors as E
+from ... import urlpolicy
 from ...private import make_folder, write_private
 from ...protocol.app_bridge import REFUSED, Ask
 from ..base.dialogs import run_dialog
@@ -40,6 +41,12 @@ async def _open_link(block: AppBlock, ask: Ask) -> None:
     app = block.app
     assert app is not None
     url = str(ask.params.get("url"))
+    try:
+        address = urlpolicy.check(url, who="the app")
+    except urlpolicy.Refused as exc:  # never asked: nothing the user could agree to would be opened
+        app.note_refused(f"asked to open {urlpolicy.for_display(url).full}: {exc.sentence}")
+        app.answer(ask.id, error=(REFUSED, f"Link not opened: {exc.sentence}"))
+        return
     dialog = LinkDialog(url, app.name, block.window or block.host.dialog_parent())
     code = await run_dialog(dialog)
     if block.app is not app:
@@ -48,7 +55,7 @@ async def _open_link(block: AppBlock, ask: Ask) -> None:
         app.note_refused(f"asked to open {url}: you declined")
         app.answer(ask.id, error=(REFUSED, "Link opening denied by user"))
         return
-    if not block.host.opener(QUrl(url)):
+    if not block.host.opener(QUrl.fromEncoded(address.wire.encode())):
         app.answer(ask.id, error=(REFUSED, "The system could not open the link"))
         return
     block.conn.session.log.note(f"app {block.uri}: opened {url} in the browser")

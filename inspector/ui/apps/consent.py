@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ... import urlpolicy
 from ..base.layout import text_label
 from ..base.text import visible
 
@@ -32,31 +33,36 @@ MAX_FILE = 64 * 1024 * 1024  # bytes of one file an app may hand over
 
 
 class LinkDialog(QDialog):
-    """`appOpenLinkDialog`: the full address and its host, with Open in browser and Cancel (the default)."""
+    """`appOpenLinkDialog`: the full address and its host as the browser will show it (a look-alike name in its
+    `xn--` form), with Open in browser and Cancel (the default). An address the URL policy refuses says why
+    (`appOpenLinkRefused`) and cannot be opened."""
 
     def __init__(self, url: str, app: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("appOpenLinkDialog")
         self.setWindowTitle("Open a link from an app?")
         lay = QVBoxLayout(self)
-        parts = urllib.parse.urlsplit(url)
-        host = parts.hostname or parts.path.split("@")[-1] or "(no host)"
+        shown = urlpolicy.for_display(url, who="the app")
         lay.addWidget(text_label(f"The app {visible(app, 120)} asks to open this in your browser:", self))
-        big = text_label(visible(host, 200), self, name="appOpenLinkHost")
+        big = text_label(shown.host or "(nothing that can be opened)", self, name="appOpenLinkHost")
         font = big.font()
         font.setPointSizeF(font.pointSizeF() * 1.6)
         font.setBold(True)
         big.setFont(font)
         lay.addWidget(big)
-        full = QLineEdit(url, self)
+        full = QLineEdit(shown.full, self)
         full.setObjectName("appOpenLinkUrl")
         full.setReadOnly(True)
         full.setCursorPosition(0)
         lay.addWidget(full)
+        if shown.refusal is not None:
+            lay.addWidget(text_label(f"Not opened: {shown.refusal}.", self, name="appOpenLinkRefused",
+                                     role="warning"))
         lay.addWidget(text_label("Nothing opens unless you choose Open in browser.", self, role="muted"))
         buttons = QDialogButtonBox(self)
         self.open_button = buttons.addButton("Open in browser", QDialogButtonBox.AcceptRole)
         self.open_button.setObjectName("appOpenLinkOpen")
+        self.open_button.setEnabled(shown.refusal is None)
         self.cancel_button = buttons.addButton("Cancel", QDialogButtonBox.RejectRole)
         self.cancel_button.setObjectName("appOpenLinkCancel")
         self.cancel_button.setDefault(True)

@@ -18,13 +18,13 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QLocale, QObject, QTimeZone, QUrl
-from PySide6.QtGui import QDesktopServices, QFontDatabase, QGuiApplication
+from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from ...protocol import apps
 from ...session import CallRecord
 from ...session.apps import INIT_TIMEOUT, HostSettings
-from ..base import theme
+from ..base import opening, theme
 from .block import HUNG_AFTER, AppBlock
 
 log = logging.getLogger("spyglass.ui.apps")
@@ -80,7 +80,7 @@ class AppHost(QObject):
         self.init_timeout = INIT_TIMEOUT
         slowdown = 3.0 if sys.gettrace() is not None else 1.0  # a traced run (coverage) is slower
         self.hung_after = HUNG_AFTER * slowdown  # seconds an app's frame may stay busy before it is said
-        self.opener: Callable[[QUrl], bool] = QDesktopServices.openUrl
+        self.opener: Callable[[QUrl], bool] = lambda url: opening.system_open(url.toString(QUrl.FullyEncoded))
         self.profiles = Profiles(self._request_refused, self)
         self.blocks: OrderedDict[tuple[str, int], AppBlock] = OrderedDict()
         self._granted: dict[str, set[str]] = {}

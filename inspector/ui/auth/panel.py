@@ -11,7 +11,6 @@ sheet with the pasted-URL fallback; `WindowAuth` is the window's glue.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -22,6 +21,7 @@ from PySide6.QtGui import QBrush, QFont, QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
+    QDialogButtonBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ... import urlpolicy
 from ...auth import KeyringStore
 from ...auth.records import FAILED, OK, PENDING, RUNNING, SKIPPED, Exchange, Step
 from ...session import uses_oauth
@@ -367,10 +368,14 @@ class AuthPanel(QWidget):
 
 
 class BrowserDialog(QDialog):
-    """The sign-in sheet (`authBrowserDialog`): the link, and the pasted-redirect fallback.
+    """The sign-in sheet (`authBrowserDialog`): the question before the browser opens, then the wait.
 
-    Non-modal and opened with show(): no nested event loop. Closed by the session when the
-    one-shot listener (or the pasted URL) ends the wait; Cancel abandons the sign-in.
+    It shows where the authorization page is (`authBrowserHost`: the host as the browser will show it, a
+    look-alike name in its `xn--` form) and the full address (`authBrowserUrl`); nothing opens until the user
+    chooses Open in browser (`authBrowserOpen`; Cancel sign-in is `authBrowserCancel`, in the platform's
+    order). Pasting the redirect URL is the fallback. Non-modal and opened with show(): no nested event loop.
+    Closed by the session when the one-shot listener (or the pasted URL) ends the wait; Cancel abandons the
+    sign-in.
     """
 
     def __init__(self, session: AuthSession, server_name: str, url: str, parent: QWidget | None = None) -> None:
@@ -379,31 +384,37 @@ class BrowserDialog(QDialog):
         self.setWindowTitle(f"Sign in — {visible(server_name, 60)}")
         self.setMinimumWidth(560)
         self.session = session
-        self.url = url
+        shown = urlpolicy.for_display(url, who="the authorization server")
+        self.url = shown.address.wire if shown.address is not None else url
         self._done = False
-        intro = QLabel(f"Spyglass opened the authorization page for “{visible(server_name, 80)}” in your "
-                       "browser. Sign in there; a one-time listener on 127.0.0.1 receives the answer and "
-                       "this window closes by itself.", self)
-        intro.setTextFormat(Qt.PlainText)
-        intro.setWordWrap(True)
+        self.server_name = server_name
+        self.intro = QLabel(f"“{visible(server_name, 80)}” asks you to sign in. Its authorization page is on:",
+                            self)
+        self.intro.setObjectName("authBrowserIntro")
+        self.intro.setTextFormat(Qt.PlainText)
+        self.intro.setWordWrap(True)
+        self.host = QLabel(shown.host, self)
+        self.host.setObjectName("authBrowserHost")
+        self.host.setTextFormat(Qt.PlainText)
+        self.host.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        font = self.host.font()
+        font.setPointSizeF(font.pointSizeF() * 1.4)
+        font.setBold(True)
+        self.host.setFont(font)
         self.problem = QLabel("The browser could not be opened: open the link below yourself.", self)
         self.problem.setObjectName("authBrowserProblem")
         self.problem.setStyleSheet(f"color: {theme.colour('error').name()};")
         self.problem.setVisible(session.browser_opened is False)
-        self.link = QLineEdit(url, self)
+        self.link = QLineEdit(shown.full, self)
         self.link.setObjectName("authBrowserUrl")
         self.link.setReadOnly(True)
         self.link.setCursorPosition(0)
         copy = QPushButton("Copy link", self)
         copy.setObjectName("authCopyUrl")
         copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.url))
-        again = QPushButton("Open again", self)
-        again.setObjectName("authOpenAgain")
-        again.clicked.connect(self._open_again)
         link_row = QHBoxLayout()
         link_row.addWidget(self.link, 1)
         link_row.addWidget(copy)
-        link_row.addWidget(again)
         paste_note = QLabel("If the browser ends on a page that does not load (another machine, a blocked port), "
                             "copy the whole address from its address bar and paste it here:", self)
         paste_note.setWordWrap(True)
@@ -418,33 +429,35 @@ class BrowserDialog(QDialog):
         paste_row = QHBoxLayout()
         paste_row.addWidget(self.paste_field, 1)
         paste_row.addWidget(self.use_button)
-        cancel = QPushButton("Cancel sign-in", self)
+        buttons = QDialogButtonBox(self)
+        self.open_button = buttons.addButton("Open in browser", QDialogButtonBox.AcceptRole)
+        self.open_button.setObjectName("authBrowserOpen")
+        self.open_button.setEnabled(shown.refusal is None)
+        self.open_button.clicked.connect(self._open)
+        cancel = buttons.addButton("Cancel sign-in", QDialogButtonBox.RejectRole)
         cancel.setObjectName("authBrowserCancel")
         cancel.clicked.connect(self.reject)
-        bottom = QHBoxLayout()
-        bottom.addStretch(1)
-        bottom.addWidget(cancel)
         lay = QVBoxLayout(self)
-        lay.addWidget(intro)
-        lay.addWidget(self.problem)
+        lay.addWidget(self.intro)
+        lay.addWidget(self.host)
         lay.addLayout(link_row)
+        lay.addWidget(self.problem)
         lay.addSpacing(8)
         lay.addWidget(paste_note)
         lay.addLayout(paste_row)
-        lay.addLayout(bottom)
+        lay.addWidget(buttons)
+        self.open_button.setDefault(True)
         session.changed.connect(self._session_changed)
 
     def _session_changed(self) -> None:
         self.problem.setVisible(self.session.browser_opened is False)
 
-    def _open_again(self) -> None:
-        opener = self.session.open_url or open_in_browser
-        try:
-            result = opener(self.url)
-            if asyncio.iscoroutine(result):  # an opener that is a coroutine (a test's fake browser): run it
-                self._opening = asyncio.ensure_future(result)
-        except Exception as exc:
-            log.warning("could not open the browser: %s", type(exc).__name__)
+    def _open(self) -> None:
+        self.session.open_now()
+        self.intro.setText(f"Spyglass opened the authorization page for “{visible(self.server_name, 80)}” in your "
+                           "browser. Sign in there; a one-time listener on 127.0.0.1 receives the answer and this "
+                           "window closes by itself.")
+        self.open_button.setText("Open again")
 
     def _use(self) -> None:
         if self.session.paste(self.paste_field.text()):

@@ -19,12 +19,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QUrl, Signal
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtCore import QObject, Signal
 
+from ... import urlpolicy
 from ...auth import AuthFailed, AuthorizationFlow, AuthSettings, FlowObserver, LoopbackAuthorizer, OAuthProvider, Step
 from ...auth.records import FAILED, OK, RUNNING, SKIPPED
 from ...traffic.frame import Frame
+from ..base import opening
 
 log = logging.getLogger("spyglass.ui.auth")
 
@@ -33,8 +34,8 @@ ENDED = (OK, FAILED, SKIPPED)
 
 
 def open_in_browser(url: str) -> bool:
-    """The system browser (QDesktopServices); False when none could be started."""
-    return bool(QDesktopServices.openUrl(QUrl.fromEncoded(url.encode("utf-8"))))
+    """The system browser; False when none could be started."""
+    return opening.system_open(url)
 
 
 def client_key(server_url: str) -> str:
@@ -88,6 +89,7 @@ class AuthSession(QObject):
         self.step_mode = False
         self.paused: Step | None = None
         self.browser_url: str | None = None
+        self.browser_address: urlpolicy.Address | None = None
         self.browser_opened: bool | None = None
         self.failure: str | None = None
         self.busy_refreshing = False
@@ -260,22 +262,44 @@ class AuthSession(QObject):
 
     # ------------------------------------------------------------------ the browser, and the paste fallback
     async def _open_browser(self, url: str) -> bool:
+        """The authorizer's "open": nothing opens yet. The sign-in dialog shows the address (its host as the
+        browser will show it) and opens it when the user chooses Open in browser (`open_now`)."""
+        try:
+            self.browser_address = urlpolicy.check(url, who="the authorization server")
+        except urlpolicy.Refused as exc:  # the flow refuses it first; this is the last guard before a browser
+            raise AuthFailed("authorization", exc.sentence) from None
         self.browser_url = url
         self.browser_opened = None
         # The answer slot exists before the dialog shows: a paste or a Cancel can never come too early.
         self._paste = asyncio.get_running_loop().create_future()
         self.browserWaiting.emit(url)
+        self.changed.emit()
+        return True
+
+    def open_now(self) -> None:
+        """The user chose Open in browser: hand the address (host in ASCII, as shown) to the browser."""
+        address = self.browser_address
+        if address is None or not self.waiting_for_browser:
+            return
         opener = self.open_url or open_in_browser
         try:
-            opened = opener(url)
-            if asyncio.iscoroutine(opened):
-                opened = await opened
+            opened = opener(address.wire)
         except Exception as exc:
             log.warning("could not open the browser: %s", type(exc).__name__)
             opened = False
+        if asyncio.iscoroutine(opened):  # an opener that is a coroutine (a test's browser): its answer later
+            task = asyncio.ensure_future(opened)
+            self._closing.add(task)
+            task.add_done_callback(self._opened)
+            opened = True
         self.browser_opened = opened is not False
         self.changed.emit()
-        return True  # when it failed, the dialog offers the link and the paste field (nothing to log)
+
+    def _opened(self, task: asyncio.Task[Any]) -> None:
+        self._closing.discard(task)
+        if task.cancelled() or task.exception() is not None or task.result() is False:
+            self.browser_opened = False
+            self._emit_later()
 
     async def _wait_for_paste(self, url: str) -> str:
         fut = self._paste

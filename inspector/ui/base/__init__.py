@@ -8,6 +8,7 @@
 - `highlight`, `json_view`: pygments colours, a read-only highlighted JSON view;
 - `banner`: the non-blocking message strip; `dialogs`: `run_dialog` (await a dialog, no nested loop);
 - `files`: what the window writes from Qt objects (`save_png`: a screenshot, 0600 like every file);
+- `opening`: `open_address`, the one way an address reaches the system opener (after `inspector.urlpolicy`);
 - `tasks`: `spawn` (a coroutine started from a widget, kept alive, its failure reported);
 - `enums`: PySide6's short enum names made plain attributes (`Qt.DisplayRole` in a paint costs ~0.05 µs, not
   tens), installed when the window's code is first imported.
@@ -17,5 +18,5 @@ from . import enums as _enums
 
 _enums.install()
 
-__all__ = ["banner", "dialogs", "empty", "enums", "files", "highlight", "items", "json_view", "layout", "tasks", "text",
-           "theme"]
+__all__ = ["banner", "dialogs", "empty", "enums", "files", "highlight", "items", "json_view", "layout", "opening", "tasks",
+           "text", "theme"]

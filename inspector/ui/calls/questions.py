@@ -6,20 +6,17 @@ it belongs to. Each dialog opens window-modally with `open()` (no nested event l
 so the window and other calls keep running.
 
 Object names: `elicitationDialog` (`elicitAccept`, `elicitDecline`, `elicitCancel`, `elicitForm`,
-`elicitUrlHost`, `elicitOpenUrl`), `samplingDialog` (`samplingRequest`, `samplingReply`, `samplingModel`,
-`samplingSend`, `samplingReject`).
+`elicitUrlHost`, `elicitUrl`, `elicitUrlRefused`, `elicitOpenUrl`), `samplingDialog` (`samplingRequest`,
+`samplingReply`, `samplingModel`, `samplingSend`, `samplingReject`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import urllib.parse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QUrl
-from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -33,7 +30,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ... import urlpolicy
 from ...forms import SchemaForm
+from ..base import opening
 from ..base.dialogs import run_dialog
 from ..base.layout import plain_label
 from ..base.text import pretty_json, visible, visible_block
@@ -77,24 +76,23 @@ class ElicitationDialog(QDialog):
         if mode == "url":
             url = params.get("url") if isinstance(params.get("url"), str) else ""
             self.url = url
-            parsed = urllib.parse.urlsplit(url)
-            host = parsed.hostname or "(no host)"
+            shown = urlpolicy.for_display(url)  # the host as the browser will show it (punycode for look-alikes)
             box = QFrame(self)
             box.setFrameShape(QFrame.StyledPanel)
             bl = QVBoxLayout(box)
             bl.addWidget(_plain("It wants you to open a page on:", box))
-            h = _plain(visible(host, 300) + (f":{parsed.port}" if parsed.port else ""), box, "elicitUrlHost", bold=True)
+            h = _plain(shown.host or "(nothing that can be opened)", box, "elicitUrlHost", bold=True)
             f = h.font()
             f.setPointSizeF(f.pointSizeF() * 1.3)
             h.setFont(f)
             bl.addWidget(h)
-            bl.addWidget(_plain(f"Full address: {visible(url, 2000)}", box, "elicitUrl"))
-            if parsed.scheme not in ("https", "http"):
-                bl.addWidget(_plain(f"⚠ The address uses “{visible(parsed.scheme, 20)}:”, not a web page.", box))
+            bl.addWidget(_plain(f"Full address: {shown.full}", box, "elicitUrl"))
+            if shown.refusal is not None:
+                bl.addWidget(_plain(f"⚠ Not opened: {shown.refusal}.", box, "elicitUrlRefused"))
             lay.addWidget(box)
             self.open_button = QPushButton("Open in browser", self)
             self.open_button.setObjectName("elicitOpenUrl")
-            self.open_button.setEnabled(parsed.scheme in ("https", "http") and bool(parsed.hostname))
+            self.open_button.setEnabled(shown.refusal is None)
             self.open_button.clicked.connect(self._open_url)
             lay.addWidget(self.open_button)
             accept = buttons.addButton("Done", QDialogButtonBox.AcceptRole)
@@ -124,7 +122,7 @@ class ElicitationDialog(QDialog):
 
     def _open_url(self) -> None:
         if self.url:
-            QDesktopServices.openUrl(QUrl(self.url))
+            opening.open_address(self.url)
 
     def _finish(self, action: str) -> None:
         if action == "accept" and self.form is not None:

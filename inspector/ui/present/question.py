@@ -13,10 +13,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from PySide6.QtCore import Qt, QUrl
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
+from ... import urlpolicy
+from ..base import opening
 from . import words
 from .friendly_form import FriendlyForm, plain_label
 
@@ -82,12 +83,12 @@ class QuestionCard(QFrame):
             shown.setFont(font)
             shown.setAccessibleName("The page is on")
             self.lay.addWidget(shown)
-            address = plain_label("Full address: " + _clip(self.url), "presentQuestionAddress", self)
+            full = urlpolicy.for_display(self.url).full  # the host as the browser will show it
+            address = plain_label("Full address: " + _clip(full), "presentQuestionAddress", self)
             address.setTextInteractionFlags(Qt.TextSelectableByMouse)
             self.lay.addWidget(address)
             if not web:
-                self.lay.addWidget(plain_label("⚠ This isn't a web page, so it can't be opened from here.",
-                                               "presentQuestionNotWeb", self))
+                self.lay.addWidget(plain_label(words.page_warning(self.url), "presentQuestionNotWeb", self))
             self.open_button = _button("Open the page", "presentQuestionOpen",
                                        "Open the page in your web browser")
             self.open_button.setEnabled(web)
@@ -142,7 +143,7 @@ class QuestionCard(QFrame):
 
     def open_page(self) -> None:
         if self.url:
-            QDesktopServices.openUrl(QUrl(self.url))
+            opening.open_address(self.url)
 
     def settle(self, answer: Any) -> None:
         if not self.future.done():

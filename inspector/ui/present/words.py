@@ -10,6 +10,7 @@ import re
 import urllib.parse
 from typing import Any
 
+from ... import urlpolicy
 from ...session.tools import display_name, hints
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -244,14 +245,18 @@ def asking(tool: dict[str, Any] | None) -> str:
 
 
 def page_host(url: str) -> tuple[str, bool]:
-    """The host a page to open is on, and whether it is a web page at all (http or https with a host)."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-        host, port = parts.hostname, parts.port
-    except ValueError:
-        return "an address that doesn't work", False
-    web = parts.scheme in ("http", "https") and bool(host)
-    return (host or "an address that doesn't work") + (f":{port}" if port else ""), web
+    """The host a page to open is on, as the browser will show it (a look-alike name in its `xn--` form), and
+    whether Spyglass opens it at all (the URL policy: a web page, https or on this computer)."""
+    shown = urlpolicy.for_display(url)
+    return (shown.host or "an address that doesn't work"), shown.refusal is None
+
+
+def page_warning(url: str) -> str:
+    """Why a page is not opened, in words for a person."""
+    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
+    if scheme in ("http", "https"):
+        return "⚠ This address isn't safe to open, so it can't be opened from here."
+    return "⚠ This isn't a web page, so it can't be opened from here."
 
 
 def conversation(params: dict[str, Any]) -> list[tuple[str, str]]:

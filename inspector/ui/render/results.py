@@ -24,7 +24,7 @@ from typing import Any
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from ... import media
+from ... import media, urlpolicy
 from ..base import theme
 from ..base.highlight import json_lexer, lexer_for
 from ..base.layout import small_button, text_label
@@ -187,7 +187,9 @@ class TextBlock(BlockFrame):
             self.markdown.setVisible(on)
 
     def _show_link(self, target: str) -> None:
-        self.link_note.setText(f"Link (not opened): {visible(target, 2000)}")
+        shown = urlpolicy.for_display(target)  # a look-alike host as the browser would show it
+        said = shown.full if shown.address is not None else visible(target, 2000)
+        self.link_note.setText(f"Link (not opened): {said}")
         self.link_note.show()
         QGuiApplication.clipboard().setText(target)
         self.link_note.setToolTip("The link's full target; it was copied to the clipboard.")
