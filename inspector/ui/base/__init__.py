@@ -18,5 +18,5 @@ from . import enums as _enums
 
 _enums.install()
 
-__all__ = ["banner", "dialogs", "empty", "enums", "files", "highlight", "items", "json_view", "layout", "opening", "tasks",
-           "text", "theme"]
+__all__ = ["banner", "dialogs", "empty", "enums", "files", "highlight", "items", "json_view", "layout", "opening",
+           "tasks", "text", "theme"]
