@@ -1,15 +1,92 @@
-"""Recognising and masking secrets: values of Authorization headers and of env vars named like
-*TOKEN*, *KEY*, *SECRET*, *PASSWORD* never appear in the UI, in logs or in exports. No Qt."""
+"""Recognising and masking secrets, by name and by shape, so that they never appear in the UI, in logs or
+in a file meant to leave the machine. Standard library only, no Qt: every writer and view uses this one
+place.
+
+By name: the values of Authorization-like headers and of env vars named like *TOKEN*, *KEY*, *SECRET*,
+*PASSWORD*… By shape, wherever a value stands: a URL's userinfo password, query keys that carry secrets
+(`api_key`, `token`, `sig`…), secret path segments of known services (Telegram bots, Slack and Discord
+webhooks), connection-string pairs (`Password=…;`, `AccountKey=…`), known token formats (GitHub, OpenAI,
+Anthropic, AWS, Slack, Google, Stripe, npm, JWTs, PEM private keys) and, for env values only, long
+high-entropy strings. A masked value keeps its shape readable (scheme, host, user, the key's name, a
+token's prefix) and loses only the secret. What was masked is counted by kind in a `Tally`.
+"""
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from urllib.parse import unquote_plus
 
 MASK = "••••••"
+
+# kinds of masking, as counted in a file's header (`masked_values`)
+NAME = "name"
+URL_USERINFO = "url-userinfo"
+QUERY_KEY = "query-key"
+PATH_KEY = "path-key"
+CONNECTION_STRING = "connection-string"
+TOKEN = "token"
+PRIVATE_KEY = "private-key"
+ENTROPY = "entropy"
+KINDS = (NAME, URL_USERINFO, QUERY_KEY, PATH_KEY, CONNECTION_STRING, TOKEN, PRIVATE_KEY, ENTROPY)
+
 _SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE", re.IGNORECASE)
 # DPoP proofs are short-lived but replayable within their lifetime: masked too.
 _SECRET_HEADERS = {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key", "dpop"}
+
+# query (and fragment) keys whose values are secrets, compared without case; `_QUERY_WORD` takes compound
+# keys (`X-Amz-Signature`, `sessionToken`, `db_password`)
+_QUERY_KEYS = frozenset({
+    "api_key", "apikey", "api-key", "key", "token", "access_token", "refresh_token", "id_token", "secret",
+    "client_secret", "password", "passwd", "pwd", "pass", "sig", "signature", "auth", "code", "session",
+    "session_id", "sessionid", "sid", "jwt", "bearer", "private_key", "otp", "credential", "credentials"})
+_QUERY_WORD = re.compile(r"token|secret|passw|api[_\-]?key|signature|credential", re.IGNORECASE)
+
+_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]{1,30}://[^\s\"'<>`]+")
+
+# service -> the path segments that are secrets, as (host pattern, path pattern with one group per secret)
+_PATH_SECRETS = (
+    (re.compile(r"(^|\.)telegram\.org$", re.I), re.compile(r"^/(?:file/)?bot([^/]+)")),
+    (re.compile(r"^hooks\.slack\.com$", re.I), re.compile(r"^/(?:services|workflows|triggers)/[^/]+/[^/]+/([^/?#]+)")),
+    (re.compile(r"(^|\.)discord(?:app)?\.com$", re.I), re.compile(r"^/api/(?:v\d+/)?webhooks/[^/]+/([^/?#]+)")),
+    (re.compile(r"(^|\.)webhook\.office\.com$", re.I), re.compile(r"^/webhookb2/[^/]+/IncomingWebhook/([^/]+)")),
+)
+
+# known token formats: (prefix kept, rest masked); the edges make a match inside base64 or a longer word fail
+_EDGE_BEFORE = r"(?<![A-Za-z0-9_\-+/])"
+_EDGE_AFTER = r"(?![A-Za-z0-9_\-])"
+_TOKEN_FORMATS = (
+    r"(?P<p1>gh[pousr]_)[A-Za-z0-9]{30,255}",
+    r"(?P<p2>github_pat_)[A-Za-z0-9_]{22,255}",
+    r"(?P<p3>glpat-)[A-Za-z0-9_\-]{20,}",
+    r"(?P<p4>sk-ant-)[A-Za-z0-9_\-]{20,}",
+    r"(?P<p5>sk-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}",
+    r"(?P<p6>(?:sk|rk)_(?:live|test)_)[A-Za-z0-9]{10,}",
+    r"(?P<p7>whsec_)[A-Za-z0-9]{20,}",
+    r"(?P<p8>(?:AKIA|ASIA|ABIA|ACCA))[0-9A-Z]{16}",
+    r"(?P<p9>xox[abposr]-)[A-Za-z0-9\-]{10,}",
+    r"(?P<p10>xapp-)[A-Za-z0-9\-]{10,}",
+    r"(?P<p11>AIza)[0-9A-Za-z_\-]{35}",
+    r"(?P<p12>npm_)[A-Za-z0-9]{36,}",
+    r"(?P<p13>hf_)[A-Za-z]{30,}",
+    r"(?P<p14>eyJ)[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*",
+)
+_TOKEN = re.compile(_EDGE_BEFORE + "(?:" + "|".join(_TOKEN_FORMATS) + ")" + _EDGE_AFTER)
+_PEM = re.compile(r"(-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----)(.*?)(-----END \2-----)", re.DOTALL)
+# ADO/ODBC/Azure connection-string pairs; the value ends at `;`, a quote or the end of the line
+_PAIR = re.compile(r"(?<![A-Za-z0-9_])(password|pwd|passwd|accountkey|sharedaccesskey|sharedsecret|"
+                   r"clientsecret|client_secret)(\s*=\s*)(\{[^}]*\}|\"[^\"]*\"|'[^']*'|[^;\r\n\"'&]*)", re.IGNORECASE)
+_BASE64_BLOB = re.compile(r"[A-Za-z0-9+/=\s]*")
+
+# the high-entropy rule for env values (see docs/security.md)
+ENTROPY_MIN_LENGTH = 20
+ENTROPY_MIN_BITS = 3.0
+ENTROPY_MIN_CHANGES = 0.25
+_PATHISH = re.compile(r"^(?:[/~.]|[A-Za-z]:[\\/]|\\\\|v?\d+\.\d+)|[/\\][^/\\]+[/\\]")
+_PLAIN = re.compile(r"[a-z]+(?:[ _\-.][a-z]+)*|[A-Z]+(?:[ _\-.][A-Z]+)*|[0-9.,_\-:+ ]+")
 
 
 def is_secret_name(name: str) -> bool:
@@ -17,14 +94,210 @@ def is_secret_name(name: str) -> bool:
     return name.lower() in _SECRET_HEADERS or bool(_SECRET_NAME.search(name))
 
 
-def mask_value(name: str, value: str) -> str:
-    if not is_secret_name(name):
-        return value
-    if name.lower() in ("authorization", "proxy-authorization") and " " in value:
-        scheme = value.split(" ", 1)[0]
-        return f"{scheme} {MASK}"
-    return MASK
+class Tally:
+    """What was masked: the distinct secrets of each kind (a secret written twice, as an HTTP exchange's
+    URL is in its frame and its meta, is one secret). `counts()` is what a file's header says."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, set[str]] = {}
+        self._more: Counter[str] = Counter()
+
+    def add(self, kind: str, secret: str) -> None:
+        self._seen.setdefault(kind, set()).add(secret)
+
+    def merge(self, counts: Mapping[str, object] | None) -> None:
+        """Counts read from a file (anything but kind -> positive count pairs is ignored)."""
+        for kind, n in (counts or {}).items() if isinstance(counts, Mapping) else ():
+            if isinstance(kind, str) and isinstance(n, int) and not isinstance(n, bool) and n > 0:
+                self._more[kind] += n
+
+    def counts(self) -> dict[str, int]:
+        total = Counter({kind: len(found) for kind, found in self._seen.items()}) + self._more
+        return {kind: total[kind] for kind in sorted(total)}
+
+    def __bool__(self) -> bool:
+        return bool(self.counts())
 
 
-def mask_mapping(items: Mapping[str, str]) -> dict[str, str]:
-    return {k: mask_value(k, v) for k, v in items.items()}
+def _count(counts: Tally | None, kind: str, secret: str) -> None:
+    if counts is not None:
+        counts.add(kind, secret)
+
+
+def _secret_query_key(key: str) -> bool:
+    k = key.strip().lower()
+    return k in _QUERY_KEYS or bool(_QUERY_WORD.search(k))
+
+
+def _mask_pairs(text: str, sep: str, counts: Tally | None) -> str:
+    """`k=v&k=v` with the values of secret keys masked, every other byte kept."""
+    parts = text.split(sep)
+    for i, part in enumerate(parts):
+        key, eq, value = part.partition("=")
+        if eq and value and value != MASK and _secret_query_key(_unquote(key)):
+            parts[i] = f"{key}={MASK}"
+            _count(counts, QUERY_KEY, value)
+    return sep.join(parts)
+
+
+def _unquote(text: str) -> str:
+    return unquote_plus(text)
+
+
+def mask_url(url: str, counts: Tally | None = None) -> str:
+    """`url` with its secrets masked: the userinfo's password, the values of secret query (and fragment)
+    keys, the secret path segments of known services, and token formats anywhere in it."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return mask_tokens(url, counts)
+    end = len(rest)
+    for stop in "/?#":
+        at = rest.find(stop)
+        if at != -1:
+            end = min(end, at)
+    netloc, tail = rest[:end], rest[end:]
+    if "@" in netloc:
+        userinfo, _, hostport = netloc.rpartition("@")
+        user, colon, password = userinfo.partition(":")
+        if colon and password and password != MASK:
+            netloc = f"{user}:{MASK}@{hostport}"
+            _count(counts, URL_USERINFO, password)
+    host = netloc.rpartition("@")[2].rsplit(":", 1)[0] if not netloc.endswith("]") else netloc
+    path, qmark, query = tail.partition("?")
+    fragment = ""
+    if qmark:
+        query, hashmark, fragment = query.partition("#")
+        fragment = hashmark + fragment
+    else:
+        path, hashmark, fragment = path.partition("#")
+        fragment = hashmark + fragment
+    for host_rule, path_rule in _PATH_SECRETS:
+        if host_rule.search(host):
+            found = path_rule.match(path)
+            if found and found.group(1) != MASK:
+                _count(counts, PATH_KEY, found.group(1))
+                path = path[:found.start(1)] + MASK + path[found.end(1):]
+            break
+    if query:
+        query = _mask_pairs(query, "&", counts)
+    if "=" in fragment:
+        fragment = "#" + _mask_pairs(fragment[1:], "&", counts)
+    return mask_tokens(f"{scheme}://{netloc}{path}{qmark}{query}{fragment}", counts)
+
+
+def mask_tokens(text: str, counts: Tally | None = None) -> str:
+    """`text` with known token formats and PEM private keys masked (a token keeps its prefix)."""
+    def token(m: re.Match[str]) -> str:
+        _count(counts, TOKEN, m.group(0))
+        prefix = next((g for g in m.groups() if g is not None), "")
+        return prefix + MASK
+
+    def pem(m: re.Match[str]) -> str:
+        if m.group(3).strip() == MASK:
+            return m.group(0)
+        _count(counts, PRIVATE_KEY, m.group(3))
+        return f"{m.group(1)}{MASK}{m.group(4)}"
+
+    if "PRIVATE KEY" in text:
+        text = _PEM.sub(pem, text)
+    return _TOKEN.sub(token, text)
+
+
+def mask_text(text: str, counts: Tally | None = None) -> str:
+    """Free text (a command argument, a message, a string of a JSON body) with every secret shape in it
+    masked: URLs, connection-string pairs, token formats. A long base64 blob (an image) is left alone."""
+    if len(text) < 8 or (len(text) > 1024 and _BASE64_BLOB.fullmatch(text)):
+        return text
+    if "://" in text:
+        text = _URL.sub(lambda m: mask_url(m.group(0), counts), text)
+    if "=" in text:
+        def pair(m: re.Match[str]) -> str:
+            value = m.group(3)
+            if not value.strip("{}\"' ") or MASK in value:
+                return m.group(0)
+            _count(counts, CONNECTION_STRING, value)
+            return f"{m.group(1)}{m.group(2)}{MASK}"
+        text = _PAIR.sub(pair, text)
+    return mask_tokens(text, counts)
+
+
+def entropy(text: str) -> float:
+    """Shannon entropy of `text` in bits per character."""
+    if not text:
+        return 0.0
+    total = len(text)
+    return -sum(n / total * math.log2(n / total) for n in Counter(text).values())
+
+
+def looks_random(value: str) -> bool:
+    """A value that is most likely a key: at least ENTROPY_MIN_LENGTH characters with no space, not a path,
+    not plain words or a number, mostly letters and digits of at least two of the kinds lower case, upper
+    case and digit, changing kind between neighbours at least ENTROPY_MIN_CHANGES of the time, and at least
+    ENTROPY_MIN_BITS bits of Shannon entropy per character."""
+    if len(value) < ENTROPY_MIN_LENGTH or any(c.isspace() for c in value) or MASK in value:
+        return False
+    if _PATHISH.search(value) or "://" in value or _PLAIN.fullmatch(value):
+        return False
+    kinds = [0 if c.islower() else 1 if c.isupper() else 2 for c in value if c.isalnum()]
+    if len(set(kinds)) < 2 or len(kinds) < ENTROPY_MIN_LENGTH * 3 // 4:
+        return False
+    # words and versions change between lower case, upper case and digits a few times (a capital that
+    # starts a word is no change); random keys at almost every other character (base62: 45 %, hex: 47 %)
+    changes = sum(a != b and (a, b) != (1, 0) for a, b in itertools.pairwise(kinds)) / (len(kinds) - 1)
+    return changes >= ENTROPY_MIN_CHANGES and entropy(value) >= ENTROPY_MIN_BITS
+
+
+def mask_value(name: str, value: str, counts: Tally | None = None) -> str:
+    """A header's or variable's value: all of it masked when its name says it is secret (an Authorization
+    header keeps its scheme), else its secret shapes."""
+    if is_secret_name(name):
+        if not value or value == MASK:
+            return value
+        _count(counts, NAME, value)
+        if name.lower() in ("authorization", "proxy-authorization") and " " in value:
+            scheme = value.split(" ", 1)[0]
+            return f"{scheme} {MASK}"
+        return MASK
+    return mask_text(value, counts)
+
+
+def mask_env_value(name: str, value: str, counts: Tally | None = None) -> str:
+    """An environment variable's value: by name, by shape, and by entropy (`looks_random`)."""
+    masked = mask_value(name, value, counts)
+    if masked == value and looks_random(value):
+        _count(counts, ENTROPY, value)
+        return MASK
+    return masked
+
+
+def mask_mapping(items: Mapping[str, str], counts: Tally | None = None) -> dict[str, str]:
+    """Headers (or any name -> value mapping) masked by name and by shape."""
+    return {k: mask_value(k, v, counts) for k, v in items.items()}
+
+
+def mask_env(items: Mapping[str, str], counts: Tally | None = None) -> dict[str, str]:
+    """Environment variables masked by name, by shape and by entropy."""
+    return {k: mask_env_value(k, v, counts) for k, v in items.items()}
+
+
+_FLAG = re.compile(r"^(--?[A-Za-z0-9][A-Za-z0-9_\-.]*)(=)(.*)$", re.DOTALL)
+
+
+def mask_args(args: Iterable[str], counts: Tally | None = None) -> list[str]:
+    """A command line with its secrets masked: the value of a secret-named flag (`--api-key X`,
+    `--token=X`) and every secret shape in any argument."""
+    out: list[str] = []
+    after_secret_flag = False
+    for arg in args:
+        flag = _FLAG.match(arg)
+        if after_secret_flag and not arg.startswith("-") and arg and arg != MASK:
+            out.append(MASK)
+            _count(counts, NAME, arg)
+        elif flag and is_secret_name(flag.group(1).lstrip("-")) and flag.group(3) and flag.group(3) != MASK:
+            out.append(f"{flag.group(1)}={MASK}")
+            _count(counts, NAME, flag.group(3))
+        else:
+            out.append(mask_text(arg, counts))
+        after_secret_flag = arg.startswith("-") and "=" not in arg and is_secret_name(arg.lstrip("-"))
+    return out
+
