@@ -45,8 +45,8 @@ def frame_line(server: str, direction: str, data: bytes, wall: float, mono: floa
 
 def mask_body(value: Any, counts: Tally | None = None) -> tuple[Any, bool]:
     """A JSON value with the values of secret-named keys masked, and every secret shape in its strings
-    (URL userinfo and query keys, connection strings, token formats: `secrets.mask_text`); whether
-    anything was."""
+    (URL userinfo and query keys, connection strings, token formats: `secrets.mask_text`) and the secrets
+    `counts` has met already (a server's env value that a tool echoes); whether anything was."""
     if isinstance(value, dict):
         changed = False
         out: dict[str, Any] = {}
@@ -65,6 +65,8 @@ def mask_body(value: Any, counts: Tally | None = None) -> tuple[Any, bool]:
         return [i for i, _ in items], any(c for _, c in items)
     if isinstance(value, str):
         masked = mask_text(value, counts)
+        if counts is not None and counts.known:
+            masked = counts.mask_known(masked)
         return masked, masked != value
     return value, False
 

@@ -18,6 +18,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from typing import Protocol
 from urllib.parse import unquote_plus
 
 MASK = "••••••"
@@ -81,6 +82,9 @@ _PAIR = re.compile(r"(?<![A-Za-z0-9_])(password|pwd|passwd|accountkey|sharedacce
                    r"clientsecret|client_secret)(\s*=\s*)(\{[^}]*\}|\"[^\"]*\"|'[^']*'|[^;\r\n\"'&]*)", re.IGNORECASE)
 _BASE64_BLOB = re.compile(r"[A-Za-z0-9+/=\s]*")
 
+# a secret met once (in a server's env, say) is masked wherever else it appears when at least this long
+KNOWN_MIN_LENGTH = 6
+
 # the high-entropy rule for env values (see docs/security.md)
 ENTROPY_MIN_LENGTH = 20
 ENTROPY_MIN_BITS = 3.0
@@ -101,9 +105,29 @@ class Tally:
     def __init__(self) -> None:
         self._seen: dict[str, set[str]] = {}
         self._more: Counter[str] = Counter()
+        self.known: list[str] = []  # the secrets long enough to be masked wherever else they appear
 
     def add(self, kind: str, secret: str) -> None:
-        self._seen.setdefault(kind, set()).add(secret)
+        found = self._seen.setdefault(kind, set())
+        if secret not in found:
+            found.add(secret)
+            if len(secret) >= KNOWN_MIN_LENGTH and MASK not in secret and secret not in self.known:
+                self.known.append(secret)
+                self.known.sort(key=len, reverse=True)  # a secret that holds another is masked first
+
+    def learn(self, secrets: Iterable[str]) -> None:
+        """Secrets to mask wherever they appear, without counting them (counted where they were met)."""
+        for secret in secrets:
+            if len(secret) >= KNOWN_MIN_LENGTH and MASK not in secret and secret not in self.known:
+                self.known.append(secret)
+        self.known.sort(key=len, reverse=True)
+
+    def mask_known(self, text: str) -> str:
+        """`text` with every secret this tally has met masked (an env value a tool echoes back)."""
+        for secret in self.known:
+            if secret in text:
+                text = text.replace(secret, MASK)
+        return text
 
     def merge(self, counts: Mapping[str, object] | None) -> None:
         """Counts read from a file (anything but kind -> positive count pairs is ignored)."""
@@ -301,3 +325,22 @@ def mask_args(args: Iterable[str], counts: Tally | None = None) -> list[str]:
         after_secret_flag = arg.startswith("-") and "=" not in arg and is_secret_name(arg.lstrip("-"))
     return out
 
+
+
+class _Spec(Protocol):
+    command: list[str]
+    env: dict[str, str]
+    url: str | None
+    headers: dict[str, str]
+
+
+def secrets_of(spec: _Spec) -> list[str]:
+    """The secrets a server's definition holds (its env values, headers, command and URL masked as a file
+    would mask them): what a writer masks wherever else they appear, such as a tool that echoes its env."""
+    tally = Tally()
+    mask_env(spec.env or {}, tally)
+    mask_mapping(spec.headers or {}, tally)
+    mask_args(spec.command or [], tally)
+    if spec.url:
+        mask_url(spec.url, tally)
+    return list(tally.known)

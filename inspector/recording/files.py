@@ -261,15 +261,18 @@ def server_entries(store: TrafficStore, keep: Iterable[str] | None = None,
 
 def export_session(store: TrafficStore, path: str | Path, *, drop_stderr: bool = False,
                    drop_servers: Iterable[str] = (), rows: Iterable[int] | None = None,
-                   mask: bool = True) -> int:
+                   mask: bool = True, known: Iterable[str] = ()) -> int:
     """Write `store` (or the rows given) as a `.mcpsession`; returns the number of frames written.
-    `drop_servers`: server ids or names left out; `drop_stderr`: no stderr lines."""
+    `drop_servers`: server ids or names left out; `drop_stderr`: no stderr lines; `known`: secrets to mask
+    wherever a frame holds them (a server's own, `secrets.secrets_of`)."""
     drop = set(drop_servers)
     names = {sid: d.get("name") for sid, d in definitions(store).items()}
     keep = [sid for sid in store.servers() if sid not in drop and names.get(sid) not in drop]
     keep += [sid for sid in names if sid not in keep and sid not in drop and names.get(sid) not in drop]
     kept = set(keep)
     counts = Tally() if mask else None
+    if counts is not None:
+        counts.learn(known)
     header = {"format": FORMAT, "version": VERSION, "spyglass": __version__,
               "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "started": store.started,
               "servers": server_entries(store, keep, counts), "masked": mask,

@@ -36,6 +36,7 @@ from .. import errors as E
 from ..protocol import tracecontext
 from ..protocol.tasks import RELATED_TASK_META
 from ..protocol.versions import META_PROTOCOL_VERSION, MODERN_VERSION
+from ..secrets import Tally, mask_text
 from ..traffic.columns import BACKGROUND
 from ..traffic.store import TrafficStore
 from .har import ExportError, ServerInfo, as_dict, header, json_key, server_infos
@@ -160,11 +161,13 @@ def session_spans(store: TrafficStore, servers: Iterable[str] | None = None) -> 
             log.debug("record %d could not be exported as a span", n, exc_info=True)
     # not Resource.create: its detectors come from entry points and the environment, neither of which
     # describes the recorded session (and a frozen app may not carry the entry points)
-    resource = Resource({"service.name": "spyglass", "service.version": __version__})
-    spans: list[ReadableSpan] = []
-    for walk in walks.values():
-        spans.extend(plan.readable(resource) for plan in walk.finish())
-    return spans
+    plans = [plan for walk in walks.values() for plan in walk.finish()]
+    masked = Tally()  # secrets in the texts the spans carry (a server's URL, a log line, an error message)
+    for plan in plans:
+        plan.mask(masked)
+    resource = Resource({"service.name": "spyglass", "service.version": __version__, "spyglass.masked": True,
+                         **{f"spyglass.masked_values.{kind}": n for kind, n in masked.counts().items()}})
+    return [plan.readable(resource) for plan in plans]
 
 
 def _batches(spans: Sequence[ReadableSpan]) -> Iterator[Sequence[ReadableSpan]]:
@@ -278,6 +281,14 @@ class _Plan:
 
     def context(self) -> SpanContext:
         return SpanContext(self.trace, self.span, False, TraceFlags(TraceFlags.SAMPLED))
+
+    def mask(self, tally: Tally) -> None:
+        self.name = mask_text(self.name, tally)
+        self.attrs = {k: mask_text(v, tally) if isinstance(v, str) else v for k, v in self.attrs.items()}
+        self.events = [(n, {k: mask_text(v, tally) if isinstance(v, str) else v for k, v in a.items()}, at)
+                       for n, a, at in self.events]
+        if self.status.description:
+            self.status = Status(self.status.status_code, mask_text(self.status.description, tally))
 
     def readable(self, resource: Resource) -> ReadableSpan:
         parent = (SpanContext(self.trace, self.parent, False, TraceFlags(TraceFlags.SAMPLED))
