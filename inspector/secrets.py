@@ -13,8 +13,10 @@ token's prefix) and loses only the secret. What was masked is counted by kind in
 
 from __future__ import annotations
 
+import hmac
 import itertools
 import math
+import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -100,7 +102,9 @@ def is_secret_name(name: str) -> bool:
 
 class Tally:
     """What was masked: the distinct secrets of each kind (a secret written twice, as an HTTP exchange's
-    URL is in its frame and its meta, is one secret). `counts()` is what a file's header says."""
+    URL is in its frame and its meta, is one secret). `counts()` is what a file's header says. A secret
+    is told from another by a keyed digest whose key lives in this process only (`marks()`), so a
+    server's definition can carry what was masked in it without carrying anything that names a secret."""
 
     def __init__(self) -> None:
         self._seen: dict[str, set[str]] = {}
@@ -108,12 +112,10 @@ class Tally:
         self.known: list[str] = []  # the secrets long enough to be masked wherever else they appear
 
     def add(self, kind: str, secret: str) -> None:
-        found = self._seen.setdefault(kind, set())
-        if secret not in found:
-            found.add(secret)
-            if len(secret) >= KNOWN_MIN_LENGTH and MASK not in secret and secret not in self.known:
-                self.known.append(secret)
-                self.known.sort(key=len, reverse=True)  # a secret that holds another is masked first
+        self._seen.setdefault(kind, set()).add(_digest(secret))
+        if len(secret) >= KNOWN_MIN_LENGTH and MASK not in secret and secret not in self.known:
+            self.known.append(secret)
+            self.known.sort(key=len, reverse=True)  # a secret that holds another is masked first
 
     def learn(self, secrets: Iterable[str]) -> None:
         """Secrets to mask wherever they appear, without counting them (counted where they were met)."""
@@ -129,6 +131,17 @@ class Tally:
                 text = text.replace(secret, MASK)
         return text
 
+    def marks(self) -> list[str]:
+        """What was masked as `kind:digest` strings (see the class)."""
+        return sorted(f"{kind}:{d}" for kind, found in self._seen.items() for d in found)
+
+    def add_marks(self, marks: object) -> None:
+        """Marks from `marks()` (of this process: a definition kept earlier); anything else is ignored."""
+        for mark in marks if isinstance(marks, list) else ():
+            if isinstance(mark, str) and ":" in mark:
+                kind, _, digest = mark.rpartition(":")
+                self._seen.setdefault(kind, set()).add(digest)
+
     def merge(self, counts: Mapping[str, object] | None) -> None:
         """Counts read from a file (anything but kind -> positive count pairs is ignored)."""
         for kind, n in (counts or {}).items() if isinstance(counts, Mapping) else ():
@@ -141,6 +154,13 @@ class Tally:
 
     def __bool__(self) -> bool:
         return bool(self.counts())
+
+
+_KEY = os.urandom(16)
+
+
+def _digest(secret: str) -> str:
+    return hmac.new(_KEY, secret.encode("utf-8", "surrogatepass"), "sha256").hexdigest()[:16]
 
 
 def _count(counts: Tally | None, kind: str, secret: str) -> None:

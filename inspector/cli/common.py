@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from .. import errors as E
 from ..config import ServerSpec, pick_server
 from ..portable import mask_frame
-from ..secrets import Tally, secrets_of
+from ..secrets import Tally, mask_url, secrets_of
 from .official import duration_ms
 
 if TYPE_CHECKING:
@@ -172,7 +172,7 @@ def server_spec(args: argparse.Namespace) -> ServerSpec:
     elif args.command:
         target = args.command
         if len(target) == 1 and target[0].startswith(("http://", "https://")):
-            spec = ServerSpec(name=target[0], url=target[0])
+            spec = ServerSpec(name=mask_url(target[0]), url=target[0])  # the name is shown and written
         elif target[0].startswith(("http://", "https://")):
             raise E.UsageError(f"a URL takes no further arguments: {' '.join(target[1:])}")
         else:

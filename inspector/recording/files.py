@@ -243,7 +243,7 @@ def masked_values(header: dict[str, Any]) -> dict[str, int] | None:
 def server_entries(store: TrafficStore, keep: Iterable[str] | None = None,
                    counts: Tally | None = None) -> list[dict[str, Any]]:
     """The header's servers: id, name, revision, era, serverInfo and the definition (masked; what was
-    masked when the definition was first kept, `masked_values`, is added to `counts`)."""
+    masked when the definition was first kept, `masked_marks`, is added to `counts`)."""
     wanted = set(keep) if keep is not None else None
     entries = []
     for sid, s in surfaces(store).items():
@@ -254,7 +254,7 @@ def server_entries(store: TrafficStore, keep: Iterable[str] | None = None,
         if s.definition is not None:
             entry["definition"] = mask_definition(s.definition, counts)
             if counts is not None:
-                counts.merge(s.definition.get("masked_values"))
+                counts.add_marks(s.definition.get("masked_marks"))
         entries.append(entry)
     return entries
 
@@ -337,7 +337,8 @@ def definition_of(spec: ServerSpec) -> dict[str, Any]:
     counts = Tally()
     masked = mask_definition(definition, counts)
     if counts:
-        masked["masked_values"] = counts.counts()  # so that a file written later can say what was
+        # so that a file written later can say what was (marks of this process: a keyed digest, no secret)
+        masked["masked_marks"] = counts.marks()
     return masked
 
 

@@ -160,6 +160,7 @@ def export_har(store: TrafficStore, path: str | Path, *, servers: Iterable[str] 
     entries: list[tuple[float, int, dict[str, Any]]] = []
     masked = Tally()
     for info in http:
+        masked.add_marks(info.definition.get("masked_marks"))  # what was masked when the server was kept
         entries.extend(_Exchanges(store, info, records[info.server_id], masked).entries())
     entries.sort(key=lambda e: (e[0], e[1]))
     # HAR allows fields of one's own when their names start with "_": what was masked, as a session's header

@@ -163,6 +163,8 @@ def session_spans(store: TrafficStore, servers: Iterable[str] | None = None) -> 
     # describes the recorded session (and a frozen app may not carry the entry points)
     plans = [plan for walk in walks.values() for plan in walk.finish()]
     masked = Tally()  # secrets in the texts the spans carry (a server's URL, a log line, an error message)
+    for info in infos.values():
+        masked.add_marks(info.definition.get("masked_marks"))  # and those masked when the server was kept
     for plan in plans:
         plan.mask(masked)
     resource = Resource({"service.name": "spyglass", "service.version": __version__, "spyglass.masked": True,
