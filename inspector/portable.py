@@ -125,10 +125,17 @@ def _mask_exchange(value: dict[str, Any], counts: Tally | None) -> tuple[dict[st
 
 def mask_frame(direction: str, data: bytes, counts: Tally | None = None) -> bytes:
     """A frame's bytes with secrets masked: the URL and header values of an HTTP exchange, secret-named
-    values and secret shapes in the strings of a JSON body. A frame with nothing to mask (or no JSON: a
-    stderr line, a malformed frame) is kept as is."""
-    if direction == "err":
-        return data
+    values and secret shapes in the strings of a JSON body, secret shapes in a stderr line. A frame with
+    nothing to mask (or a malformed one) is kept as is."""
+    if direction == "err":  # a stderr line: a server that logs its connection string logs its password
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return data
+        masked = mask_text(text, counts)
+        if counts is not None and counts.known:
+            masked = counts.mask_known(masked)
+        return data if masked == text else masked.encode("utf-8")
     try:
         value = json.loads(data)
     except (ValueError, RecursionError):

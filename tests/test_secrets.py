@@ -186,3 +186,13 @@ def test_masking_is_total_and_idempotent(text: str) -> None:
     assert S.mask_text(once) == once
     S.mask_url(text)
     S.mask_env_value("X", text)
+
+
+def test_a_stderr_line_loses_its_shapes() -> None:
+    tally = Tally()
+    line = b"connecting to postgres://admin:Pg-Pa55word@db/prod as ghp_" + b"a" * 36
+    out = mask_frame("err", line, tally)
+    assert out == f"connecting to postgres://admin:{MASK}@db/prod as ghp_{MASK}".encode()
+    assert tally.counts() == {"token": 1, "url-userinfo": 1}
+    assert mask_frame("err", b"\xff not utf-8 password=x") == b"\xff not utf-8 password=x"
+    assert mask_frame("err", b"plain line") == b"plain line"

@@ -282,6 +282,7 @@ class TapRecorder:
                                     "host": host}],
                        "masked": mask, "masked_values": self.masked.counts(), "tap": {"pid": os.getpid()},
                        "unjudged": True}
+        self._known = [k.encode() for k in self.masked.known]  # the definition's secrets, wherever they come back
         self._file: Any = None
         if path is not None:
             try:
@@ -397,7 +398,7 @@ class TapRecorder:
     def _line(self, direction: str, data: bytes, mono: float, wall: float, meta: dict[str, Any] | None) -> str:
         # Not parsed here: whether a frame is malformed is judged by whoever reads it (the header says
         # "unjudged"), so a flood costs the tap one JSON encoding per frame, not a parse and a validation.
-        if self.mask and (direction == "http" or SECRETISH.search(data)):
+        if self.mask and (direction == "http" or SECRETISH.search(data) or any(k in data for k in self._known)):
             data = mask_frame(direction, data, self.masked)
             if meta and direction == "http":  # an exchange's record rides in meta too (HAR reads it there)
                 meta = json.loads(mask_frame("http", json.dumps(meta, default=str).encode(), self.masked))

@@ -162,8 +162,9 @@ class ExportSessionDialog(QDialog):
             ".har": "The HTTP exchanges of the session's HTTP servers, for browser tools and HAR viewers; stdio "
                     "servers have none and are skipped.",
             ".otlp.json": "One trace per server, a span per request, for OpenTelemetry tools (OTLP JSON).",
-        }[fmt] + " Secrets are masked: environment values and headers by name, and secret-named keys in "
-                 "the messages.")
+        }[fmt] + " Secrets are masked: environment values and headers by name and by shape (a URL's "
+                 "password and secret query keys, connection strings, known token formats), and in the messages "
+                 "secret-named keys and those shapes.")
 
     def choose(self) -> QFileDialog:
         start = self.path.text() or str(Path.home() / f"session{self.chosen_format()}")
