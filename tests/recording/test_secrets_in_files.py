@@ -21,6 +21,7 @@ from inspector.collection.edit import server_of
 from inspector.config import ServerSpec
 from inspector.exporters import claude_desktop_json, spyglass_command
 from inspector.recording.files import masked_values, open_session
+from inspector.replay import cli_command, curl_command
 
 PASSWORD = "Pg-Pa55word-7731"
 SESSION = "Zq8Lr2Vx9Kp4Tn7Wb3Hs6Jd1Fm5Gc0Ya8Ue2Qi"  # 40 random characters of no known format
@@ -117,10 +118,12 @@ def test_exported_servers_and_collections_keep_no_secret(tmp_path):
                         headers={"X-Trace-Tag": GITHUB})
     secrets = (PASSWORD, SESSION, URL_PASSWORD, API_KEY, GITHUB)
     for text in (claude_desktop_json([spec, remote]), spyglass_command(spec), spyglass_command(remote),
-                 json.dumps(server_of(spec)), json.dumps(server_of(remote))):
+                 json.dumps(server_of(spec)), json.dumps(server_of(remote)), cli_command(spec, "echo", {}),
+                 cli_command(remote, "echo", {}), curl_command(remote, "echo", {})):
         for secret in secrets:
             assert secret not in text
     assert server_of(spec)["env"] == {"DATABASE_URL": "${DATABASE_URL}", "SESSION": "${SESSION}",
                                       "LOG_LEVEL": "debug"}
     assert server_of(remote)["url"] == "${MCP_SERVER_URL}"
     assert '"LOG_LEVEL": "debug"' in claude_desktop_json([spec])
+    assert "-e 'SESSION=${SESSION}'" in cli_command(spec, "echo", {})  # History's "copy as CLI"
