@@ -29,6 +29,7 @@ URL_PASSWORD = "Url-Pa55word-4410"
 API_KEY = "k3y-9f8e7d6c5b4a"
 TOKEN = "t0k-1a2b3c4d5e6f"
 GITHUB = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+MASK_ = "••••••"
 
 
 def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -127,3 +128,20 @@ def test_exported_servers_and_collections_keep_no_secret(tmp_path):
     assert server_of(remote)["url"] == "${MCP_SERVER_URL}"
     assert '"LOG_LEVEL": "debug"' in claude_desktop_json([spec])
     assert "-e 'SESSION=${SESSION}'" in cli_command(spec, "echo", {})  # History's "copy as CLI"
+
+
+def test_a_check_report_in_junit_masks_the_server_and_its_messages():
+    from inspector.checks.report import Settings, junit
+    from inspector.checks.rules import finding
+    from inspector.checks.run import Report
+
+    leaked = finding("tool-name-invalid", f"tool:fetch {GITHUB}",
+                     f"says nothing; its default is postgres://admin:{PASSWORD}@db/prod")
+    xml = junit(Report(server={"name": f"https://mcp.example.com/?token={TOKEN}"}, findings=[leaked]), Settings())
+    text = xml.decode()
+    for secret in (GITHUB, PASSWORD, TOKEN):
+        assert secret not in text
+    suite = ET.fromstring(xml)
+    props = {p.get("name"): p.get("value") for p in suite.find("properties")}
+    assert props["spyglass.masked_values.token"] == "1" and props["spyglass.masked_values.url-userinfo"] == "1"
+    assert f"postgres://admin:{MASK_}@db/prod" in text
