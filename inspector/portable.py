@@ -65,8 +65,6 @@ def mask_body(value: Any, counts: Tally | None = None) -> tuple[Any, bool]:
         return [i for i, _ in items], any(c for _, c in items)
     if isinstance(value, str):
         masked = mask_text(value, counts)
-        if counts is not None and counts.known:
-            masked = counts.mask_known(masked)
         return masked, masked != value
     return value, False
 
@@ -133,8 +131,6 @@ def mask_frame(direction: str, data: bytes, counts: Tally | None = None) -> byte
         except UnicodeDecodeError:
             return data
         masked = mask_text(text, counts)
-        if counts is not None and counts.known:
-            masked = counts.mask_known(masked)
         return data if masked == text else masked.encode("utf-8")
     try:
         value = json.loads(data)

@@ -57,6 +57,9 @@ _PATH_SECRETS = (
     (re.compile(r"(^|\.)webhook\.office\.com$", re.I), re.compile(r"^/webhookb2/[^/]+/IncomingWebhook/([^/]+)")),
 )
 
+# a host must hold one of these for the rules above to be tried
+_PATH_HOSTS = ("telegram.org", "hooks.slack.com", "discord", "webhook.office.com")
+
 # known token formats: (prefix kept, rest masked); the edges make a match inside base64 or a longer word fail
 _EDGE_AFTER = r"(?![A-Za-z0-9_\-])"
 _TOKEN_FORMATS = (
@@ -188,7 +191,7 @@ def _mask_pairs(text: str, sep: str, counts: Tally | None) -> str:
 
 
 def _unquote(text: str) -> str:
-    return unquote_plus(text)
+    return unquote_plus(text) if "%" in text or "+" in text else text
 
 
 def mask_url(url: str, counts: Tally | None = None, *, tokens: bool = True) -> str:
@@ -219,7 +222,7 @@ def mask_url(url: str, counts: Tally | None = None, *, tokens: bool = True) -> s
     else:
         path, hashmark, fragment = path.partition("#")
         fragment = hashmark + fragment
-    for host_rule, path_rule in _PATH_SECRETS:
+    for host_rule, path_rule in _PATH_SECRETS if any(h in host.lower() for h in _PATH_HOSTS) else ():
         if host_rule.search(host):
             found = path_rule.match(path)
             if found and found.group(1) != MASK:
@@ -268,7 +271,6 @@ def mask_tokens(text: str, counts: Tally | None = None) -> str:
 
 _URL_REST = re.compile(r"[^\s\"'<>`]*")
 _SCHEME_END = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]{1,30}$")
-_PATH_HOSTS = ("telegram.org", "hooks.slack.com", "discord", "webhook.office.com")
 _PAIR_WORDS = ("password", "pwd", "passwd", "accountkey", "sharedaccesskey", "sharedsecret", "clientsecret",
                "client_secret")
 
@@ -294,7 +296,8 @@ def _mask_urls(text: str, counts: Tally | None) -> str:
 
 def mask_text(text: str, counts: Tally | None = None) -> str:
     """Free text (a command argument, a message, a string of a JSON body) with every secret shape in it
-    masked: URLs, connection-string pairs, token formats. A long base64 blob (an image) is left alone."""
+    masked: URLs, connection-string pairs, token formats, and the secrets `counts` has met already. A
+    long base64 blob (an image) is left alone."""
     if len(text) < 8 or (len(text) > 1024 and _BASE64_BLOB.fullmatch(text)):
         return text
     if "://" in text:
@@ -307,7 +310,8 @@ def mask_text(text: str, counts: Tally | None = None) -> str:
             _count(counts, CONNECTION_STRING, value)
             return f"{m.group(1)}{m.group(2)}{MASK}"
         text = _PAIR.sub(pair, text)
-    return mask_tokens(text, counts)
+    text = mask_tokens(text, counts)
+    return counts.mask_known(text) if counts is not None and counts.known else text
 
 
 def entropy(text: str) -> float:

@@ -141,7 +141,8 @@ def header(headers: Any, name: str) -> str | None:
 
 # ---------------------------------------------------------------------------------------------- HAR
 
-def export_har(store: TrafficStore, path: str | Path, *, servers: Iterable[str] | None = None) -> int:
+def export_har(store: TrafficStore, path: str | Path, *, servers: Iterable[str] | None = None,
+               known: Iterable[str] = ()) -> int:
     """Write the HTTP exchanges of the session's HTTP servers (all, or `servers`) to `path` as HAR 1.2;
     returns the number of entries. stdio servers are skipped (the log's comment names them); when every
     server asked for is a stdio server, NothingToExport says so and no file is written."""
@@ -159,6 +160,7 @@ def export_har(store: TrafficStore, path: str | Path, *, servers: Iterable[str] 
             rows.append(n)
     entries: list[tuple[float, int, dict[str, Any]]] = []
     masked = Tally()
+    masked.learn(known)  # the servers' own secrets, wherever a body repeats them
     for info in http:
         masked.add_marks(info.definition.get("masked_marks"))  # what was masked when the server was kept
         entries.extend(_Exchanges(store, info, records[info.server_id], masked).entries())

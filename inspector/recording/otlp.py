@@ -87,12 +87,13 @@ class CollectorError(ExportError):
 
 # ---------------------------------------------------------------------------------------------- API
 
-def export_otlp_json(store: TrafficStore, path: str | Path, *, servers: Iterable[str] | None = None) -> int:
+def export_otlp_json(store: TrafficStore, path: str | Path, *, servers: Iterable[str] | None = None,
+                     known: Iterable[str] = ()) -> int:
     """Write the session's traces (all servers, or those of `servers`) to `path` in the OTLP/JSON
     encoding, as one ExportTraceServiceRequest (`{"resourceSpans": [...]}`) with trace and span ids in
     lowercase hex; returns the number of spans. Raises ExportError for a server the session does not have
     or a file that cannot be written."""
-    spans = session_spans(store, servers)
+    spans = session_spans(store, servers, known)
     try:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write('{"resourceSpans":[')
@@ -146,7 +147,8 @@ def traces_endpoint(url: str) -> str:
     return urlunsplit(parts)
 
 
-def session_spans(store: TrafficStore, servers: Iterable[str] | None = None) -> list[ReadableSpan]:
+def session_spans(store: TrafficStore, servers: Iterable[str] | None = None,
+                  known: Iterable[str] = ()) -> list[ReadableSpan]:
     """The session's spans (all servers, or those of `servers`), ended, as the SDK's exporters take them."""
     infos = server_infos(store, servers)
     salt = repr(store.started)
@@ -163,6 +165,7 @@ def session_spans(store: TrafficStore, servers: Iterable[str] | None = None) -> 
     # describes the recorded session (and a frozen app may not carry the entry points)
     plans = [plan for walk in walks.values() for plan in walk.finish()]
     masked = Tally()  # secrets in the texts the spans carry (a server's URL, a log line, an error message)
+    masked.learn(known)
     for info in infos.values():
         masked.add_marks(info.definition.get("masked_marks"))  # and those masked when the server was kept
     for plan in plans:

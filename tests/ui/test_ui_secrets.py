@@ -2,12 +2,15 @@
 `DATABASE_URL=postgres://admin:…@db/prod` and a random `SESSION` token, and an HTTP server added through
 the Add server dialog with no name and a URL holding userinfo, `?api_key=` and `?token=` (server-everything,
 both over loopback). The sidebar (names, tooltips), the server's information, the traffic table and the
-details of an HTTP exchange, and the env table of the Edit dialog show each secret masked, its shape kept."""
+details of an HTTP exchange, and the env table of the Edit dialog show each secret masked, its shape kept;
+the window's exports (.mcpsession, HAR, OTLP) hold none, though server-everything's get-env echoes its env."""
 
 from __future__ import annotations
 
+import gzip
+
 import http_peers
-from calling import connected
+from calling import call, connected
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtWidgets import QAbstractButton, QAbstractItemView, QLabel, QLineEdit, QPlainTextEdit, QTextEdit, QWidget
 from uikit import everything_cmd, until
@@ -49,7 +52,7 @@ def texts(root: QWidget) -> str:
     return "\n".join(t for t in out if t)
 
 
-async def test_the_window_shows_no_secret_of_a_servers_env_or_url(open_window):
+async def test_the_window_shows_no_secret_of_a_servers_env_or_url(open_window, tmp_path):
     with http_peers.everything("streamableHttp") as url:
         secret_url = url.replace("http://", f"http://admin:{URL_PASSWORD}@") + f"?api_key={API_KEY}&token={TOKEN}"
         typed = AddServerDialog(spec=ServerSpec(name="", url=secret_url))
@@ -78,6 +81,20 @@ async def test_the_window_shows_no_secret_of_a_servers_env_or_url(open_window):
                 for secret in SECRETS:
                     assert secret not in shown, f"{secret!r} is shown"
             assert f"http://admin:{MASK}@127.0.0.1" in shown  # the shape stays readable
+            # the window's own export: get-env echoes the server's env; each file masks it all
+            window.select_connection(local)
+            await call(window, "get-env", {})
+            for suffix in (".mcpsession", ".har", ".otlp.json"):
+                dialog = window.sessions.export_dialog()
+                out = tmp_path / f"shared{suffix}"
+                dialog.path.setText(str(out))
+                dialog.path.textEdited.emit(str(out))
+                assert dialog.export_now(), dialog.status.text()
+                dialog.close()
+                raw = out.read_bytes()
+                text = (gzip.decompress(raw) if suffix == ".mcpsession" else raw).decode()
+                for secret in SECRETS:
+                    assert secret not in text, f"{secret!r} is in {out.name}"
             edit = AddServerDialog(spec=local_spec)
             env = {edit.env.table.item(r, 0).text(): edit.env.displayed(r) for r in range(edit.env.table.rowCount())}
             assert env == {"DATABASE_URL": f"postgres://admin:{MASK}@db/prod", "SESSION": MASK}
