@@ -373,12 +373,13 @@ def mask_env(items: Mapping[str, str], counts: Tally | None = None) -> dict[str,
     return {k: mask_env_value(k, v, counts) for k, v in items.items()}
 
 
+_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.+)$", re.DOTALL)
 _FLAG = re.compile(r"^(--?[A-Za-z0-9][A-Za-z0-9_\-.]*)(=)(.*)$", re.DOTALL)
 
 
 def mask_args(args: Iterable[str], counts: Tally | None = None) -> list[str]:
     """A command line with its secrets masked: the value of a secret-named flag (`--api-key X`,
-    `--token=X`) and every secret shape in any argument."""
+    `--token=X`) or variable (`-e API_TOKEN=X`) and every secret shape in any argument."""
     out: list[str] = []
     after_secret_flag = False
     for arg in args:
@@ -389,6 +390,9 @@ def mask_args(args: Iterable[str], counts: Tally | None = None) -> list[str]:
         elif flag and is_secret_name(flag.group(1).lstrip("-")) and flag.group(3) and flag.group(3) != MASK:
             out.append(f"{flag.group(1)}={MASK}")
             _count(counts, NAME, flag.group(3))
+        elif (assign := _ASSIGN.match(arg)) and is_secret_name(assign.group(1)) and assign.group(2) != MASK:
+            out.append(f"{assign.group(1)}={MASK}")  # docker run -e GITHUB_TOKEN=…
+            _count(counts, NAME, assign.group(2))
         else:
             out.append(mask_text(arg, counts))
         after_secret_flag = arg.startswith("-") and "=" not in arg and is_secret_name(arg.lstrip("-"))

@@ -117,10 +117,11 @@ def test_the_same_secret_twice_is_one_secret() -> None:
 
 def test_command_lines() -> None:
     tally = Tally()
-    args = ["server", "--api-key", "abc", "--token=def", "--port", "80", "--dsn", "postgres://u:pw@h/db"]
+    args = ["server", "--api-key", "abc", "--token=def", "--port", "80", "--dsn", "postgres://u:pw@h/db",
+            "-e", "GITHUB_TOKEN=xyz", "-e", "REGION=eu"]
     assert S.mask_args(args, tally) == ["server", "--api-key", MASK, f"--token={MASK}", "--port", "80", "--dsn",
-                                        f"postgres://u:{MASK}@h/db"]
-    assert tally.counts() == {"name": 2, "url-userinfo": 1}
+                                        f"postgres://u:{MASK}@h/db", "-e", f"GITHUB_TOKEN={MASK}", "-e", "REGION=eu"]
+    assert tally.counts() == {"name": 3, "url-userinfo": 1}
 
 
 def test_a_definition_is_masked_by_name_shape_and_entropy() -> None:
