@@ -145,3 +145,17 @@ def test_a_check_report_in_junit_masks_the_server_and_its_messages():
     props = {p.get("name"): p.get("value") for p in suite.find("properties")}
     assert props["spyglass.masked_values.token"] == "1" and props["spyglass.masked_values.url-userinfo"] == "1"
     assert f"postgres://admin:{MASK_}@db/prod" in text
+
+
+def test_files_with_and_without_the_count_open(tmp_path):
+    old = tmp_path / "old.mcpsession"
+    header = {"format": "mcpsession", "version": 1, "masked": True, "servers": []}
+    with gzip.open(old, "wt") as fh:
+        fh.write(json.dumps(header) + "\n" + json.dumps({"end": True, "frames": 0}) + "\n")
+    opened = open_session(old)
+    assert opened.problems == [] and masked_values(opened.header) is None
+    odd = tmp_path / "odd.mcpsession"
+    with gzip.open(odd, "wt") as fh:
+        fh.write(json.dumps({**header, "masked_values": {"token": 2, "x": "many", "y": -1}}) + "\n"
+                 + json.dumps({"end": True, "frames": 0}) + "\n")
+    assert masked_values(open_session(odd).header) == {"token": 2}
