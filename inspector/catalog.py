@@ -35,7 +35,7 @@ from typing import Any
 from . import messages, private
 from .config import ConfigError, ServerSpec, parse_json
 from .keystore import Secrets, SecretStore
-from .secrets import MASK, is_secret_name, mask_value
+from .secrets import MASK, is_secret_name, mask_env_value, mask_value
 
 log = logging.getLogger("spyglass.catalog")
 
@@ -72,13 +72,17 @@ def is_secret_field(kind: str, name: str, value: str = "", marked: Iterable[str]
 
 
 def mask_field(kind: str, name: str, value: str, marked: Iterable[str] = ()) -> str:
-    if not value or not is_secret_field(kind, name, value, marked):
+    """A field's value as shown or exported: masked whole when it is a secret field, else its secret
+    shapes (and for env values, a high-entropy value: `secrets.mask_env_value`)."""
+    if not value:
         return value
-    masked = mask_value(name, value)
-    if masked == value:  # secret by mark or by value, not by name: mask_value did not know
-        scheme = value.split(" ", 1)[0] if kind == "header" and " " in value else ""
-        return f"{scheme} {MASK}" if scheme else MASK
-    return masked
+    if not is_secret_field(kind, name, value, marked):
+        return mask_env_value(name, value) if kind == "env" else mask_value(name, value)
+    if is_secret_name(name):
+        return mask_value(name, value)
+    # secret by mark or by value, not by name: masked whole (a header keeps its scheme)
+    scheme = value.split(" ", 1)[0] if kind == "header" and " " in value else ""
+    return f"{scheme} {MASK}" if scheme else MASK
 
 
 @dataclass

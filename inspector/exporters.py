@@ -18,6 +18,7 @@ from typing import Any
 
 from .catalog import CatalogEntry, is_secret_field, mask_field, write_atomic
 from .config import ConfigError, ServerSpec, parse_json
+from .secrets import mask_args, mask_url
 
 Server = CatalogEntry | ServerSpec
 _SHELL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -37,12 +38,14 @@ def claude_desktop_entry(server: Server, *, reveal_secrets: bool = False) -> dic
     """One `mcpServers` value. Remote servers get `type`/`url`/`headers`, as Cursor and Claude Code read."""
     spec, marks, _ = _parts(server)
     if spec.url is not None and not spec.command:
-        out: dict[str, Any] = {"type": "sse" if spec.transport == "sse" else "http", "url": spec.url}
+        out: dict[str, Any] = {"type": "sse" if spec.transport == "sse" else "http",
+                               "url": spec.url if reveal_secrets else mask_url(spec.url)}
         if spec.headers:
             out["headers"] = {k: v if reveal_secrets else mask_field("header", k, v, marks)
                               for k, v in spec.headers.items()}
         return out
-    out = {"command": spec.command[0] if spec.command else "", "args": list(spec.command[1:])}
+    words = list(spec.command) if reveal_secrets else mask_args(spec.command)
+    out = {"command": words[0] if words else "", "args": words[1:]}
     if spec.env:
         out["env"] = {k: v if reveal_secrets else mask_field("env", k, v, marks) for k, v in spec.env.items()}
     if spec.cwd:
@@ -103,7 +106,7 @@ def spyglass_command(server: Server, *, reveal_secrets: bool = False, program: s
     if timeout:
         words += ["--timeout", f"{timeout:g}"]
     if spec.url is not None and not spec.command:
-        words.append(shlex.quote(spec.url))
+        words.append(shlex.quote(spec.url if reveal_secrets else mask_url(spec.url)))
         if spec.transport == "sse":
             words += ["--transport", "sse"]
         for k, v in spec.headers.items():
@@ -115,9 +118,9 @@ def spyglass_command(server: Server, *, reveal_secrets: bool = False, program: s
             shown = f'{k}="${k}"' if _SHELL_NAME.match(k) else shlex.quote(f"{k}={mask_field('env', k, v, marks)}")
             words += ["-e", shown]
         else:
-            words += ["-e", shlex.quote(f"{k}={v}")]
+            words += ["-e", shlex.quote(f"{k}={v if reveal_secrets else mask_field('env', k, v, marks)}")]
     if spec.cwd:
         words += ["--cwd", shlex.quote(spec.cwd)]
     words.append("--")
-    words += [shlex.quote(a) for a in spec.command]
+    words += [shlex.quote(a) for a in (spec.command if reveal_secrets else mask_args(spec.command))]
     return " ".join(words)

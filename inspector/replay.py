@@ -10,11 +10,12 @@ from typing import Any
 
 from .config import ServerSpec
 from .protocol.versions import META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, MODERN_VERSION
-from .secrets import is_secret_name, mask_value
+from .secrets import mask_args, mask_env_value, mask_url, mask_value
 
 
 def _env_value(name: str, value: str, reveal: bool) -> str:
-    return value if reveal or not is_secret_name(name) else f"${{{name}}}"
+    """A secret env value (by name, shape or entropy) as a reference to the user's own environment."""
+    return value if reveal or mask_env_value(name, value) == value else f"${{{name}}}"
 
 
 def cli_command(spec: ServerSpec, tool: str, arguments: dict[str, Any] | None, *, protocol: str | None = None,
@@ -35,9 +36,9 @@ def cli_command(spec: ServerSpec, tool: str, arguments: dict[str, Any] | None, *
             parts += ["--header", f"{name}: {value if reveal_secrets else mask_value(name, value)}"]
         if spec.transport in ("http", "sse"):
             parts += ["--transport", spec.transport]
-        parts.append(spec.url)
+        parts.append(spec.url if reveal_secrets else mask_url(spec.url))
     else:
-        parts += ["--", *spec.command]
+        parts += ["--", *(spec.command if reveal_secrets else mask_args(spec.command))]
     return shlex.join(parts)
 
 
@@ -71,7 +72,7 @@ def curl_command(spec: ServerSpec, tool: str, arguments: dict[str, Any] | None, 
         headers["Mcp-Session-Id"] = session_id
     for name, value in spec.headers.items():
         headers[name] = value if reveal_secrets else mask_value(name, value)
-    parts = ["curl", "-sS", "-N", "-X", "POST", spec.url]
+    parts = ["curl", "-sS", "-N", "-X", "POST", spec.url if reveal_secrets else mask_url(spec.url)]
     for name, value in headers.items():
         parts += ["-H", f"{name}: {value}"]
     parts += ["--data-binary", json.dumps(body, ensure_ascii=False, separators=(",", ":"))]

@@ -17,6 +17,7 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from .. import errors as E
+from ..secrets import Tally, mask_text
 from .rules import ERROR, INFO, RULES, SEVERITIES, WARNING, Finding
 from .run import Report
 
@@ -115,16 +116,29 @@ def _one_line(text: str) -> str:
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
-def _xml(text: str) -> str:
-    """Server text as XML 1.0 can carry it (control characters and lone surrogates shown as escapes)."""
+def _xml(text: str, masked: Tally | None = None) -> str:
+    """Server text as XML 1.0 can carry it (control characters and lone surrogates shown as escapes), with
+    its secrets masked (`secrets.mask_text`) when `masked` is given."""
+    if masked is not None:
+        text = mask_text(text, masked)
     return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else
                         f"\\u{ord(m.group()):04x}", text)
+
+
+def junit_properties(masked: Tally) -> ET.Element:
+    """A JUnit suite's `<properties>` saying what was masked, as a session file's header does."""
+    props = ET.Element("properties")
+    ET.SubElement(props, "property", name="spyglass.masked", value="true")
+    for kind, n in masked.counts().items():
+        ET.SubElement(props, "property", name=f"spyglass.masked_values.{kind}", value=str(n))
+    return props
 
 
 def junit(report: Report, settings: Settings) -> bytes:
     """One test case per rule and target: a failure for what fails the check, a passing case (with the
     message as output) for the rest, and one passing case for each rule that found nothing."""
-    server = _xml(str(report.server.get("name") or "server"))
+    masked = Tally()
+    server = _xml(str(report.server.get("name") or "server"), masked)
     bar = SEVERITIES.index(settings.fail_on)
     suite = ET.Element("testsuite", name=f"spyglass check {server}")
     failures = 0
@@ -137,16 +151,18 @@ def junit(report: Report, settings: Settings) -> bytes:
             ET.SubElement(suite, "testcase", classname=f"{server}.{rule}", name=rule)
             continue
         for (_rule, target), found in cases.items():
-            case = ET.SubElement(suite, "testcase", classname=f"{server}.{rule}", name=_xml(f"{rule} {target}"))
+            case = ET.SubElement(suite, "testcase", classname=f"{server}.{rule}",
+                                 name=_xml(f"{rule} {target}", masked))
             worst = min(found, key=lambda f: SEVERITIES.index(f.severity))
-            body = _xml("\n".join(f"[{f.severity}] {f.message} ({f.spec})" for f in found))
+            body = _xml("\n".join(f"[{f.severity}] {f.message} ({f.spec})" for f in found), masked)
             if SEVERITIES.index(worst.severity) <= bar:
                 failures += 1
-                fail = ET.SubElement(case, "failure", message=_xml(worst.message), type=worst.severity)
+                fail = ET.SubElement(case, "failure", message=_xml(worst.message, masked), type=worst.severity)
                 fail.text = body
             else:
                 ET.SubElement(case, "system-out").text = body
     suite.set("tests", str(len(suite)))
+    suite.insert(0, junit_properties(masked))
     suite.set("failures", str(failures))
     suite.set("errors", "0")
     return bytes(ET.tostring(suite, encoding="utf-8", xml_declaration=True))

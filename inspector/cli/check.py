@@ -71,7 +71,7 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.fail_on:
         settings.fail_on = fail_on(args.fail_on, "--fail-on")
     spec = server_spec(args)
-    trace = TraceWriter(args.trace) if args.trace else None
+    trace = TraceWriter(args.trace, spec) if args.trace else None
     options = transport_options(spec, args, trace)
     session = ServerSession(spec, options=SessionOptions(
         mode=protocol_of(args), timeout=args.timeout, transport=options, load_lists=False, listen=False,

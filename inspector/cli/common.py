@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import errors as E
 from ..config import ServerSpec, pick_server
+from ..portable import mask_frame
 from ..private import open_private
+from ..secrets import Tally, mask_url, secrets_of
 from .official import duration_ms
 
 if TYPE_CHECKING:
@@ -173,7 +175,7 @@ def server_spec(args: argparse.Namespace) -> ServerSpec:
     elif args.command:
         target = args.command
         if len(target) == 1 and target[0].startswith(("http://", "https://")):
-            spec = ServerSpec(name=target[0], url=target[0])
+            spec = ServerSpec(name=mask_url(target[0]), url=target[0])  # the name is shown and written
         elif target[0].startswith(("http://", "https://")):
             raise E.UsageError(f"a URL takes no further arguments: {' '.join(target[1:])}")
         else:
@@ -221,18 +223,23 @@ def transport_options(spec: ServerSpec, args: argparse.Namespace, traffic: Any =
 
 
 class TraceWriter:
-    """`--trace FILE`: one JSON object per frame, flushed as it comes."""
+    """`--trace FILE`: one JSON object per frame, flushed as it comes, secrets masked as in a session file
+    (also the server's own secrets, given `spec`, wherever a frame repeats them)."""
 
     META_KEYS = ("stream", "event_id", "status")
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, spec: ServerSpec | None = None) -> None:
+        self.masked = Tally()
+        if spec is not None:
+            self.masked.learn(secrets_of(spec))
         try:
             self.fh: TextIO = open_private(path, "w", encoding="utf-8")
         except OSError as exc:
             raise E.UsageError(f"cannot write trace file {path}: {exc.strerror or exc}") from None
 
     def __call__(self, frame: Frame) -> None:
-        record: dict[str, Any] = {"ts": round(frame.wall, 6), "dir": frame.direction, "text": frame.text()}
+        text = mask_frame(frame.direction, frame.data, self.masked).decode("utf-8", errors="replace")
+        record: dict[str, Any] = {"ts": round(frame.wall, 6), "dir": frame.direction, "text": text}
         if frame.meta:
             for key in self.META_KEYS:
                 if frame.meta.get(key) is not None and frame.direction != "http":
@@ -257,6 +264,7 @@ class SessionWriter:
         self.path = path
         self.store = TrafficStore(":memory:")
         self.server = spec.name
+        self.known = secrets_of(spec)
         self.store.set_meta(f"server:{spec.name}", json.dumps(definition_of(spec), ensure_ascii=False))
         self.also: Callable[[Frame], None] | None = None  # --trace, when both are asked for
 
@@ -268,12 +276,12 @@ class SessionWriter:
     def close(self) -> None:
         from ..recording.files import export_session
 
-        export_session(self.store, self.path)
+        export_session(self.store, self.path, known=self.known)
 
 
 def recorders(args: argparse.Namespace, spec: ServerSpec) -> tuple[Any, list[Any]]:
     """The traffic hook of `--trace FILE` and `--session FILE` (either, both or none) and what to close."""
-    trace = TraceWriter(args.trace) if getattr(args, "trace", None) else None
+    trace = TraceWriter(args.trace, spec) if getattr(args, "trace", None) else None
     session = SessionWriter(args.session, spec) if getattr(args, "session", None) else None
     if session is not None:
         session.also = trace

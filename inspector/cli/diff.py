@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import errors as E
 from ..config import ServerSpec
+from ..secrets import mask_url
 from .common import DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, UsageParser, run_command, transport_options, visible
 
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ async def surface_of(side: list[str], args: argparse.Namespace, server: str | No
     if side[0].startswith(("http://", "https://")):
         if len(side) > 1:
             raise E.UsageError(f"{label}: a URL takes no further arguments")
-        spec = ServerSpec(name=side[0], url=side[0])
+        spec = ServerSpec(name=mask_url(side[0]), url=side[0])  # the name is shown and written
     else:
         name = shlex.join(side)
         spec = ServerSpec(name=name if len(name) <= 60 else name[:59] + "…", command=side)

@@ -16,7 +16,7 @@ from typing import Any
 from .. import errors as E
 from ..config import ConfigError, read_json
 from ..private import write_atomic
-from ..secrets import is_secret_name
+from ..secrets import is_secret_name, mask_args, mask_url, mask_value
 from .common import pairs
 
 METHODS = ("servers/list", "servers/show", "servers/add", "servers/edit", "servers/remove")
@@ -41,8 +41,8 @@ def _kind(entry: dict[str, Any]) -> str:
 
 def _detail(entry: dict[str, Any]) -> str:
     if entry.get("command"):
-        return " ".join(str(p) for p in [entry["command"], *(entry.get("args") or [])])
-    return str(entry.get("url") or entry.get("serverUrl") or "")
+        return " ".join(mask_args(str(p) for p in [entry["command"], *(entry.get("args") or [])]))
+    return mask_url(str(entry.get("url") or entry.get("serverUrl") or ""))
 
 
 def _redacted(entry: dict[str, Any]) -> dict[str, Any]:
@@ -50,8 +50,13 @@ def _redacted(entry: dict[str, Any]) -> dict[str, Any]:
     if isinstance(entry.get("env"), dict):
         out["env"] = {k: REDACTED for k in entry["env"]}  # every env value may be a secret
     if isinstance(entry.get("headers"), dict):
-        out["headers"] = {k: REDACTED if is_secret_name(k) or k.lower() == "authorization" else v
-                          for k, v in entry["headers"].items()}
+        out["headers"] = {k: REDACTED if is_secret_name(k) or k.lower() == "authorization" else
+                          mask_value(str(k), str(v)) for k, v in entry["headers"].items()}
+    for key in ("url", "serverUrl"):  # a URL's password, secret query keys: masked by shape
+        if isinstance(entry.get(key), str):
+            out[key] = mask_url(entry[key])
+    if isinstance(entry.get("args"), list):
+        out["args"] = mask_args(str(a) for a in entry["args"])
     out["type"] = _kind(entry)
     return out
 

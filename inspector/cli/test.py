@@ -21,6 +21,7 @@ from typing import Any, TextIO
 from .. import errors as E
 from ..config import ServerSpec
 from ..private import write_private
+from ..secrets import mask_url
 from .common import (
     UsageParser,
     add_server_arguments,
@@ -100,7 +101,7 @@ def spec_of_collection(server: dict[str, Any], base: Path) -> ServerSpec:
     headers = server.get("headers")
     cwd = server.get("cwd")
     url = server.get("url")
-    return ServerSpec(name=Path(words[0]).name if words else str(url), command=words,
+    return ServerSpec(name=Path(words[0]).name if words else mask_url(str(url)), command=words,
                       env={str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {},
                       cwd=str(base / str(cwd)) if isinstance(cwd, str) else str(base),
                       url=str(url) if isinstance(url, str) else None,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import errors as E
 from ..private import write_atomic
-from ..secrets import is_secret_name
+from ..secrets import mask_args, mask_env_value, mask_url, mask_value
 from .expect import text_of
 from .load import Collection, CollectionError, Problem, parse, yaml
 
@@ -150,21 +150,32 @@ def _short(value: Any) -> bool:
     return depth(value) <= 2 and len(text) < 60 and "\\n" not in text
 
 
+URL_VARIABLE = "MCP_SERVER_URL"
+
+
+def url_of(url: str) -> str:
+    """A server's URL as a collection keeps it: one that holds a secret (userinfo, a secret query key, a
+    token) is read from the environment as `${MCP_SERVER_URL}` when the collection runs."""
+    return f"${{{URL_VARIABLE}}}" if mask_url(url) != url else url
+
+
 def server_of(spec: ServerSpec, base: Path | None = None) -> dict[str, Any]:
-    """A collection's `server:` for `spec`. A secret (an env var or header named like one) is written as
-    `${NAME}`, read from the environment when the collection runs: the file never holds it."""
+    """A collection's `server:` for `spec`. A secret (an env var or header named like one, or a value
+    shaped like one: `secrets.mask_env_value`, `mask_value`) is written as `${NAME}`, read from the
+    environment when the collection runs: the file never holds it. A secret in the command line is masked."""
     server: dict[str, Any] = {}
     if spec.url:
-        server["url"] = spec.url
+        server["url"] = url_of(spec.url)
         if spec.transport == "sse":
             server["transport"] = "sse"
         if spec.headers:
-            server["headers"] = {k: (f"${{{env_name(k)}}}" if is_secret_name(k) else v)
+            server["headers"] = {k: (f"${{{env_name(k)}}}" if mask_value(k, v) != v else v)
                                  for k, v in spec.headers.items()}
     else:
-        server["command"] = list(spec.command)
+        server["command"] = mask_args(spec.command)
         if spec.env:
-            server["env"] = {k: (f"${{{env_name(k)}}}" if is_secret_name(k) else v) for k, v in spec.env.items()}
+            server["env"] = {k: (f"${{{env_name(k)}}}" if mask_env_value(k, v) != v else v)
+                             for k, v in spec.env.items()}
         if spec.cwd:
             cwd = Path(spec.cwd)
             if base is not None:

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 from .. import errors as E
 from ..checks.sample import sample
 from ..private import open_private
+from ..secrets import mask_args
+from .edit import url_of
 
 if TYPE_CHECKING:
     from ..config import ServerSpec
@@ -61,9 +63,9 @@ async def starter(session: ServerSession, spec: ServerSpec | None, *, timeout: f
     if spec is not None:
         server = CommentedMap()
         if spec.url:
-            server["url"] = spec.url
+            server["url"] = url_of(spec.url)
         else:
-            server["command"] = list(spec.command)
+            server["command"] = mask_args(spec.command)
         doc["server"] = server
         doc.yaml_set_comment_before_after_key("server", before="How to start the server (-- COMMAND or a URL on "
                                               "the command line wins)")

@@ -31,9 +31,10 @@ from typing import Any
 from .. import __version__
 from ..config import ServerSpec
 from ..errors import UsageError
-from ..portable import FORMAT, SUFFIX, VERSION, frame_line, mask_definition, mask_frame
+from ..portable import FORMAT, SUFFIX, VERSION, frame_line, mask_definition, mask_frame, mask_meta
 from ..private import open_private, write_private
 from ..protocol.jsonrpc import Malformed, parse
+from ..secrets import Tally
 from ..traffic import Frame, TrafficStore
 from ..traffic.columns import DIRECTIONS, HEAD_MAX
 from .surface import ServerSurface, definitions, surfaces
@@ -192,6 +193,8 @@ def _open_portable(path: Path) -> Opened:
                     header = item
                 elif "end" in item:
                     ended = item.get("frames") if isinstance(item.get("frames"), int) else -1
+                    if isinstance(item.get("masked_values"), dict):  # a tap's file: known at its end only
+                        header["masked_values"] = item["masked_values"]
                 else:
                     try:
                         frames.append(frame_of_line(item))
@@ -226,9 +229,22 @@ def _open_portable(path: Path) -> Opened:
     return Opened(path, TrafficStore.from_frames(frames, meta), "mcpsession", problems, header)
 
 
+def masked_values(header: dict[str, Any]) -> dict[str, int] | None:
+    """What a `.mcpsession`'s header says was masked, kind -> number of secrets (None when the file does
+    not say: written before the count, or without masking). Anything else in the field is ignored."""
+    said = header.get("masked_values")
+    if not isinstance(said, dict):
+        return None
+    tally = Tally()
+    tally.merge(said)
+    return tally.counts()
+
+
 # ---------------------------------------------------------------------------- writing
-def server_entries(store: TrafficStore, keep: Iterable[str] | None = None) -> list[dict[str, Any]]:
-    """The header's servers: id, name, revision, era, serverInfo and the definition (masked)."""
+def server_entries(store: TrafficStore, keep: Iterable[str] | None = None,
+                   counts: Tally | None = None) -> list[dict[str, Any]]:
+    """The header's servers: id, name, revision, era, serverInfo and the definition (masked; what was
+    masked when the definition was first kept, `masked_marks`, is added to `counts`)."""
     wanted = set(keep) if keep is not None else None
     entries = []
     for sid, s in surfaces(store).items():
@@ -237,35 +253,49 @@ def server_entries(store: TrafficStore, keep: Iterable[str] | None = None) -> li
         entry: dict[str, Any] = {"id": sid, "name": s.name, "revision": s.revision, "era": s.era,
                                  "serverInfo": s.server_info}
         if s.definition is not None:
-            entry["definition"] = mask_definition(s.definition)
+            entry["definition"] = mask_definition(s.definition, counts)
+            if counts is not None:
+                counts.add_marks(s.definition.get("masked_marks"))
         entries.append(entry)
     return entries
 
 
 def export_session(store: TrafficStore, path: str | Path, *, drop_stderr: bool = False,
                    drop_servers: Iterable[str] = (), rows: Iterable[int] | None = None,
-                   mask: bool = True) -> int:
+                   mask: bool = True, known: Iterable[str] = ()) -> int:
     """Write `store` (or the rows given) as a `.mcpsession`; returns the number of frames written.
-    `drop_servers`: server ids or names left out; `drop_stderr`: no stderr lines."""
+    `drop_servers`: server ids or names left out; `drop_stderr`: no stderr lines; `known`: secrets to mask
+    wherever a frame holds them (a server's own, `secrets.secrets_of`)."""
     drop = set(drop_servers)
     names = {sid: d.get("name") for sid, d in definitions(store).items()}
     keep = [sid for sid in store.servers() if sid not in drop and names.get(sid) not in drop]
     keep += [sid for sid in names if sid not in keep and sid not in drop and names.get(sid) not in drop]
     kept = set(keep)
+    counts = Tally() if mask else None
+    if counts is not None:
+        counts.learn(known)
     header = {"format": FORMAT, "version": VERSION, "spyglass": __version__,
               "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "started": store.started,
-              "servers": server_entries(store, keep), "masked": mask,
+              "servers": server_entries(store, keep, counts), "masked": mask,
               "dropped": {"stderr": drop_stderr, "servers": sorted(drop)}}
     count = 0
     target = Path(path)
     tmp = target.with_name(target.name + ".part")
     try:
-        with open_private(tmp, "wb") as raw, gzip.open(raw, "wt", encoding="utf-8", compresslevel=6) as fh:
-            fh.write(json.dumps(header, ensure_ascii=False) + "\n")
-            for line in _frame_lines(store, rows, kept, drop_stderr, mask):
-                fh.write(line)
+        # the header says how much was masked, which is known once every frame has been: the frames wait
+        # in an unnamed temporary file meanwhile
+        with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+            for line in _frame_lines(store, rows, kept, drop_stderr, counts):
+                spool.write(line)
                 count += 1
-            fh.write(json.dumps({"end": True, "frames": count}) + "\n")
+            if counts is not None:
+                header["masked_values"] = counts.counts()
+            spool.seek(0)
+            with open_private(tmp, "wb") as raw, gzip.open(raw, "wt", encoding="utf-8", compresslevel=6) as fh:
+                fh.write(json.dumps(header, ensure_ascii=False) + "\n")
+                while chunk := spool.read(1 << 20):
+                    fh.write(chunk)
+                fh.write(json.dumps({"end": True, "frames": count}) + "\n")
         tmp.replace(target)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
@@ -274,16 +304,19 @@ def export_session(store: TrafficStore, path: str | Path, *, drop_stderr: bool =
 
 
 def _frame_lines(store: TrafficStore, rows: Iterable[int] | None, kept: set[str], drop_stderr: bool,
-                 mask: bool) -> Iterator[str]:
+                 counts: Tally | None) -> Iterator[str]:
+    """Each frame's line; masked (meta too) when `counts` is given, which learns what was."""
     for n in rows if rows is not None else range(len(store)):
         server = store.server_id(n)
         direction = store.direction(n)
         if server not in kept or (drop_stderr and direction == "err"):
             continue
         data = store.raw(n)
-        if mask:
-            data = mask_frame(direction, data)
-        yield frame_line(server, direction, data, store.wall(n), store.mono(n), store.malformed(n), store.meta(n))
+        meta = store.meta(n)
+        if counts is not None:
+            data = mask_frame(direction, data, counts)
+            meta = mask_meta(meta, counts)
+        yield frame_line(server, direction, data, store.wall(n), store.mono(n), store.malformed(n), meta)
 
 
 def definition_of(spec: ServerSpec) -> dict[str, Any]:
@@ -302,7 +335,12 @@ def definition_of(spec: ServerSpec) -> dict[str, Any]:
         definition["headers"] = dict(spec.headers)
     if spec.trace_context:
         definition["trace_context"] = True
-    return mask_definition(definition)
+    counts = Tally()
+    masked = mask_definition(definition, counts)
+    if counts:
+        # so that a file written later can say what was (marks of this process: a keyed digest, no secret)
+        masked["masked_marks"] = counts.marks()
+    return masked
 
 
 def spec_of(definition: dict[str, Any]) -> ServerSpec:

@@ -25,7 +25,9 @@ from urllib.parse import parse_qsl, urlsplit
 
 from .. import __version__
 from .. import errors as E
+from ..portable import mask_frame
 from ..private import open_private
+from ..secrets import Tally, mask_mapping, mask_url
 from ..traffic.store import TrafficStore
 from .surface import definitions
 
@@ -140,7 +142,8 @@ def header(headers: Any, name: str) -> str | None:
 
 # ---------------------------------------------------------------------------------------------- HAR
 
-def export_har(store: TrafficStore, path: str | Path, *, servers: Iterable[str] | None = None) -> int:
+def export_har(store: TrafficStore, path: str | Path, *, servers: Iterable[str] | None = None,
+               known: Iterable[str] = ()) -> int:
     """Write the HTTP exchanges of the session's HTTP servers (all, or `servers`) to `path` as HAR 1.2;
     returns the number of entries. stdio servers are skipped (the log's comment names them); when every
     server asked for is a stdio server, NothingToExport says so and no file is written."""
@@ -157,11 +160,15 @@ def export_har(store: TrafficStore, path: str | Path, *, servers: Iterable[str] 
         if rows is not None:
             rows.append(n)
     entries: list[tuple[float, int, dict[str, Any]]] = []
+    masked = Tally()
+    masked.learn(known)  # the servers' own secrets, wherever a body repeats them
     for info in http:
-        entries.extend(_Exchanges(store, info, records[info.server_id]).entries())
+        masked.add_marks(info.definition.get("masked_marks"))  # what was masked when the server was kept
+        entries.extend(_Exchanges(store, info, records[info.server_id], masked).entries())
     entries.sort(key=lambda e: (e[0], e[1]))
+    # HAR allows fields of one's own when their names start with "_": what was masked, as a session's header
     log: dict[str, Any] = {"version": "1.2", "creator": {"name": "Spyglass", "version": __version__},
-                           "entries": [e[2] for e in entries]}
+                           "_masked": True, "_masked_values": masked.counts(), "entries": [e[2] for e in entries]}
     if stdio:
         log["comment"] = "not included (stdio servers have no HTTP exchanges): " + ", ".join(i.name for i in stdio)
     try:
@@ -185,9 +192,10 @@ class _Stream:
 class _Exchanges:
     """The exchanges of one HTTP server, with the frames that were their bodies."""
 
-    def __init__(self, store: TrafficStore, info: ServerInfo, rows: list[int]) -> None:
+    def __init__(self, store: TrafficStore, info: ServerInfo, rows: list[int], masked: Tally) -> None:
         self.store = store
         self.info = info
+        self.masked = masked
         self.outs: list[int] = []
         self.streams: dict[tuple[int, str], _Stream] = {}
         self.order: list[int] = []  # exchange records, in order
@@ -295,9 +303,11 @@ class _Exchanges:
         meta = store.meta(n) or {}
         stream = self.stream_of[n]
         method = str(meta.get("method") or "GET")
-        url = str(meta.get("url") or self.info.url or "")
-        req_headers = as_dict(meta.get("request_headers"))
-        resp_headers = as_dict(meta.get("response_headers"))
+        url = mask_url(str(meta.get("url") or self.info.url or ""), self.masked)
+        req_headers = mask_mapping({str(k): str(v) for k, v in as_dict(meta.get("request_headers")).items()},
+                                   self.masked)
+        resp_headers = mask_mapping({str(k): str(v) for k, v in as_dict(meta.get("response_headers")).items()},
+                                    self.masked)
         at = stream.exchanges.index(n)
         body_n = self.bodies.get(stream.key) if method == "POST" else None
         if at > 0:
@@ -314,7 +324,7 @@ class _Exchanges:
             "method": method, "url": url, "httpVersion": HTTP_VERSION, "cookies": [],
             "headers": _headers(req_headers), "queryString": _query(url), "headersSize": -1, "bodySize": 0}
         if body_n is not None:
-            body = store.text(body_n)
+            body = self._text(body_n)
             request["bodySize"] = store.size(body_n)
             request["postData"] = {"mimeType": header(req_headers, "content-type") or "application/json",
                                    "text": body}
@@ -326,7 +336,7 @@ class _Exchanges:
                 text = "".join(self._event(f) for f in frames)
                 content["comment"] = "rebuilt from the recorded events (comments and keep-alives are not recorded)"
             else:
-                text = "\n".join(store.text(f) for f in frames)
+                text = "\n".join(self._text(f) for f in frames)
                 body_size = sum(store.size(f) for f in frames)
             content["text"] = text
             content["size"] = len(text.encode("utf-8"))
@@ -348,6 +358,12 @@ class _Exchanges:
                  "_server": self.info.server_id, "_stream": stream.key[1]}
         return started, n, entry
 
+    def _text(self, n: int) -> str:
+        """A frame's text with its secrets masked as in a session file (`portable.mask_frame`)."""
+        raw = self.store.raw(n)
+        masked = mask_frame(self.store.direction(n), raw, self.masked)
+        return self.store.text(n) if masked is raw else masked.decode("utf-8", errors="replace")
+
     def _event(self, n: int) -> str:
         meta = self.store.meta(n) or {}
         lines = []
@@ -355,7 +371,7 @@ class _Exchanges:
             lines.append(f"id: {meta['event_id']}")
         if meta.get("event"):
             lines.append(f"event: {meta['event']}")
-        lines.extend(f"data: {line}" for line in self.store.text(n).split("\n"))
+        lines.extend(f"data: {line}" for line in self._text(n).split("\n"))
         return "\n".join(lines) + "\n\n"
 
 

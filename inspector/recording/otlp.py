@@ -37,6 +37,7 @@ from ..private import open_private
 from ..protocol import tracecontext
 from ..protocol.tasks import RELATED_TASK_META
 from ..protocol.versions import META_PROTOCOL_VERSION, MODERN_VERSION
+from ..secrets import Tally, mask_text
 from ..traffic.columns import BACKGROUND
 from ..traffic.store import TrafficStore
 from .har import ExportError, ServerInfo, as_dict, header, json_key, server_infos
@@ -87,12 +88,13 @@ class CollectorError(ExportError):
 
 # ---------------------------------------------------------------------------------------------- API
 
-def export_otlp_json(store: TrafficStore, path: str | Path, *, servers: Iterable[str] | None = None) -> int:
+def export_otlp_json(store: TrafficStore, path: str | Path, *, servers: Iterable[str] | None = None,
+                     known: Iterable[str] = ()) -> int:
     """Write the session's traces (all servers, or those of `servers`) to `path` in the OTLP/JSON
     encoding, as one ExportTraceServiceRequest (`{"resourceSpans": [...]}`) with trace and span ids in
     lowercase hex; returns the number of spans. Raises ExportError for a server the session does not have
     or a file that cannot be written."""
-    spans = session_spans(store, servers)
+    spans = session_spans(store, servers, known)
     try:
         with open_private(path, "w", encoding="utf-8") as fh:
             fh.write('{"resourceSpans":[')
@@ -146,7 +148,8 @@ def traces_endpoint(url: str) -> str:
     return urlunsplit(parts)
 
 
-def session_spans(store: TrafficStore, servers: Iterable[str] | None = None) -> list[ReadableSpan]:
+def session_spans(store: TrafficStore, servers: Iterable[str] | None = None,
+                  known: Iterable[str] = ()) -> list[ReadableSpan]:
     """The session's spans (all servers, or those of `servers`), ended, as the SDK's exporters take them."""
     infos = server_infos(store, servers)
     salt = repr(store.started)
@@ -161,11 +164,16 @@ def session_spans(store: TrafficStore, servers: Iterable[str] | None = None) -> 
             log.debug("record %d could not be exported as a span", n, exc_info=True)
     # not Resource.create: its detectors come from entry points and the environment, neither of which
     # describes the recorded session (and a frozen app may not carry the entry points)
-    resource = Resource({"service.name": "spyglass", "service.version": __version__})
-    spans: list[ReadableSpan] = []
-    for walk in walks.values():
-        spans.extend(plan.readable(resource) for plan in walk.finish())
-    return spans
+    plans = [plan for walk in walks.values() for plan in walk.finish()]
+    masked = Tally()  # secrets in the texts the spans carry (a server's URL, a log line, an error message)
+    masked.learn(known)
+    for info in infos.values():
+        masked.add_marks(info.definition.get("masked_marks"))  # and those masked when the server was kept
+    for plan in plans:
+        plan.mask(masked)
+    resource = Resource({"service.name": "spyglass", "service.version": __version__, "spyglass.masked": True,
+                         **{f"spyglass.masked_values.{kind}": n for kind, n in masked.counts().items()}})
+    return [plan.readable(resource) for plan in plans]
 
 
 def _batches(spans: Sequence[ReadableSpan]) -> Iterator[Sequence[ReadableSpan]]:
@@ -279,6 +287,14 @@ class _Plan:
 
     def context(self) -> SpanContext:
         return SpanContext(self.trace, self.span, False, TraceFlags(TraceFlags.SAMPLED))
+
+    def mask(self, tally: Tally) -> None:
+        self.name = mask_text(self.name, tally)
+        self.attrs = {k: mask_text(v, tally) if isinstance(v, str) else v for k, v in self.attrs.items()}
+        self.events = [(n, {k: mask_text(v, tally) if isinstance(v, str) else v for k, v in a.items()}, at)
+                       for n, a, at in self.events]
+        if self.status.description:
+            self.status = Status(self.status.status_code, mask_text(self.status.description, tally))
 
     def readable(self, resource: Resource) -> ReadableSpan:
         parent = (SpanContext(self.trace, self.parent, False, TraceFlags(TraceFlags.SAMPLED))

@@ -26,6 +26,7 @@ from ..config import ServerSpec
 from ..protocol import jsonrpc as rpc
 from ..protocol.mode import Mode
 from ..protocol.versions import Era
+from ..secrets import mask_args, mask_text, mask_url
 from ..traffic.columns import BACKGROUND
 from ..traffic.frame import Frame
 from ..transport.base import Closed
@@ -154,13 +155,14 @@ class ServerSession:
         if s is Status.EXITED:
             return f"exited (code {self.exit_code})" if self.exit_code is not None else "exited"
         if s is Status.ERROR:
-            return "error: " + (self.reason or "unknown")
+            return "error: " + (mask_text(self.reason) if self.reason else "unknown")
         if s is Status.CONNECTING:
             return "connecting…"
         return str(s.value)
 
     def describe(self) -> str:
-        return self.spec.url or shlex.join(self.spec.command)
+        """The server's URL or command line as shown and logged: secrets masked (`secrets.mask_url`)."""
+        return mask_url(self.spec.url) if self.spec.url else shlex.join(mask_args(self.spec.command))
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, *, keep_listings: bool = False) -> asyncio.Task[None]:

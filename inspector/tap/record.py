@@ -37,6 +37,7 @@ from typing import Any, Protocol
 from .. import __version__
 from ..portable import FORMAT, SUFFIX, VERSION, frame_line, mask_definition, mask_frame
 from ..private import NotPrivate, open_private, own_folder, own_socket, peer_problem
+from ..secrets import Tally
 
 FLUSH_S = 0.1  # the file is flushed this often: what a window opening it sees lags by no more
 TICK_S = 0.02  # the writer thread wakes this often when there is nothing to do
@@ -49,7 +50,11 @@ WINDOW_LINE_MAX = 256 * 1024 * 1024  # a line from the window (an edited message
 SOCKET_ENV = "SPYGLASS_TAP_SOCKET"  # another socket path (tests, or two windows kept apart)
 # a frame that may hold a secret-named key: only those are parsed for masking (a flood of progress
 # notifications is not); a superset of the masking rule's names, so nothing it would mask is missed
-SECRETISH = re.compile(rb"(?i)pass|secret|key|token|auth|cookie|credential|\\u")  # \u: an escaped name
+SECRETISH = re.compile(rb"(?i)pass|secret|key|token|auth|cookie|credential|\\u"  # \u: an escaped name
+                       # and the first bytes of the shapes `secrets.mask_text` knows (URLs with userinfo
+                       # or a query, connection strings, token formats)
+                       rb"|://[^\s\"]*[@?#]|pwd|sig|gh[pousr]_|github_pat_|glpat-|sk-|[sr]k_|whsec_|A[SK]IA|ABIA|"
+                       rb"ACCA|xox|xapp-|AIza|npm_|hf_|eyJ")
 
 
 class Listener(Protocol):
@@ -291,11 +296,17 @@ class TapRecorder:
         self._stop = threading.Event()
         self._lock = threading.Lock()  # the writer's work, also done by close()
         self._said_skipped = 0
+        # what was masked: the header says it of the definition (all that is known when it is written),
+        # the end line of the whole file
+        self.masked = Tally()
         self.header = {"format": FORMAT, "version": VERSION, "spyglass": __version__,
                        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "started": self.started,
                        "servers": [{"id": server_id, "name": definition.get("name", server_id),
-                                    "definition": mask_definition(definition), "tapped": True, "host": host}],
-                       "masked": mask, "tap": {"pid": os.getpid()}, "unjudged": True}
+                                    "definition": mask_definition(definition, self.masked), "tapped": True,
+                                    "host": host}],
+                       "masked": mask, "masked_values": self.masked.counts(), "tap": {"pid": os.getpid()},
+                       "unjudged": True}
+        self._known = [k.encode() for k in self.masked.known]  # the definition's secrets, wherever they come back
         self._file: Any = None
         self._raw: Any = None
         if path is not None:
@@ -412,10 +423,10 @@ class TapRecorder:
     def _line(self, direction: str, data: bytes, mono: float, wall: float, meta: dict[str, Any] | None) -> str:
         # Not parsed here: whether a frame is malformed is judged by whoever reads it (the header says
         # "unjudged"), so a flood costs the tap one JSON encoding per frame, not a parse and a validation.
-        if self.mask and (direction == "http" or SECRETISH.search(data)):
-            data = mask_frame(direction, data)
+        if self.mask and (direction == "http" or SECRETISH.search(data) or any(k in data for k in self._known)):
+            data = mask_frame(direction, data, self.masked)
             if meta and direction == "http":  # an exchange's record rides in meta too (HAR reads it there)
-                meta = json.loads(mask_frame("http", json.dumps(meta, default=str).encode()))
+                meta = json.loads(mask_frame("http", json.dumps(meta, default=str).encode(), self.masked))
         return frame_line(self.server_id, direction, data, wall, mono, None, meta)
 
     def _write(self, lines: list[str]) -> None:
@@ -461,7 +472,10 @@ class TapRecorder:
                 self._say_skipped()
             if self._file is not None:
                 try:
-                    self._file.write(json.dumps({"end": True, "frames": self.frames}) + "\n")
+                    end: dict[str, Any] = {"end": True, "frames": self.frames}
+                    if self.mask:
+                        end["masked_values"] = self.masked.counts()
+                    self._file.write(json.dumps(end) + "\n")
                 except (OSError, ValueError):
                     pass
                 self._close_file()

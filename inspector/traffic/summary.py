@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..secrets import mask_url
+
 MAX = 240
 PARSE_LIMIT = 256 * 1024  # bigger frames are summarised by their size, not parsed
 
@@ -55,7 +57,8 @@ def summarise(kind: str, method: str, raw: bytes, size: int, reason: str | None)
         if kind == "response":
             return _result(method, obj.get("result"))
         if kind == "http":
-            parts = [str(obj[k]) for k in ("method", "url", "status") if obj.get(k) is not None]
+            parts = [mask_url(str(obj[k])) if k == "url" else str(obj[k])  # its secrets are not the summary's
+                     for k in ("method", "url", "status") if obj.get(k) is not None]
             return clip(" ".join(parts)) if parts else compact(obj)
         if kind == "error":
             err = obj.get("error") or {}

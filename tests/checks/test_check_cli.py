@@ -181,7 +181,8 @@ def test_junit_has_a_case_per_rule_and_target_and_fails_the_errors(tmp_path):
     clean = tmp_path / "clean.xml"
     assert check("--junit", str(clean), "--", *PLANTED, "--clean").returncode == 0
     clean_suite = ET.parse(clean).getroot()
-    assert clean_suite.get("failures") == "0" and len(clean_suite) == len(RULES)
+    assert clean_suite.get("failures") == "0" and len(clean_suite.findall("testcase")) == len(RULES)
+    assert clean_suite.find("properties/property").get("name") == "spyglass.masked"  # what was masked: nothing
 
 
 @pytest.mark.parametrize(("protocol", "calls"), [("legacy", "read-only"), ("modern", "read-only"), ("auto", "none")])

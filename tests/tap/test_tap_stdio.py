@@ -446,6 +446,30 @@ def test_env_and_cwd_given_to_the_tap_reach_the_server_and_the_session(tmp_path)
     assert definition["cwd"] == str(tmp_path) and definition["env"] == {"T_API_KEY": MASK, "T_MODE": "fast"}
 
 
+def test_a_tapped_servers_env_secrets_are_masked_wherever_they_come_back(tmp_path):
+    password, token = "Pg-Pa55word-7731", "Zq8Lr2Vx9Kp4Tn7Wb3Hs6Jd1Fm5Gc0Ya8Ue2Qi"
+    session = tmp_path / "env.mcpsession"
+    cmd = [PY, "-c", "import json, os, sys; e = os.environ; "
+           "print(json.dumps({'jsonrpc': '2.0', 'method': 'x', 'params': {'env': [e['DATABASE_URL'], e['SESSION']]}}));"
+           "print('connecting to', e['DATABASE_URL'], file=sys.stderr)"]
+    options = ("-e", f"DATABASE_URL=postgres://admin:{password}@db/prod", "-e", f"SESSION={token}")
+    run = subprocess.run(tapped(session, *cmd, options=options), capture_output=True, stdin=subprocess.DEVNULL,
+                         timeout=30, cwd=str(ROOT))
+    assert token.encode() in run.stdout and password.encode() in run.stderr  # the wire is the server's
+    import gzip
+
+    text = gzip.open(session, "rt").read()
+    assert password not in text and token not in text
+    opened = open_session(session)
+    header = json.loads(text.splitlines()[0])
+    assert header["masked"] is True and header["masked_values"] == {"entropy": 1, "url-userinfo": 1}
+    end = json.loads(text.splitlines()[-1])
+    assert end["masked_values"] == {"entropy": 1, "url-userinfo": 1}  # the same secrets came back: no more
+    assert opened.header["masked_values"] == end["masked_values"]
+    assert [d for direction, d in frames(session) if direction == "err"] == [
+        f"connecting to postgres://admin:{MASK}@db/prod".encode()]
+
+
 class FakeWindow:
     """A window's tap socket: accepts taps and, if `reads`, keeps every line each one sends."""
 

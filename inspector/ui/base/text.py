@@ -12,12 +12,14 @@ import json
 import re
 from typing import Any
 
-MASK = "••••"
+from ...secrets import MASK, is_secret_name, mask_env_value
+
+__all__ = ["MASK", "is_secret_name", "masked", "plain_tooltip", "pretty_json", "visible", "visible_block"]
+
 
 # Bidi embeddings/overrides/isolates, marks, and other invisible format characters.
 _INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2069\u061c\ufeff\u180e]")
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
-_SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "AUTHORIZATION", "CREDENTIAL", "COOKIE")
 
 
 def visible(text: Any, limit: int = 500) -> str:
@@ -45,13 +47,9 @@ def plain_tooltip(text: str) -> str:
     return "<qt><p style='white-space:pre-wrap'>" + html.escape(text, quote=False) + "</p></qt>"
 
 
-def is_secret_name(name: str) -> bool:
-    upper = name.upper()
-    return any(word in upper for word in _SECRET_WORDS)
-
-
 def masked(name: str, value: str) -> str:
-    return MASK if value and is_secret_name(name) else value
+    """A name's value as the window shows it: by name, by shape and by entropy (`inspector.secrets`)."""
+    return mask_env_value(name, value)
 
 
 def pretty_json(value: Any, limit: int = 400_000) -> str:

@@ -54,31 +54,34 @@ def with_suffix(path: str, suffix: str) -> str:
 
 
 def write(store: TrafficStore, path: str, fmt: str, *, drop_stderr: bool, left_out: list[str],
-          kept: list[str]) -> int:
-    """Write `store` in format `fmt`; the number of frames (or HAR entries, or spans) written."""
+          kept: list[str], known: list[str] | None = None) -> int:
+    """Write `store` in format `fmt`; the number of frames (or HAR entries, or spans) written. `known`: the
+    servers' own secrets, masked wherever the frames repeat them (`secrets.secrets_of`)."""
+    known = known or []
     if fmt == ".mcpsession":
-        return export_session(store, path, drop_stderr=drop_stderr, drop_servers=left_out)
+        return export_session(store, path, drop_stderr=drop_stderr, drop_servers=left_out, known=known)
     recorded = set(store.servers())
     servers = None if not left_out else [s for s in kept if s in recorded]
     if fmt == ".har":
         from ...recording.har import export_har  # written alongside; loaded when first asked for
 
-        return int(export_har(store, path, servers=servers))
+        return int(export_har(store, path, servers=servers, known=known))
     from ...recording.otlp import export_otlp_json
 
-    return int(export_otlp_json(store, path, servers=servers))
+    return int(export_otlp_json(store, path, servers=servers, known=known))
 
 
 class ExportSessionDialog(QDialog):
     """Where to, in which format, and what to leave out; `exported(path, count)` is told of success."""
 
     def __init__(self, store: TrafficStore, parent: QWidget | None = None, *, suggested: str = "",
-                 exported: Callable[[str, int], None] | None = None) -> None:
+                 exported: Callable[[str, int], None] | None = None, known: list[str] | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("exportSessionDialog")
         self.setWindowTitle("Export session")
         self.store = store
         self.exported = exported
+        self.known = known or []  # the connected servers' own secrets
         self.path = QLineEdit(self)
         self.path.setObjectName("exportPath")
         self.path.setPlaceholderText("Where to write the file; its type says the format")
@@ -162,8 +165,9 @@ class ExportSessionDialog(QDialog):
             ".har": "The HTTP exchanges of the session's HTTP servers, for browser tools and HAR viewers; stdio "
                     "servers have none and are skipped.",
             ".otlp.json": "One trace per server, a span per request, for OpenTelemetry tools (OTLP JSON).",
-        }[fmt] + " Secrets are masked: environment values and headers by name, and secret-named keys in "
-                 "the messages.")
+        }[fmt] + " Secrets are masked: environment values and headers by name and by shape (a URL's "
+                 "password and secret query keys, connection strings, known token formats), and in the messages "
+                 "secret-named keys and those shapes.")
 
     def choose(self) -> QFileDialog:
         start = self.path.text() or str(Path.home() / f"session{self.chosen_format()}")
@@ -207,7 +211,7 @@ class ExportSessionDialog(QDialog):
         fmt = self.chosen_format()
         try:
             count = write(self.store, path, fmt, drop_stderr=self.drop_stderr.isChecked() and fmt == ".mcpsession",
-                          left_out=self.left_out(), kept=self.kept())
+                          left_out=self.left_out(), kept=self.kept(), known=self.known)
         except E.SpyglassError as exc:
             self.say(f"Not exported: {exc.message}", "error")
             return None

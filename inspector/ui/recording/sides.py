@@ -13,7 +13,7 @@ from ...errors import UsageError
 from ...recording.files import spec_of
 from ...recording.live import record_surface
 from ...recording.surface import ServerSurface
-from ...secrets import MASK
+from ...secrets import MASK, mask_args, mask_url
 from ...session import SessionOptions
 from ..base.text import visible
 
@@ -30,7 +30,7 @@ class LiveServer:
 
     @property
     def describe(self) -> str:
-        return self.spec.url or shlex.join(self.spec.command)
+        return mask_url(self.spec.url) if self.spec.url else shlex.join(mask_args(self.spec.command))
 
 
 def typed_server(text: str) -> LiveServer:

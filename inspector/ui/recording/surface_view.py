@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...recording.surface import ServerSurface
+from ...secrets import mask_text
 from ...session.tools import badges, display_name, flags, hints_tooltip
 from ..base import theme
 from ..base.items import (
@@ -332,7 +333,8 @@ class InfoPage(QWidget):
         form_box.setLayout(form)
         info = surface.server_info or {}
         definition = surface.definition or {}
-        started = definition.get("url") or " ".join(str(c) for c in definition.get("command") or []) or "(not kept)"
+        started = mask_text(definition.get("url") or " ".join(str(c) for c in definition.get("command") or [])) \
+            or "(not kept)"  # masked when kept; a session from an older Spyglass may not be
         values = {"name": surface.name, "id": surface.server_id, "revision": surface.revision or "(unknown)",
                   "era": {"legacy": "legacy (initialize)", "modern": "2026-07-28 (server/discover)"}.get(
                       surface.era or "", "(unknown)"),

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QProgressDialog, 
 from ...checks.rules import Finding
 from ...recording.files import SUFFIX, Opened, SessionFileError, open_session
 from ...recording.findings import judge_recording
+from ...secrets import secrets_of
 from ...traffic import list_sessions, sessions_dir
 from ..base.tasks import spawn
 from ..base.text import visible
@@ -338,9 +339,10 @@ class WindowSessions(QObject):
             self.window.show_banner("There is no session to export: traffic is not being recorded.")
             return None
         store.flush(wait=True)  # every frame so far, in the file and in the export
+        known = [secret for conn in self.window.connections() for secret in secrets_of(conn.spec)]
         dialog = ExportSessionDialog(store, self.window, suggested=suggested_name(store), exported=lambda p, n:
                                      self.window.show_banner(f"Exported {n:,} to {p} (secrets masked).",
-                                                             level="info"))
+                                                             level="info"), known=known)
         dialog.setAttribute(Qt.WA_DeleteOnClose)
         dialog.open()
         return dialog

@@ -35,7 +35,8 @@ from PySide6.QtWidgets import (
 
 from ...config import ServerSpec
 from ...protocol.versions import SUPPORTED_VERSIONS
-from ..base.text import MASK, is_secret_name
+from ...secrets import mask_url
+from ..base.text import MASK, is_secret_name, masked
 
 # "" = automatic (Streamable HTTP, else the 2024-11-05 HTTP+SSE transport)
 TRANSPORTS = (("Automatic (Streamable HTTP, else HTTP+SSE)", ""), ("Streamable HTTP", "http"),
@@ -73,13 +74,17 @@ class SecretValueDelegate(QStyledItemDelegate):
     """Column 1 of a name/value table: masked when column 0 names a secret."""
 
     def _secret(self, index: QModelIndex) -> bool:
-        name = index.sibling(index.row(), 0).data(Qt.DisplayRole) or ""
-        return is_secret_name(str(name))
+        name = str(index.sibling(index.row(), 0).data(Qt.DisplayRole) or "")
+        value = str(index.data(Qt.DisplayRole) or "")
+        return is_secret_name(name) or masked(name, value) != value
 
     def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex) -> None:
         super().initStyleOption(option, index)
-        if self._secret(index) and option.text:
-            option.text = MASK
+        if not option.text:
+            return
+        name = str(index.sibling(index.row(), 0).data(Qt.DisplayRole) or "")
+        # a secret by name shows nothing of itself; one by shape keeps its shape (scheme, host, user)
+        option.text = MASK if is_secret_name(name) else masked(name, option.text)
 
     def createEditor(self, parent: QWidget, option: QStyleOptionViewItem, index: QModelIndex) -> QWidget:
         editor = super().createEditor(parent, option, index)
@@ -298,7 +303,7 @@ class AddServerDialog(QDialog):
                                        ("scope", " ".join(self.scope.text().split()))) if v}
             if "client_secret" in oauth and "client_id" not in oauth:
                 raise ValueError("a client secret needs the client ID it belongs to")
-            return ServerSpec(name=name or url, url=url, headers=headers,
+            return ServerSpec(name=name or mask_url(url), url=url, headers=headers,
                               transport=self.transport.currentData() or None, oauth=oauth,
                               trace_context=self.trace_context.isChecked())
         command = self.command.text().strip()

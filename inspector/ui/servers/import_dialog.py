@@ -37,8 +37,9 @@ from PySide6.QtWidgets import (
 
 from ...catalog import Catalog, CatalogError
 from ...importers import Choice, ImportPreview, MissingAnswers, apply
+from ...secrets import mask_args, mask_url, mask_value
 from ..base import theme
-from ..base.text import visible
+from ..base.text import masked, visible
 
 ACTION_LABELS = {
     "add": "Add",
@@ -55,11 +56,11 @@ def describe(spec: Any) -> str:
     lines = []
     if spec.url:
         kind = spec.transport or "http"
-        lines.append(f"{spec.url}  ({kind})")
-        lines += [f"{k}: {v}" for k, v in spec.headers.items()]
+        lines.append(f"{mask_url(spec.url)}  ({kind})")
+        lines += [f"{k}: {mask_value(k, v)}" for k, v in spec.headers.items()]
     else:
-        lines.append(shlex.join(spec.command))
-        lines += [f"{k}={v}" for k, v in spec.env.items()]
+        lines.append(shlex.join(mask_args(spec.command)))
+        lines += [f"{k}={masked(k, v)}" for k, v in spec.env.items()]
         if spec.cwd:
             lines.append(f"in {spec.cwd}")
     return "\n".join(visible(line, 160) for line in lines)

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...secrets import mask_text
 from ...session import Status
 from ..base import theme
 from ..base.text import plain_tooltip, visible, visible_block
@@ -57,7 +58,7 @@ class ServerModel(QAbstractListModel):
             return None
         conn = self.connections[index.row()]
         if role == Qt.DisplayRole:
-            return visible(conn.name, 200)
+            return visible(mask_text(conn.name), 200)  # a server named by its URL
         if role == SERVER_ID_ROLE:
             return conn.server_id
         if role == STATUS_ROLE:
@@ -70,11 +71,11 @@ class ServerModel(QAbstractListModel):
             return theme.status_icon(conn.session.status.value)
         if role == Qt.ToolTipRole:
             found = sum(conn.live.summary().values())
-            return plain_tooltip(f"{visible(conn.name, 200)}\n{visible(conn.session.describe(), 400)}\n"
+            return plain_tooltip(f"{visible(mask_text(conn.name), 200)}\n{visible(conn.session.describe(), 400)}\n"
                                  f"{visible(conn.session.status_text(), 600)}"
                                  + (f"\n⚠ {found} finding{'s' if found != 1 else ''} (the Check tab)" if found else ""))
         if role == Qt.AccessibleTextRole:
-            return f"{conn.name}: {conn.session.status_text()}"
+            return f"{mask_text(conn.name)}: {conn.session.status_text()}"
         return None
 
     def add(self, conn: Connection) -> int:

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...portable import mask_frame, mask_meta
 from ...traffic import TrafficFilter, TrafficStore
 from ...traffic.expr import FilterSyntaxError, Node, is_expression, parse
 from ...traffic.summary import human_size
@@ -212,6 +213,8 @@ class TrafficDetail(QWidget):
     def show_record(self, store: TrafficStore, n: int, findings: list[str] | None = None) -> None:
         rec = store.record(n)
         raw = store.raw(n)
+        if rec.direction == "http":  # an exchange's URL and headers (the messages themselves are shown as sent)
+            raw = mask_frame("http", raw)
         self.n = n
         self.raw_text = raw.decode("utf-8", errors="backslashreplace")
         arrow = ARROWS.get(rec.direction, rec.direction)
@@ -234,7 +237,7 @@ class TrafficDetail(QWidget):
             problem = "JSON-RPC error response"
         for finding in findings or ():
             problem = (problem + "\n" if problem else "") + finding
-        if transport := {k: v for k, v in (rec.meta or {}).items() if k not in HANDMADE_KEYS}:  # ✎ is in the header
+        if transport := mask_meta({k: v for k, v in (rec.meta or {}).items() if k not in HANDMADE_KEYS}):  # ✎: header
             problem = (problem + "\n" if problem else "") + "Transport: " + json.dumps(transport, ensure_ascii=False,
                                                                                      default=str)
         self.problem.setText(problem)

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from ... import errors as E
 from ...cli.tap import tap_command
+from ...secrets import mask_args, mask_url
 from ...tap import install
 from ..base.layout import heading_label, text_label
 from ..base.text import visible
@@ -141,7 +142,8 @@ class TapHostDialog(QDialog):
             return False
         self._say_ok()
         for entry in self.config.entries:
-            runs = " ".join(entry.command) if entry.command else (entry.url or entry.problem or "")
+            runs = (" ".join(mask_args(entry.command)) if entry.command else
+                    mask_url(entry.url) if entry.url else entry.problem or "")
             state = "tapped" if entry.tapped else ""
             item = QTreeWidgetItem(self.servers, [entry.name, entry.transport, visible(runs, 200), state])
             item.setData(0, NAME_ROLE, entry.name)
