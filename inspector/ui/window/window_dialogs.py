@@ -38,7 +38,8 @@ class WindowDialogs:
 
     def open_command_palette(self) -> CommandPalette:
         self.command_palette = CommandPalette.open_over(self, palette_commands(
-            server_actions=[self.act_connect, self.act_disconnect, self.act_restart, self.act_refresh],
+            server_actions=[self.act_connect, self.act_disconnect, self.act_restart, self.act_refresh, self.act_edit,
+                            self.act_duplicate, self.act_remove, self.act_undo_remove],
             actions=[self.act_import, self.act_export_all, self.act_export_one, self.act_copy_command, self.act_add,
                      self.act_demo, self.act_preferences, self.act_shortcuts, self.composer.act_composer,
                      self.devloop.act_watch, self.devloop.act_settings],
