@@ -189,8 +189,7 @@ class AddServerDialog(QDialog):
         stdio = QWidget(self)
         self.command = QLineEdit(stdio)
         self.command.setObjectName("serverCommand")
-        self.command.setPlaceholderText("e.g. npx, uvx, python, /path/to/server — or paste a whole command line, "
-                                        "a URL or a server's JSON entry")
+        self.command.setPlaceholderText("npx, uvx, python, /path/to/server… or a whole command line")
         self.command.textEdited.connect(self._command_edited)
         self.command.editingFinished.connect(self._command_finished)
         self._command_was = ""
@@ -271,14 +270,24 @@ class AddServerDialog(QDialog):
         self.ok_button = buttons.button(QDialogButtonBox.Ok)
         self.ok_button.setText("Save and reconnect" if editing else "Add and connect")
         self.ok_button.setObjectName("addServerOk")
-        self.paste_button = buttons.addButton("Paste from clipboard", QDialogButtonBox.ActionRole)
+        self.paste_button = QPushButton("Paste from clipboard", self)
         self.paste_button.setObjectName("pasteServerButton")
         self.paste_button.setToolTip("Fill the dialog from a command line, a URL or a server's JSON entry "
                                      "(Claude Desktop, Cursor, VS Code) on the clipboard")
         self.paste_button.clicked.connect(self.paste_clipboard)
         buttons.accepted.connect(self._accept)
         buttons.rejected.connect(self.reject)
+        paste_hint = QLabel("a command line, a URL or a host's JSON entry (also when pasted into Command)", self)
+        paste_hint.setToolTip("A JSON entry as Claude Desktop, Cursor or VS Code write one: bare, as its "
+                              "\"name\": {…} member, or inside mcpServers / servers")
+        paste_hint.setObjectName("pasteServerHint")
+        paste_hint.setWordWrap(True)
+        paste_hint.setEnabled(False)  # the muted look of a hint
+        paste_row = QHBoxLayout()
+        paste_row.addWidget(self.paste_button)
+        paste_row.addWidget(paste_hint, 1)
         top = QFormLayout()
+        top.addRow("Fill from:", paste_row)
         top.addRow("Name:", self.name)
         top.addRow("Protocol:", self.protocol)
         top.addRow("Tracing:", self.trace_context)
