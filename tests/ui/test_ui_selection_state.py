@@ -118,12 +118,28 @@ async def test_every_running_mark_ends_with_its_call(open_window):
         await _marks_end(window, conn, rec)
         assert rec.outcome == "cancelled"
 
+        conn.session.client.timeout = 0.5  # no progress for longer than that: the call times out
+        rec = _start_in_view(window, conn, "long_task", {"steps": 2, "step_ms": 2000})
+        await _marks_end(window, conn, rec)
+        assert rec.outcome == "timeout", rec.outcome
+        conn.session.client.timeout = 30
+
         rec = _start_in_view(window, conn, "long_task", {"steps": 50, "step_ms": 200})
         window.act_disconnect.trigger()  # the server goes under a running call
         await _marks_end(window, conn, rec)
         assert rec.outcome != "ok"
         await until(lambda: conn.session.status is Status.DISCONNECTED and not window._tasks, 10,
                     "the disconnection to finish")
+
+        # removed under a running call: the other server's marks stay clear, and no mark outlives the call
+        other = window.add_server(ServerSpec(name="other demo", command=demo_cmd()))
+        await connected(other)
+        rec = _start_in_view(window, other, "long_task", {"steps": 50, "step_ms": 200})
+        window.remove_selected()
+        await until(lambda: not rec.running, 10, "the call to end with its server")
+        assert window.selected_connection() is conn and window.calls.running() == []
+        await until(lambda: window.server_view.itemDelegate().painted.get(conn.server_id) == "", 5)
+        await until(lambda: not window._tasks, 10, "the removal to finish")
 
 
 @pytest.mark.parametrize("policy", [confirm.NEVER, confirm.DESTRUCTIVE, confirm.NOT_READ_ONLY])
