@@ -54,6 +54,11 @@ def may_destroy(tool: dict[str, Any]) -> bool:
     return not h["readOnlyHint"][0] and h["destructiveHint"][0]
 
 
+def lists(listing: Any, name: Any) -> bool:
+    """Whether a server's tool listing has the tool `name` (still offered, or removed but still shown)."""
+    return any(isinstance(t, dict) and t.get("name") == name for t in (*listing.items, *listing.vanished))
+
+
 def badges(tool: dict[str, Any]) -> list[str]:
     """Annotation badges, the spec's defaults applied. A tool that may destroy says whether the server said
     so ("destructive") or said nothing ("may change things (not declared)"): both ask before a call."""

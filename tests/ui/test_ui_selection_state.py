@@ -53,6 +53,9 @@ async def test_the_tool_panel_belongs_to_the_selected_server(open_window):
         assert window.calls.records(other.server_id) == []
         status = find(window, QLabel, "callStatus").text()
         assert status.startswith("Not called") and "markdown_report" in status, status
+        load = window.tool_detail.load_view  # a load run is held to the same rule
+        assert load.start() is None and load.run is None
+        assert load.status.text().startswith("Not started") and "markdown_report" in load.status.text()
 
         # a tool both list: switching server shows the selected server's own definition
         select_tool(window, "echo")

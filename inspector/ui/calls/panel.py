@@ -36,7 +36,7 @@ from ...forms.validation import still_accepted
 from ...protocol.tasks import TASKS_VERSION, task_support
 from ...protocol.tasks import describe as describe_task
 from ...session import CallRecord
-from ...session.tools import HINTS_NOTE, app_summary, badges, display_name, flags, hints_tooltip
+from ...session.tools import HINTS_NOTE, app_summary, badges, display_name, flags, hints_tooltip, lists
 from ..base import theme
 from ..base.json_view import JsonView
 from ..base.layout import title_label
@@ -476,10 +476,8 @@ class ToolCallPanel(QWidget):
         and only with a tool that server lists (or listed: a removed one is still shown, struck through)."""
         if conn is None or conn is not self.connection() or conn.server_id != self._server_id:
             return "the selected server changed"
-        name = tool.get("name")
-        listing = conn.session.tools
-        if not any(isinstance(t, dict) and t.get("name") == name for t in (*listing.items, *listing.vanished)):
-            return f"{visible(conn.name, 80)} does not list the tool {visible(name, 80)}"
+        if not lists(conn.session.tools, tool.get("name")):
+            return f"{visible(conn.name, 80)} does not list the tool {visible(tool.get('name'), 80)}"
         return None
 
     def _start(self, conn: Any, tool: dict[str, Any], args: Any, anyway: bool,
