@@ -391,6 +391,14 @@ class Catalog:
         return self.add(spec, mode=entry.mode, timeout=entry.timeout, secret_marks=entry.secret_marks,
                         source=entry.source, index=self._entries.index(entry) + 1)
 
+    def put_back(self, entry: CatalogEntry, index: int) -> CatalogEntry:
+        """A removed server back at `index`, as it was (id, secrets, roots, watch settings); its name made
+        unique again if another server took it meanwhile."""
+        entry = copy.deepcopy(entry)
+        entry.spec.name = self.unique_name(entry.spec.name)
+        self._entries.insert(max(0, min(index, len(self._entries))), entry)
+        return entry
+
     def move(self, server_id: str, index: int) -> None:
         entry = self.get(server_id)
         self._entries.remove(entry)

@@ -10,7 +10,8 @@ Two steps, so the user sees everything before anything is written:
 Formats, detected from the content: Claude Desktop `claude_desktop_config.json`, Cursor
 `mcp.json`, VS Code `mcp.json` (and `settings.json` "mcp"), the official MCP Inspector's
 `--config` files and catalog (`~/.mcp-inspector/mcp.json`), the MCP registry's `server.json`,
-and a Spyglass catalog.
+and a Spyglass catalog. `read_pasted` reads what is pasted into the Add server dialog: a command line,
+a URL, or one server's entry from any of those files.
 """
 
 from ._apply import apply
@@ -26,8 +27,9 @@ from ._model import (
     MissingAnswers,
     Placeholder,
 )
+from ._pasted import Pasted, PasteError, command_line, looks_pasted, read_pasted
 from ._preview import check_conflicts, detect_format, preview_file, preview_text
 
 __all__ = ["ACTIONS", "FORMAT_LABELS", "Choice", "Conflict", "ImportEntry", "ImportFileError", "ImportPreview",
-           "ImportResult", "MissingAnswers", "Placeholder", "apply", "check_conflicts", "detect_format",
-           "preview_file", "preview_text"]
+           "ImportResult", "MissingAnswers", "PasteError", "Pasted", "Placeholder", "apply", "check_conflicts",
+           "command_line", "detect_format", "looks_pasted", "preview_file", "preview_text", "read_pasted"]

@@ -14,6 +14,10 @@ from ..protocol import apps
 from .listing import REJECTED
 
 HINTS_NOTE = "Annotations are hints from the server, not guarantees."
+UNDECLARED = "may change things (not declared)"
+UNDECLARED_NOTE = ("may change things (not declared): the server does not say whether this tool is read-only or "
+                   "destructive. The specification's default is to assume it may destroy something, so calling it "
+                   "asks first, as for a tool marked destructive.")
 # (badge, annotation key, spec default)
 HINTS = (("read-only", "readOnlyHint", False), ("destructive", "destructiveHint", True),
          ("idempotent", "idempotentHint", False), ("open-world", "openWorldHint", True))
@@ -43,14 +47,28 @@ def hints(tool: dict[str, Any]) -> dict[str, tuple[bool, bool]]:
     return out
 
 
+def may_destroy(tool: dict[str, Any]) -> bool:
+    """Not read-only, and destructive as the server says or by the spec's default (it said nothing):
+    the tools the default confirmation policy asks about, and the ones badged so."""
+    h = hints(tool)
+    return not h["readOnlyHint"][0] and h["destructiveHint"][0]
+
+
+def lists(listing: Any, name: Any) -> bool:
+    """Whether a server's tool listing has the tool `name` (still offered, or removed but still shown)."""
+    return any(isinstance(t, dict) and t.get("name") == name for t in (*listing.items, *listing.vanished))
+
+
 def badges(tool: dict[str, Any]) -> list[str]:
+    """Annotation badges, the spec's defaults applied. A tool that may destroy says whether the server said
+    so ("destructive") or said nothing ("may change things (not declared)"): both ask before a call."""
     h = hints(tool)
     read_only = h["readOnlyHint"][0]
     out = []
     if read_only:
         out.append("read-only")
     elif h["destructiveHint"][0]:  # only meaningful when not read-only
-        out.append("destructive")
+        out.append("destructive" if h["destructiveHint"][1] else UNDECLARED)
     if h["idempotentHint"][0]:
         out.append("idempotent")
     if h["openWorldHint"][0]:
@@ -90,7 +108,10 @@ def hints_tooltip(tool: dict[str, Any]) -> str:
         lines.append(
             f"{badge}: {'yes' if value else 'no'}" + ("" if said else " (spec default, not set by the server)")
         )
-    if not hints(tool)["readOnlyHint"][0] and "destructive" not in badges(tool):
+    shown = badges(tool)
+    if UNDECLARED in shown:
+        lines.append(UNDECLARED_NOTE[0].upper() + UNDECLARED_NOTE[1:])
+    elif not hints(tool)["readOnlyHint"][0] and "destructive" not in shown:
         lines.append("Not read-only: it may change things.")
     return "\n".join(lines)
 

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QApplication, QDialog, QListView, QPushButton, QWi
 from uikit import find, row_of, until
 
 from inspector.session import Status
+from inspector.session.tools import UNDECLARED, badges
 
 
 async def connected(conn, timeout=30):
@@ -32,6 +33,15 @@ async def call(window, name: str, args: Any = None, *, timeout: float = 30, wait
     before = len(window.calls.records(window.selected_connection().server_id))
     find(window, QPushButton, "callButton").click()
     sid = window.selected_connection().server_id
+
+    def started_or_asked():
+        return len(window.calls.records(sid)) > before or _visible_dialog("confirmDialog")
+
+    asked = await until(started_or_asked, 10, f"the call of {name} to start")
+    if isinstance(asked, QDialog) and UNDECLARED in badges(panel.tool):
+        # a tool that declares no annotations asks first, as the spec's default makes it one that may destroy:
+        # answered here for tests about calling; any other confirmation is the test's own to answer
+        click(asked, "confirmCall")
     await until(lambda: len(window.calls.records(sid)) > before, 10, f"the call of {name} to start")
     rec = window.calls.records(sid)[-1]
     if wait:
@@ -50,13 +60,15 @@ def shown_in_result(window, cls: Any, name: str) -> list[Any]:
     return [w for w in view.findChildren(cls, name) if w.isVisibleTo(view)]
 
 
+def _visible_dialog(name: str) -> QDialog | None:
+    for w in QApplication.topLevelWidgets():
+        if isinstance(w, QDialog) and w.objectName() == name and w.isVisible():
+            return w
+    return None
+
+
 async def dialog(window, name: str, timeout: float = 20) -> QDialog:
-    def find_it():
-        for w in QApplication.topLevelWidgets():
-            if isinstance(w, QDialog) and w.objectName() == name and w.isVisible():
-                return w
-        return None
-    return await until(find_it, timeout, f"the {name}")
+    return await until(lambda: _visible_dialog(name), timeout, f"the {name}")
 
 
 def click(dlg: QWidget, name: str) -> None:

@@ -151,7 +151,10 @@ async def test_destructive_tools_ask_first_with_the_policy(open_window, settings
         assert confirm.needs_confirmation({"name": "x"}, confirm.NOT_READ_ONLY)
         assert not confirm.needs_confirmation({"name": "x", "annotations": {"readOnlyHint": True}},
                                               confirm.NOT_READ_ONLY)
-        assert not confirm.needs_confirmation({"name": "x"}, confirm.DESTRUCTIVE)  # not marked
+        # nothing declared: may destroy by the spec's default, so it asks (its badge says "not declared")
+        assert confirm.needs_confirmation({"name": "x"}, confirm.DESTRUCTIVE)
+        assert not confirm.needs_confirmation({"name": "x", "annotations": {"destructiveHint": False}},
+                                              confirm.DESTRUCTIVE)
         settings.setValue(confirm.SETTING, confirm.DESTRUCTIVE)
 
 

@@ -283,7 +283,9 @@ def test_confirmation_policy(qapp, settings):
     read_only = {"name": "r", "annotations": {"readOnlyHint": True, "destructiveHint": True}}
     assert confirm.policy_from(settings) == confirm.DESTRUCTIVE
     assert confirm.needs_confirmation(destructive, confirm.DESTRUCTIVE)
-    assert not confirm.needs_confirmation(unmarked, confirm.DESTRUCTIVE)
+    assert confirm.needs_confirmation(unmarked, confirm.DESTRUCTIVE)  # may destroy by the spec's default
+    assert not confirm.needs_confirmation({"name": "w", "annotations": {"destructiveHint": False}},
+                                          confirm.DESTRUCTIVE)
     assert not confirm.needs_confirmation(read_only, confirm.DESTRUCTIVE)
     assert confirm.needs_confirmation(unmarked, confirm.NOT_READ_ONLY)
     assert not confirm.needs_confirmation(destructive, confirm.NEVER)

@@ -41,13 +41,17 @@ def test_display_name_precedence():
 
 
 def test_badges_apply_the_spec_defaults():
-    assert badges({"name": "x"}) == ["destructive", "open-world"]  # no annotations: may destroy, open world
+    # no annotations: may destroy (the spec's default, badged as not declared), open world
+    assert badges({"name": "x"}) == ["may change things (not declared)", "open-world"]
     assert badges({"annotations": {"readOnlyHint": True}}) == ["read-only", "open-world"]
     assert badges({"annotations": {"readOnlyHint": True, "destructiveHint": True}}) == ["read-only", "open-world"]
     assert badges({"annotations": {"destructiveHint": False, "openWorldHint": False}}) == []
-    assert badges({"annotations": {"idempotentHint": True, "openWorldHint": False}}) == ["destructive", "idempotent"]
+    assert badges({"annotations": {"idempotentHint": True, "openWorldHint": False}}) == [
+        "may change things (not declared)", "idempotent"]
+    assert badges({"annotations": {"destructiveHint": True, "openWorldHint": False}}) == ["destructive"]
     # not booleans: the defaults, not whatever truthiness the server sent
-    assert badges({"annotations": {"readOnlyHint": "yes", "openWorldHint": 0}}) == ["destructive", "open-world"]
+    assert badges({"annotations": {"readOnlyHint": "yes", "openWorldHint": 0}}) == [
+        "may change things (not declared)", "open-world"]
 
 
 def test_model_flags_duplicates_and_bad_schemas_without_hiding(qapp):
@@ -122,7 +126,7 @@ def test_search_box_filters(qapp):
     assert panel.proxy.index(0, 0).data(Qt.UserRole) == "gamma"
     panel.search.setText("")
     assert panel.proxy.rowCount() == 3
-    assert panel.proxy.index(1, 0).data(BADGES_ROLE) == ["destructive", "open-world"]
+    assert panel.proxy.index(1, 0).data(BADGES_ROLE) == ["may change things (not declared)", "open-world"]
 
 
 def test_add_server_dialog_masks_secrets(qapp):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
 
 from . import theme
 from .text import plain_tooltip, visible_block
@@ -23,6 +25,11 @@ class Banner(QFrame):
         self.details: str | None = None
         self.count = 0
         self.level = "error"
+        self.action = QPushButton(self)  # one thing to do about the message (Undo), when it offers one
+        self.action.setObjectName("errorBannerAction")
+        self.action.hide()
+        self.action.clicked.connect(self._act)
+        self._do: Callable[[], object] | None = None
         close = QToolButton(self)
         close.setObjectName("errorBannerClose")
         close.setText("✕")
@@ -32,6 +39,7 @@ class Banner(QFrame):
         lay = QHBoxLayout(self)
         lay.setContentsMargins(10, 6, 6, 6)
         lay.addWidget(self.label, 1)
+        lay.addWidget(self.action, 0, Qt.AlignTop)
         lay.addWidget(close, 0, Qt.AlignTop)
         self.hide()
 
@@ -40,9 +48,15 @@ class Banner(QFrame):
         self.setStyleSheet(f"#errorBanner {{ background: {theme.colour(kind).name()}; "
                            f"border: 1px solid {theme.colour(kind + '-border').name()}; border-radius: 4px; }}")
 
-    def show_message(self, text: str, details: str | None = None, level: str = "error") -> None:
-        if level != "error" and self.isVisible() and self.level == "error":
-            return  # never hide an error behind a notice
+    def show_message(self, text: str, details: str | None = None, level: str = "error", *,
+                     action: tuple[str, str, Callable[[], object]] | None = None) -> None:
+        """`action`: (label, objectName, what it does) of a button beside the message, gone with it."""
+        if level != "error" and self.isVisible() and self.level == "error" and action is None:
+            return  # never hide an error behind a notice (one offering an Undo is worth more)
+        self._do = action[2] if action is not None else None
+        self.action.setText(action[0] if action is not None else "")
+        self.action.setObjectName(action[1] if action is not None else "errorBannerAction")
+        self.action.setVisible(action is not None)
         self.level = level
         self.count = self.count + 1 if level == "error" else 0
         more = f"  (+{self.count - 1} earlier)" if self.count > 1 else ""
@@ -52,6 +66,18 @@ class Banner(QFrame):
         self.restyle()
         self.show()
 
+    def offers(self, name: str) -> bool:
+        """Whether the banner shows the action button `name` now."""
+        return self.isVisible() and self.action.isVisible() and self.action.objectName() == name
+
+    def _act(self) -> None:
+        do = self._do
+        self.dismiss()
+        if do is not None:
+            do()
+
     def dismiss(self) -> None:
         self.count = 0
+        self._do = None
+        self.action.hide()
         self.hide()

@@ -124,8 +124,9 @@ class ItemDelegate(QStyledItemDelegate):
             c = theme.colour(key)
             painter.setRenderHint(QPainter.Antialiasing)
             fill = type(c)(c)
-            fill.setAlpha(40 if not selected else 90)
-            painter.setPen(c if not selected else text_colour)
+            solid = key in theme.FILLED_BADGES  # a warning worth more than a hint: filled, light text
+            fill.setAlpha(255 if solid else 40 if not selected else 90)
+            painter.setPen(theme.colour("on-filled") if solid else c if not selected else text_colour)
             painter.setBrush(fill)
             painter.drawRoundedRect(chip.adjusted(0, 0, -1, -1), 4, 4)
             painter.drawText(chip, Qt.AlignCenter, label)

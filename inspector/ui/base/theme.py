@@ -154,6 +154,8 @@ _COLOURS = {
     "muted": ("#57606a", "#9da7b3"),
     "read-only": ("#1a7f37", "#3fb950"),
     "destructive": ("#cf222e", "#ff7b72"),
+    "may change things (not declared)": ("#bc4c00", "#db6d28"),  # filled (FILLED_BADGES)
+    "on-filled": ("#ffffff", "#0d1117"),  # the text of a filled badge
     "idempotent": ("#0969da", "#58a6ff"),
     "open-world": ("#9a6700", "#d29922"),
     "task": ("#8250df", "#bc8cff"),
@@ -169,6 +171,9 @@ _COLOURS = {
     "info-banner": ("#ddf4ff", "#0c2d48"),
     "info-banner-border": ("#0969da", "#58a6ff"),
 }
+
+
+FILLED_BADGES = frozenset({"may change things (not declared)"})  # badges drawn filled, not tinted
 
 
 def colour(name: str) -> QColor:

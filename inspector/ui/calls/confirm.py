@@ -2,8 +2,10 @@
 
 The policy is the QSettings key `confirmPolicy`: `never`, `destructive` (default: tools whose
 `destructiveHint` is true, with the spec's default of true when a tool is not read-only and says
-nothing), or `not-read-only` (every tool not marked read-only). The dialog (`confirmDialog`) names
-the tool, its annotations and the arguments, with Call (`confirmCall`) and Cancel (`confirmCancel`).
+nothing: those are badged "may change things (not declared)"), or `not-read-only` (every tool not
+marked read-only). The badges of the tool list and this question agree (`session.tools.may_destroy`).
+The dialog (`confirmDialog`) names the tool, its annotations and the arguments, with Call
+(`confirmCall`) and Cancel (`confirmCancel`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
-from ...session.tools import HINTS_NOTE, display_name, hints
+from ...session.tools import HINTS_NOTE, display_name, hints, may_destroy
 from ..base.text import visible
 
 SETTING = "confirmPolicy"
@@ -33,12 +35,10 @@ def needs_confirmation(tool: dict[str, Any] | None, policy: str) -> bool:
     """Whether calling `tool` asks first, under `policy` (spec defaults applied to missing hints)."""
     if not isinstance(tool, dict) or policy == NEVER:
         return False
-    h = hints(tool)
-    read_only = h["readOnlyHint"][0]
     if policy == NOT_READ_ONLY:
-        return not read_only
-    # destructiveHint is meaningful only when the tool is not read-only
-    return not read_only and h["destructiveHint"][0] and h["destructiveHint"][1]
+        return not hints(tool)["readOnlyHint"][0]
+    # destructiveHint is meaningful only when the tool is not read-only; unsaid, it is true (the spec's default)
+    return may_destroy(tool)
 
 
 class ConfirmDialog(QDialog):

@@ -1,5 +1,6 @@
 """Running-call marks on the tool list and the servers sidebar: the delegates of those views, plus a
-"● running 3.2 s" chip (elapsed time of the calls in flight) painted over the row's second line."""
+"● running 3.2 s" chip (elapsed time of the calls in flight) painted over the row's second line. Each
+delegate keeps the mark it last painted on each row (`painted`): what is on screen, for tests to read."""
 
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ class RunningToolDelegate(ItemDelegate):
         super().__init__(parent)
         self.calls = calls
         self.connection = connection  # () -> the selected Connection or None
+        self.painted: dict[str, str] = {}  # tool name -> the mark last painted on its row ("" for none)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
         super().paint(painter, option, index)
@@ -50,18 +52,22 @@ class RunningToolDelegate(ItemDelegate):
         if conn is None or not isinstance(name, str):
             return
         running = self.calls.running(conn.server_id, name)
+        self.painted[name] = _label(running) if running else ""
         if running:
-            _chip(painter, option, _label(running), self.PAD)  # over the description line
+            _chip(painter, option, self.painted[name], self.PAD)  # over the description line
 
 
 class RunningServerDelegate(ServerDelegate):
     def __init__(self, calls: Any, parent: Any = None) -> None:
         super().__init__(parent)
         self.calls = calls
+        self.painted: dict[str, str] = {}  # server id -> the mark last painted on its row ("" for none)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
         super().paint(painter, option, index)
         sid = index.data(SERVER_ID_ROLE)
         running = self.calls.running(sid) if isinstance(sid, str) else []
+        if isinstance(sid, str):
+            self.painted[sid] = _label(running) if running else ""
         if running:
             _chip(painter, option, _label(running), self.PAD, line=0)  # beside the name

@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...session import LoadOptions, LoadRun, Snapshot, tool_call
-from ...session.tools import HINTS_NOTE, display_name
+from ...session.tools import HINTS_NOTE, display_name, lists
 from ..base import theme
 from ..base.dialogs import run_dialog
 from ..base.text import visible
@@ -262,7 +262,12 @@ class LoadView(QWidget):
         else:
             self._say("Not started: you cancelled the confirmation.", "muted")
 
-    def _start(self, conn: Any, tool: dict[str, Any], args: Any, options: LoadOptions) -> LoadRun:
+    def _start(self, conn: Any, tool: dict[str, Any], args: Any, options: LoadOptions) -> LoadRun | None:
+        if conn is not self.connection() or not lists(conn.session.tools, tool.get("name")):
+            # a run goes only to the selected server, with a tool it lists (it may have changed meanwhile)
+            self._say(f"Not started: {visible(conn.name, 60)} is not the selected server or does not list "
+                      f"{visible(tool.get('name'), 60)}.", "error")
+            return None
         name = str(tool.get("name"))
         run = LoadRun(tool_call(conn.session, name, args if isinstance(args, dict) else {}), options, tool=name)
         self.run = run

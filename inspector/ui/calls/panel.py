@@ -11,7 +11,6 @@ may destroy ask first (confirm.py, QSettings `confirmPolicy`); the call runs as 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -37,7 +36,7 @@ from ...forms.validation import still_accepted
 from ...protocol.tasks import TASKS_VERSION, task_support
 from ...protocol.tasks import describe as describe_task
 from ...session import CallRecord
-from ...session.tools import HINTS_NOTE, app_summary, badges, display_name, flags, hints_tooltip
+from ...session.tools import HINTS_NOTE, app_summary, badges, display_name, flags, hints_tooltip, lists
 from ..base import theme
 from ..base.json_view import JsonView
 from ..base.layout import title_label
@@ -266,12 +265,16 @@ class ToolCallPanel(QWidget):
         self._update_call_row()
 
     def server_changed(self) -> None:
+        """Another server is selected: its tool list decides what is shown, so the tool of the server left
+        goes (the list selects a tool of the same name again when the new server has one)."""
         conn = self.connection()
         sid = conn.server_id if conn is not None else None
         if sid != self._server_id:
             self._save_draft()
             self._server_id = sid
             self.history.set_records(self.calls.records(sid) if sid else [])
+            if self.tool is not None:
+                self.show_tool(None)
 
     def _header(self, tool: dict[str, Any], change: str | None) -> None:
         self.title.setText(visible(display_name(tool), 300))
@@ -468,7 +471,21 @@ class ToolCallPanel(QWidget):
         else:
             self._say("Not called: you cancelled the confirmation.", "muted")
 
-    def _start(self, conn: Any, tool: dict[str, Any], args: Any, anyway: bool, as_task: Any = ...) -> CallRecord:
+    def not_here(self, conn: Any, tool: dict[str, Any]) -> str | None:
+        """Why `tool` may not be called on `conn` now (None: it may): a call goes only to the selected server,
+        and only with a tool that server lists (or listed: a removed one is still shown, struck through)."""
+        if conn is None or conn is not self.connection() or conn.server_id != self._server_id:
+            return "the selected server changed"
+        if not lists(conn.session.tools, tool.get("name")):
+            return f"{visible(conn.name, 80)} does not list the tool {visible(tool.get('name'), 80)}"
+        return None
+
+    def _start(self, conn: Any, tool: dict[str, Any], args: Any, anyway: bool,
+               as_task: Any = ...) -> CallRecord | None:
+        why = self.not_here(conn, tool)
+        if why is not None:
+            self._say(f"Not called: {why}.", "error")
+            return None
         if self.memory is not None:
             try:
                 self.memory.remember(self._memory_server(conn), str(tool.get("name")), args, tool.get("inputSchema"))
@@ -480,7 +497,7 @@ class ToolCallPanel(QWidget):
 
     def rerun(self, rec: CallRecord | None) -> None:
         conn = self.connection()
-        if rec is None or conn is None or conn.session.client is None:
+        if rec is None or conn is None or conn.session.client is None or rec.server_id != conn.server_id:
             return
         tool = rec.tool_def or {"name": rec.tool}
         if confirm.needs_confirmation(tool, self.confirm_policy()):
@@ -519,6 +536,9 @@ class ToolCallPanel(QWidget):
             self.show_record(rec)
             self.result_tabs.setCurrentWidget(self.result_view)
         self._update_call_row()
+        # the mark may be painted before the ticker's first turn (a fast call): its end must repaint it away
+        for v in self.repaint_views:
+            self._chips.setdefault(id(v), set()).update({rec.server_id, rec.tool})
         if not self._ticker.isActive():
             self._ticker.start()
 
@@ -671,10 +691,3 @@ def argument_memory_path(settings: QSettings | None) -> Path | None:
     if not name:
         return None
     return Path(name).resolve().parent / "spyglass-arguments.json"
-
-
-def describe(value: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return repr(value)

@@ -295,8 +295,10 @@ class ToolListPanel(QWidget):
         self.message.setText(message or "")
         self.message.setVisible(bool(message))
         self.message.setStyleSheet(f"color: {theme.colour('error').name()};" if error else "")
-        if keep:
-            self.select(keep)
+        # a reset moves no current row and says nothing: the panel is told the tool is gone, unless this
+        # listing has one of that name again (then selecting it tells the panel which tool is shown now)
+        if keep and not self.select(keep):
+            self.toolSelected.emit(None)
 
     def _filter(self, text: str) -> None:
         self.proxy.setFilterFixedString(text.casefold().strip())

@@ -1,4 +1,10 @@
-"""The "Add server" dialog: a command over stdio, or a URL with headers and a token.
+"""The "Add server" dialog (`addServerDialog`; `editServerDialog` when it edits a server): a command over
+stdio, or a URL with headers and a token.
+
+What is pasted into Command is read as a server (inspector.importers.read_pasted): a whole command line is
+split as a shell splits it (leading `NAME=value` go to the environment), a URL becomes an HTTP server, and a
+server's JSON entry from a host's config fills the dialog; *Paste from clipboard* (`pasteServerButton`)
+does the same with the clipboard. A server left without a name is named by what it reports once connected.
 
 Secrets are masked: values of environment variables named like
 *TOKEN*, *KEY*, *SECRET*, *PASSWORD* and of Authorization headers show as ••••
@@ -9,9 +15,11 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -34,6 +42,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...config import ServerSpec
+from ...importers import PasteError, looks_pasted, read_pasted
 from ...protocol.versions import SUPPORTED_VERSIONS
 from ...secrets import mask_url
 from ..base.text import MASK, is_secret_name, masked
@@ -119,6 +128,16 @@ class PairsTable(QWidget):
         lay.addWidget(self.table, 1)
         lay.addLayout(buttons)
 
+    def merge(self, pairs: dict[str, str]) -> None:
+        """Set these names to these values: a row of that name changes, a new name gets a row."""
+        rows = {(self.table.item(r, 0).text() if self.table.item(r, 0) else "").strip(): r
+                for r in range(self.table.rowCount())}
+        for name, value in pairs.items():
+            if name in rows:
+                self.table.setItem(rows[name], 1, QTableWidgetItem(value))
+            else:
+                self.add_pair(name, value)
+
     def add_pair(self, name: str, value: str) -> None:
         row = self.table.rowCount()
         self.table.insertRow(row)
@@ -148,14 +167,20 @@ class PairsTable(QWidget):
 
 
 class AddServerDialog(QDialog):
-    def __init__(self, parent: QWidget | None = None, spec: ServerSpec | None = None, mode: str = "auto") -> None:
+    """`spec`, `mode`: what it starts filled with. `editing`: it changes a server (Save and reconnect).
+    `check(spec)`: a reason the server cannot be saved as it is (a name taken), shown in the dialog."""
+
+    def __init__(self, parent: QWidget | None = None, spec: ServerSpec | None = None, mode: str = "auto", *,
+                 editing: bool = False, check: Callable[[ServerSpec], str | None] | None = None) -> None:
         super().__init__(parent)
-        self.setObjectName("addServerDialog")
-        self.setWindowTitle("Add server")
+        self.editing = editing
+        self.check = check
+        self.setObjectName("editServerDialog" if editing else "addServerDialog")
+        self.setWindowTitle("Edit server" if editing else "Add server")
         self.setMinimumWidth(560)
         self.name = QLineEdit(self)
         self.name.setObjectName("serverName")
-        self.name.setPlaceholderText("A name for the sidebar (default: the command or host)")
+        self.name.setPlaceholderText("A name for the sidebar (default: the name the server reports)")
         self.protocol = QComboBox(self)
         self.protocol.setObjectName("serverProtocol")
         self.protocol.addItems(["auto", "legacy", "modern", *SUPPORTED_VERSIONS])
@@ -169,7 +194,10 @@ class AddServerDialog(QDialog):
         stdio = QWidget(self)
         self.command = QLineEdit(stdio)
         self.command.setObjectName("serverCommand")
-        self.command.setPlaceholderText("e.g. npx, uvx, python, /path/to/server")
+        self.command.setPlaceholderText("npx, uvx, python, /path/to/server… or a whole command line")
+        self.command.textEdited.connect(self._command_edited)
+        self.command.editingFinished.connect(self._command_finished)
+        self._command_was = ""
         self.args = QLineEdit(stdio)
         self.args.setObjectName("serverArgs")
         self.args.setPlaceholderText("arguments, quoted as in a shell")
@@ -233,22 +261,45 @@ class AddServerDialog(QDialog):
             note.setWordWrap(True)
             g.addRow(note)
         self.tabs.addTab(remote, "URL (HTTP)")
+        self.note = QLabel(self)
+        self.note.setObjectName("addServerNote")
+        self.note.setTextFormat(Qt.PlainText)
+        self.note.setWordWrap(True)
+        self.note.hide()
         self.error = QLabel(self)
         self.error.setObjectName("addServerError")
         self.error.setTextFormat(Qt.PlainText)
         self.error.setStyleSheet("color: #cf222e;")
         self.error.hide()
         buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel, self)
-        buttons.button(QDialogButtonBox.Ok).setText("Add and connect")
+        self.ok_button = buttons.button(QDialogButtonBox.Ok)
+        self.ok_button.setText("Save and reconnect" if editing else "Add and connect")
+        self.ok_button.setObjectName("addServerOk")
+        self.paste_button = QPushButton("Paste from clipboard", self)
+        self.paste_button.setObjectName("pasteServerButton")
+        self.paste_button.setToolTip("Fill the dialog from a command line, a URL or a server's JSON entry "
+                                     "(Claude Desktop, Cursor, VS Code) on the clipboard")
+        self.paste_button.clicked.connect(self.paste_clipboard)
         buttons.accepted.connect(self._accept)
         buttons.rejected.connect(self.reject)
+        paste_hint = QLabel("a command line, a URL or a host's JSON entry (also when pasted into Command)", self)
+        paste_hint.setToolTip("A JSON entry as Claude Desktop, Cursor or VS Code write one: bare, as its "
+                              "\"name\": {…} member, or inside mcpServers / servers")
+        paste_hint.setObjectName("pasteServerHint")
+        paste_hint.setWordWrap(True)
+        paste_hint.setEnabled(False)  # the muted look of a hint
+        paste_row = QHBoxLayout()
+        paste_row.addWidget(self.paste_button)
+        paste_row.addWidget(paste_hint, 1)
         top = QFormLayout()
+        top.addRow("Fill from:", paste_row)
         top.addRow("Name:", self.name)
         top.addRow("Protocol:", self.protocol)
         top.addRow("Tracing:", self.trace_context)
         lay = QVBoxLayout(self)
         lay.addLayout(top)
         lay.addWidget(self.tabs, 1)
+        lay.addWidget(self.note)
         lay.addWidget(self.error)
         lay.addWidget(buttons)
         if spec is not None:
@@ -264,6 +315,10 @@ class AddServerDialog(QDialog):
         i = self.protocol.findText(mode)
         self.protocol.setCurrentIndex(max(0, i))
         self.trace_context.setChecked(spec.trace_context)
+        self._fill(spec)
+
+    def _fill(self, spec: ServerSpec) -> None:
+        """The transport's fields from `spec` (tables merged: what is typed there stays)."""
         if spec.url:
             self.tabs.setCurrentIndex(1)
             self.url.setText(spec.url)
@@ -271,19 +326,62 @@ class AddServerDialog(QDialog):
             self.client_id.setText(spec.oauth.get("client_id", ""))
             self.client_secret.setText(spec.oauth.get("client_secret", ""))
             self.scope.setText(spec.oauth.get("scope", ""))
+            headers = dict(spec.headers)
             for k, v in spec.headers.items():
                 if k.lower() == "authorization" and v.lower().startswith("bearer "):
                     self.token.setText(v[7:])
-                else:
-                    self.headers.add_pair(k, v)
+                    del headers[k]
+            self.headers.merge(headers)
         else:
             self.tabs.setCurrentIndex(0)
             if spec.command:
                 self.command.setText(spec.command[0])
+                self._command_was = spec.command[0]
                 self.args.setText(shlex.join(spec.command[1:]))
-            for k, v in spec.env.items():
-                self.env.add_pair(k, v)
-            self.cwd.setText(spec.cwd or "")
+            self.env.merge(spec.env)
+            if spec.cwd:
+                self.cwd.setText(spec.cwd)
+
+    # -- pasting -------------------------------------------------------------------------------
+    def _command_edited(self, text: str) -> None:
+        grew = len(text) - len(self._command_was) > 1  # a paste, not a key
+        self._command_was = text
+        if grew and looks_pasted(text):
+            self.take_paste(text)
+
+    def _command_finished(self) -> None:
+        if looks_pasted(self.command.text()):
+            self.take_paste(self.command.text())
+
+    def paste_clipboard(self) -> bool:
+        return self.take_paste(QGuiApplication.clipboard().text())
+
+    def take_paste(self, text: str) -> bool:
+        """Fill the dialog from pasted text (a command line, a URL, a server's JSON entry); False, with the
+        reason shown, when it reads as no server."""
+        try:
+            got = read_pasted(text)
+        except PasteError as exc:
+            self.error.setText(str(exc))
+            self.error.show()
+            return False
+        self.error.hide()
+        if got.named and not self.name.text().strip():
+            self.name.setText(got.spec.name)
+        if got.mode and self.protocol.findText(got.mode) >= 0:
+            self.protocol.setCurrentIndex(self.protocol.findText(got.mode))
+        self._fill(got.spec)
+        said = {"command": "Read as a command line", "url": "Read as the URL of an HTTP server",
+                "json": "Read from a server's JSON entry"}[got.kind]
+        if got.spec.env and got.kind == "command":
+            said += f" (its {', '.join(got.spec.env)} set in Environment)"
+        self.note.setText(". ".join([said, *got.notes]) + ".")
+        self.note.show()
+        return True
+
+    def named(self) -> bool:
+        """Whether the user gave the server a name (else it is named by what it reports)."""
+        return bool(self.name.text().strip())
 
     def mode(self) -> str:
         return self.protocol.currentText()
@@ -306,6 +404,10 @@ class AddServerDialog(QDialog):
             return ServerSpec(name=name or mask_url(url), url=url, headers=headers,
                               transport=self.transport.currentData() or None, oauth=oauth,
                               trace_context=self.trace_context.isChecked())
+        if looks_pasted(self.command.text()) and not self.take_paste(self.command.text()):
+            raise ValueError(self.error.text())
+        if self.tabs.currentIndex() == 1:
+            return self.spec()  # the paste was a URL
         command = self.command.text().strip()
         if not command:
             raise ValueError("enter the command that starts the server")
@@ -320,9 +422,14 @@ class AddServerDialog(QDialog):
 
     def _accept(self) -> None:
         try:
-            self.spec()
+            spec = self.spec()
         except ValueError as exc:
             self.error.setText(str(exc))
+            self.error.show()
+            return
+        problem = self.check(spec) if self.check is not None else None
+        if problem:
+            self.error.setText(problem)
             self.error.show()
             return
         self.accept()

@@ -42,6 +42,7 @@ class Connection(QObject):
         self.catalog_id: str | None = None  # the catalog entry this server is saved as (None: not saved)
         self.auth: Any = None  # the AuthSession of a URL server that signs in with OAuth
         self.auto_reread = False  # the Resources tab re-reads a subscribed resource when it is updated
+        self.named_by_server = False  # the user gave no name: the next connection names it as the server does
         self.live = LiveCheck(session)  # every frame judged, the tool definitions reviewed (inspector.checks)
         self._hooks = ((session.changed, self._changed), (session.resource_updated, self._resource_updated),
                        (session.log.changed, self._log_changed), (session.calls.started, self._call_started),

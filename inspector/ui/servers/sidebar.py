@@ -94,6 +94,18 @@ class ServerModel(QAbstractListModel):
         self.connections.pop(row)
         self.endRemoveRows()
 
+    def move(self, conn: Connection, row: int) -> None:
+        """Put a row at `row` (an undone removal goes back where it was)."""
+        if conn not in self.connections:
+            return
+        src = self.connections.index(conn)
+        row = max(0, min(row, len(self.connections) - 1))
+        if row == src:
+            return
+        self.beginMoveRows(QModelIndex(), src, src, QModelIndex(), row + 1 if row > src else row)
+        self.connections.insert(row, self.connections.pop(src))
+        self.endMoveRows()
+
     def refresh(self, conn: Connection) -> None:
         """Draw a row again (its definition or its saved state changed)."""
         self._changed(conn)
@@ -235,7 +247,7 @@ class ServerSidebar(QWidget):
             b.setObjectName("button" + a.objectName().removeprefix("action"))
             b.setToolButtonStyle(Qt.ToolButtonTextOnly)
             b.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
-            buttons.addWidget(b, i // 3, i % 3)
+            buttons.addWidget(b, i // 4, i % 4)  # two rows: what is done to the list, then to the connection
             self.buttons[a.objectName()] = b
         self.view = ServerListView(self)
         self.view.setModel(model)

@@ -11,7 +11,6 @@ the qasync loop; failures become a status in the sidebar or a banner, never a mo
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
 from collections.abc import Awaitable
 from typing import Any
@@ -38,7 +37,6 @@ from ..apps.host import AppHost
 from ..auth.panel import AuthPanel, WindowAuth
 from ..base import theme
 from ..base.banner import Banner
-from ..base.dialogs import show_sheet
 from ..base.files import save_png
 from ..base.items import CHANGE_ROLE
 from ..base.tasks import spawn
@@ -53,7 +51,6 @@ from ..calls.tool_list import ToolListPanel
 from ..library.prompts import PromptsPane
 from ..library.resources import ResourcesPane
 from ..recording.window_link import WindowSessions
-from ..servers.add_dialog import AddServerDialog
 from ..servers.catalog_link import DEMO_NAME, CatalogLink, demo_spec
 from ..servers.connection import Connection
 from ..servers.extras import RootsEditor
@@ -72,6 +69,7 @@ from .files import DropImporter, ServerFiles
 from .playground_link import PlaygroundLink
 from .preferences import Preferences
 from .present_link import PresentLink
+from .server_edits import ServerEdits
 from .skills_link import SkillsLink
 from .tap_link import TapLink
 from .warmup import Warmup
@@ -105,6 +103,7 @@ class MainWindow(WindowDialogs, QMainWindow):
                                         message=lambda text, level: self.show_banner(text, level=level))
         self.servers = ServerModel(self, unsaved=self.catalog_link.can_save)
         self.calls = WindowCalls(self)
+        self.edits = ServerEdits(self)  # Add, Edit, Remove with undo, a server named as it reports itself
         self.banner = Banner(self)
         self.catalog = self.catalog_link.catalog
         self.answers = DialogAnswers(lambda: self, lambda: self.preferences.roots_policy == ROOTS_ASK)
@@ -157,9 +156,15 @@ class MainWindow(WindowDialogs, QMainWindow):
                                "Disconnect and connect again")
         self.act_duplicate = act(self, "Duplicate", self.duplicate_selected, None, "actionDuplicate",
                                  "Add a copy of the selected server")
+        self.act_edit = act(self, "Edit server…", lambda: self.edits.edit(), None, "actionEditServer",
+                            "Change the selected server's definition, save it and connect again")
+        self.act_edit.setIconText("Edit…")
         self.act_remove = act(self, "Remove", self.remove_selected, None, "actionRemove",
-                              "Disconnect and remove the selected server")
-        self.act_save_server = act(self, "Save to catalog", self.save_selected, None, "actionSaveServer",
+                              "Disconnect and remove the selected server (the banner offers Undo)")
+        self.act_undo_remove = act(self, "Undo remove", lambda: self.edits.undo(), None, "actionUndoRemove",
+                                   "Put the server just removed back, with its settings, where it was")
+        self.act_undo_remove.setEnabled(False)
+        self.act_save_server = act(self, "Save to catalog", lambda: self.edits.save(), None, "actionSaveServer",
                                    "Keep this server (named on the command line) for the next start")
         self.act_refresh = act(self, "Refresh tools", self.refresh_selected_tools, "F5", "actionRefreshTools",
                                "List the selected server's tools again")
@@ -192,12 +197,13 @@ class MainWindow(WindowDialogs, QMainWindow):
         self.act_about = act(self, "About Spyglass", self.show_about, None, "actionAbout")
 
     def _build_central(self, memory: ArgumentMemory) -> None:
-        self.sidebar = ServerSidebar(self.servers, [self.act_add, self.act_connect, self.act_disconnect,
-                                                    self.act_restart, self.act_duplicate, self.act_remove], self)
+        self.sidebar = ServerSidebar(self.servers, [self.act_add, self.act_edit, self.act_duplicate, self.act_remove,
+                                                    self.act_connect, self.act_disconnect, self.act_restart], self)
         self.server_view = self.sidebar.view
         self.status_card = self.sidebar.card
-        self.server_view.addActions([self.act_connect, self.act_disconnect, self.act_restart, self.act_duplicate,
-                                     self.act_remove, self.act_save_server, self.act_refresh])
+        self.server_view.addActions([self.act_edit, self.act_connect, self.act_disconnect, self.act_restart,
+                                     self.act_duplicate, self.act_remove, self.act_save_server, self.act_refresh])
+        self.server_view.doubleClicked.connect(lambda index: self.edits.edit(self.servers.connections[index.row()]))
         self.server_view.selectionModel().currentChanged.connect(lambda *_: self._show_selected())
         self.status_card.retry.connect(lambda: self._run_on_selected("restart"))
         self.server_view.setItemDelegate(RunningServerDelegate(self.calls, self.server_view))
@@ -281,8 +287,8 @@ class MainWindow(WindowDialogs, QMainWindow):
             ("&File", "fileMenu", [self.act_import, S, self.act_export_all, self.act_export_one,
                                    self.act_copy_command, S, self.act_preferences, S, self.act_quit]),
             ("&Server", "serverMenu", [self.act_add, self.act_demo, S, self.act_connect, self.act_disconnect,
-                                       self.act_restart, self.act_refresh, S, self.act_duplicate, self.act_save_server,
-                                       self.act_remove]),
+                                       self.act_restart, self.act_refresh, S, self.act_edit, self.act_duplicate,
+                                       self.act_save_server, self.act_remove, self.act_undo_remove]),
             ("&View", "viewMenu", [*view_docks, reset, follow, S, themes, S, self.act_palette,
                                    self.act_filter_traffic, self.act_find_tool, self.act_clear_traffic]),
             ("&Help", "helpMenu", [self.act_shortcuts, self.act_about]),
@@ -363,36 +369,16 @@ class MainWindow(WindowDialogs, QMainWindow):
         idx = self.servers.index(self.servers.connections.index(conn))
         self.server_view.selectionModel().setCurrentIndex(idx, QItemSelectionModel.ClearAndSelect)
 
-    def add_server_dialog(self) -> None:
-        dialog = AddServerDialog(self)
-        dialog.accepted.connect(lambda: self.add_server(dialog.spec(), mode=dialog.mode()))
-        show_sheet(dialog)
+    def add_server_dialog(self) -> Any:
+        return self.edits.add_dialog()
 
     def duplicate_selected(self) -> Connection | None:
-        conn = self.selected_connection()
-        if conn is None:
-            return None
-        return self.add_server(
-            copy.deepcopy(conn.spec),
-            mode=conn.session.options.mode,
-            timeout=conn.session.options.timeout,
-            connect=conn.session.status in (Status.CONNECTED, Status.CONNECTING),
-        )
-
-    def save_selected(self) -> bool:
-        """*Save to catalog*: keep the selected server (named on the command line) for the next start."""
-        conn = self.selected_connection()
-        if conn is None or not self.catalog_link.save_server(conn, conn.session.options.mode, self.servers.connections):
-            return False
-        self.servers.refresh(conn)
-        self._update_actions()
-        self.statusBar().showMessage(f"Saved {conn.name} in the catalog.", 8000)
-        return True
+        return self.edits.duplicate()
 
     def remove_selected(self) -> None:
         conn = self.selected_connection()
         if conn is not None:
-            self.remove_connection(conn)
+            self.edits.remove(conn)
 
     def remove_connection(self, conn: Connection) -> asyncio.Future[Any] | None:
         row = self.servers.connections.index(conn) if conn in self.servers.connections else -1
@@ -538,6 +524,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         )
 
     def _conn_status_changed(self, conn: Connection) -> None:
+        self.edits.status_changed(conn)  # named as it reports itself, when the user gave no name
         if conn is self.selected_connection():
             self.status_card.show_for(conn)
             self.info_view.show_connection(conn)
@@ -556,7 +543,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         mine = conn is not None and not getattr(conn.session, "read_only", False)  # a tapped one is its host's
         self.act_connect.setEnabled(mine and not live)
         self.act_disconnect.setEnabled(mine and live)
-        for a in (self.act_restart, self.act_duplicate):
+        for a in (self.act_restart, self.act_duplicate, self.act_edit):
             a.setEnabled(mine)
         self.act_remove.setEnabled(conn is not None)
         self.act_refresh.setEnabled(mine and conn is not None and conn.session.status is Status.CONNECTED)
