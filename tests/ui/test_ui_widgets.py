@@ -221,3 +221,39 @@ def test_an_empty_states_sentence_is_shown_whole_at_every_width_and_text_size(qt
         assert page.buttons["someEmptyOpen"].isVisible() and page.title.isVisible()
     finally:
         app.setFont(before)
+
+
+def test_icons_only_where_a_server_gives_one(qtbot):
+    """Every tool wore the same generic glyph: now a list where no tool has an icon keeps no room for one (the
+    name starts at the row's left), and among tools with icons one without keeps an empty place (names line up)."""
+    from inspector.ui.base.items import ICON_SIZE
+
+    def first_ink_x(panel: ToolListPanel, row: int) -> int:
+        view = panel.view
+        rect = view.visualRect(panel.proxy.index(row, 0))
+        image = view.viewport().grab().toImage()
+        base = image.pixelColor(rect.right() - 1, rect.bottom() - 1)
+        top = rect.top() + 4
+        return min((x for x in range(rect.left(), rect.left() + 200) for y in range(top, top + 14)
+                    if image.pixelColor(x, y) != base), default=9999)
+
+    plain = ToolListPanel()
+    qtbot.addWidget(plain)
+    plain.resize(420, 300)
+    plain.set_tools([{"name": "alpha", "inputSchema": {"type": "object"}},
+                     {"name": "beta", "inputSchema": {"type": "object"}}])
+    plain.show()
+    qtbot.waitExposed(plain)
+    assert plain.model.index(0, 0).data(Qt.DecorationRole) is None
+    assert first_ink_x(plain, 0) < ICON_SIZE  # the name, where the glyph used to be
+    mixed = ToolListPanel()
+    qtbot.addWidget(mixed)
+    mixed.resize(420, 300)
+    mixed.set_tools([{"name": "local", "icons": [{"src": png_data_uri(), "mimeType": "image/png"}],
+                      "inputSchema": {"type": "object"}},
+                     {"name": "bare", "inputSchema": {"type": "object"}}])
+    mixed.show()
+    qtbot.waitExposed(mixed)
+    bare = mixed.proxy.index(1, 0)
+    assert isinstance(bare.data(Qt.DecorationRole), QPixmap) and bare.data(Qt.DecorationRole).isNull()
+    assert first_ink_x(mixed, 1) >= ICON_SIZE  # an empty place: its name lines up with the one beside an icon

@@ -98,7 +98,7 @@ class ItemDelegate(QStyledItemDelegate):
                 painter.setOpacity(0.4)
             painter.drawPixmap(target, deco)
             painter.setOpacity(1.0)
-        x = r.left() + ICON_SIZE + 8
+        x = r.left() + (ICON_SIZE + 8 if isinstance(deco, QPixmap) else 0)  # no icon in the list: no room kept
         # badges, right-aligned on the first line
         small = QFont(option.font)
         small.setPointSizeF(max(6.5, option.font.pointSizeF() * 0.82))

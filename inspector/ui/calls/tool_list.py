@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QLineEdit, QListView, QVBoxLayout, QWidget
 
 from ...checks.definitions import Cost
@@ -27,7 +28,6 @@ from ..base.items import (
     CHANGE_ROLE,
     DESCRIPTION_ROLE,
     FLAGS_ROLE,
-    ICON_SIZE,
     NAME_ROLE,
     SEARCH_ROLE,
     TOOL_ROLE,
@@ -58,6 +58,7 @@ class ToolModel(QAbstractListModel):
         self._duplicates: set[str] = set()
         self._findings: dict[str, list[str]] = {}
         self._cost: Cost | None = None
+        self._any_icon = False
 
     def set_tools(self, tools: Iterable[Any], appeared: set[str] = frozenset(),
                   vanished: Iterable[dict[str, Any]] = (), findings: dict[str, list[str]] | None = None,
@@ -81,6 +82,10 @@ class ToolModel(QAbstractListModel):
         self._tools = [tool for tool, _ in self._rows]
         self._search = [_search_text(tool) for tool in self._tools]
         self._cache, self._icons = {}, {}
+        # icons only where a server gives one: a list where no tool has one reserves no room for them, and a
+        # tool without one among tools with one keeps an empty place so the names line up
+        self._any_icon = any(isinstance(t, dict) and isinstance(t.get("icons"), list) and t["icons"]
+                             for t in self._tools)
         self.endResetModel()
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
@@ -123,7 +128,7 @@ class ToolModel(QAbstractListModel):
         if got is None:
             tool = self._tools[row]
             pm, note = item_icon(tool if isinstance(tool, dict) else {})
-            got = self._icons[row] = (pm if pm is not None else theme.tool_glyph(ICON_SIZE), note)
+            got = self._icons[row] = (pm if pm is not None else QPixmap() if self._any_icon else None, note)
         return got
 
     def _row(self, row: int) -> dict[int, Any]:

@@ -13,7 +13,7 @@ import logging
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt
-from PySide6.QtGui import QStandardItem, QStandardItemModel
+from PySide6.QtGui import QPixmap, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -34,7 +34,6 @@ from ..base.items import (
     BADGES_ROLE,
     DESCRIPTION_ROLE,
     FLAGS_ROLE,
-    ICON_SIZE,
     NAME_ROLE,
     TOOL_ROLE,
     ItemDelegate,
@@ -81,6 +80,7 @@ class ItemList(QListView):
         self.items = list(entries)
         names = [e.get(key) for e in entries]
         duplicates = {n for n, c in collections.Counter(names).items() if c > 1 and isinstance(n, str)}
+        any_icon = any(isinstance(e.get("icons"), list) and e["icons"] for e in entries)
         for i, entry in enumerate(entries):
             ident = entry.get(key) if isinstance(entry.get(key), str) else ""
             item = QStandardItem()
@@ -98,7 +98,8 @@ class ItemList(QListView):
                 item.setData([visible(f, 200) for f in flags(entry, duplicates)], FLAGS_ROLE)
                 item.setData(plain_tooltip(f"{visible(title, 200)}\n\n{hints_tooltip(entry)}"), Qt.ToolTipRole)
             pm, _note = item_icon(entry)
-            item.setData(pm if pm is not None else theme.tool_glyph(ICON_SIZE), Qt.DecorationRole)
+            if pm is not None or any_icon:  # icons only where a server gave one; names line up when one did
+                item.setData(pm if pm is not None else QPixmap(), Qt.DecorationRole)
             self.model_.appendRow(item)
 
     def entry(self, index: QModelIndex) -> dict[str, Any] | None:
