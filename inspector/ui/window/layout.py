@@ -14,12 +14,28 @@ STATE_VERSION = 1  # of the dock layout kept in the settings
 DEFAULT_SIZE = (1240, 890)  # where no screen can be asked
 
 
+FRAME_ALLOWANCE = 40  # a title bar and window borders, which the available area does not count
+SMALLEST_SCREEN_HEIGHT = 600  # an area shorter than this cannot hold the window in a common desktop font
+
+
 def first_size(screen: QScreen | None) -> tuple[int, int]:
     """Most of the screen (88 %), within sensible bounds: a result gets room without scrolling."""
     if screen is None:
         return DEFAULT_SIZE
     area = screen.availableGeometry()
-    return (min(max(int(area.width() * 0.88), 1000), 1800), min(max(int(area.height() * 0.88), 700), 1200))
+    return first_size_in(area.width(), area.height())
+
+
+def first_size_in(width: int, height: int) -> tuple[int, int]:
+    """The first size in an available area of `width` x `height`: never more than the area holds with
+    the window's frame (a 1366x768 laptop has about 720 px under its panel, so not the 700 px plus a
+    title bar it got before), never less than a comfortable least size where there is room for it. An area
+    that cannot hold the window's least height (about 600 px) gets the comfortable size all the same."""
+    w = min(max(int(width * 0.88), 1000), 1800)
+    h = min(max(int(height * 0.88), 700), 1200)
+    if height - FRAME_ALLOWANCE >= SMALLEST_SCREEN_HEIGHT:
+        h = min(h, height - FRAME_ALLOWANCE)
+    return w, h
 
 
 def dock(window: QMainWindow, title: str, name: str, widget: QWidget) -> QDockWidget:
