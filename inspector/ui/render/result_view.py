@@ -255,6 +255,24 @@ class ResultView(QWidget):
         self.content: ContentView | None = None
         self._new_page()
 
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        if event.size().height() != event.oldSize().height():
+            QTimer.singleShot(0, self.fit_text)
+
+    def fit_text(self) -> None:
+        """An answer that is one text fills the viewport, as tall as the text needs, so the text's own
+        scroll bar is the only one (answers of several blocks keep each box and the page scrolls)."""
+        page = self.page
+        if page is None:
+            return
+        texts = [v for v in page.findChildren(TextView) if v.isVisibleTo(page)]
+        if len(texts) != 1:
+            return
+        view = texts[0]
+        others = self.holder.sizeHint().height() - view.edit.height()
+        view.fill(max(self.scroll.viewport().height() - others - 2, 0))
+
     def show_above(self, widget: QWidget | None) -> None:
         """Show `widget` above the result blocks (None: nothing); the others put there stay, hidden."""
         if widget is not None and widget.parent() is not self.above:
@@ -351,6 +369,7 @@ class ResultView(QWidget):
             lay.addWidget(text_label(f"⚠ The result is not an object: {visible(pretty_json(rec.result), 500)}",
                                  self.page, name="resultWarning", role="warning"))
         lay.addStretch(1)
+        QTimer.singleShot(0, self.fit_text)
 
     def update_status(self) -> None:
         rec = self.record
