@@ -638,6 +638,8 @@ class TrafficPane(QWidget):
         # its bytes, a third each; otherwise one below the other (the list above the detail)
         wide = self.width() > 2 * self.height()
         orientation = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
+        if not self._sized and self.split.property("spyglassKept") and self.split.orientation() == orientation:
+            self._sized = True  # where the user left the dividers (the window keeps them between runs)
         if self.split.orientation() != orientation or not self._sized:
             self._sized = True
             self.split.setOrientation(orientation)

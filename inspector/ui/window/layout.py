@@ -5,11 +5,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
-from PySide6.QtGui import QGuiApplication, QScreen
-from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QPlainTextEdit, QSplitter, QWidget
+from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, QTimer
+from PySide6.QtGui import QFont, QFontMetrics, QGuiApplication, QScreen
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QApplication,
+    QDockWidget,
+    QMainWindow,
+    QPlainTextEdit,
+    QSplitter,
+    QWidget,
+)
 
 STATE_VERSION = 1  # of the dock layout kept in the settings
+SPLITTER_KEY = "window/splitters/"  # + a divider's object name: where it was left (QSplitter.saveState)
+NAME_PADDING = 2 * 6 + 22 + 4  # the server list's margins and status icon around a name
+RESTORED = "spyglassKept"  # a divider's property: placed by the user (now or at an earlier run), not by code
 
 DEFAULT_SIZE = (1240, 890)  # where no screen can be asked
 
@@ -54,6 +65,29 @@ def dock(window: QMainWindow, title: str, name: str, widget: QWidget) -> QDockWi
     return d
 
 
+class _KeptOnShow(QObject):
+    """Puts a divider back where it was left once it is on screen with its real size: a splitter restored
+    while hidden (a tab not yet shown, a dock not yet laid out) shares out its first size by its stretch
+    factors, not as it was left."""
+
+    def __init__(self, splitter: QSplitter, state: QByteArray) -> None:
+        super().__init__(splitter)
+        self.splitter, self.state = splitter, state
+        splitter.restoreState(state)  # the orientation and the sizes at once; again once it is shown
+        splitter.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() in (QEvent.Type.Show, QEvent.Type.Resize) and self.splitter.isVisible() \
+                and min(self.splitter.width(), self.splitter.height()) > 0:
+            self.splitter.removeEventFilter(self)
+            QTimer.singleShot(0, self, self._restore)
+        return False
+
+    def _restore(self) -> None:
+        self.splitter.restoreState(self.state)
+        self.deleteLater()
+
+
 class WindowLayout:
     def __init__(self, window: QMainWindow, settings: QSettings) -> None:
         self.window = window
@@ -62,6 +96,7 @@ class WindowLayout:
         self.restored = False
         self._bottom: tuple[QDockWidget, int] | None = None
         self._asked = 0  # the bottom dock's height last asked of resizeDocks
+        self._state: QByteArray | None = None  # the dock layout restored, until the window is shown
 
     def first_start(self, splitter: QSplitter, bottom_dock: QDockWidget) -> None:
         """Most of the screen; the sidebar a fifth of the width, the bottom dock a quarter of the height
@@ -74,7 +109,7 @@ class WindowLayout:
         """The first start's layout for a window of `width` x `height` (what a screen of that size gets)."""
         w = self.window
         w.resize(width, height)
-        side = max(250, width // 5)
+        side = self.names_width() if getattr(self, "_names", None) is not None else max(250, width // 5)
         self._splitter.setSizes([side, width - side])
         self._bottom = (self._bottom_dock, self.bottom_height(height))
         w.resizeDocks([self._bottom_dock], [self._bottom[1]], Qt.Vertical)
@@ -101,7 +136,10 @@ class WindowLayout:
             self._asked = height
             self.default = self.window.saveState(STATE_VERSION)
             if self.window.height() >= SMALL_SCREEN_HEIGHT:
-                QTimer.singleShot(0, lambda: self.make_readable(dock, tries=6))
+                QTimer.singleShot(0, dock, lambda: self.make_readable(dock, tries=6))
+        elif self._state is not None:  # restored while hidden, the docks shared out its first size: again
+            self.window.restoreState(self._state, STATE_VERSION)
+        self._state = None
         self._bottom = None
 
     def make_readable(self, dock: QDockWidget, tries: int = 1) -> None:
@@ -120,21 +158,85 @@ class WindowLayout:
             self.window.resizeDocks([dock], [height], Qt.Vertical)
             self.default = self.window.saveState(STATE_VERSION)
         if tries > 1:  # the dock keeps its old height for a moment after a resize: look again
-            QTimer.singleShot(READABLE_AGAIN_MS, lambda: self.make_readable(dock, tries - 1))
+            QTimer.singleShot(READABLE_AGAIN_MS, dock, lambda: self.make_readable(dock, tries - 1))
+
+    def splitters(self) -> dict[str, QSplitter]:
+        """Every divider of the window by its object name (a name used twice is left out: which is which
+        could not be told at the next start)."""
+        found: dict[str, QSplitter] = {}
+        twice: set[str] = set()
+        for splitter in self.window.findChildren(QSplitter):
+            name = splitter.objectName()
+            if name and not name.startswith("qt_"):
+                if name in found:
+                    twice.add(name)
+                found[name] = splitter
+        return {name: splitter for name, splitter in found.items() if name not in twice}
 
     def restore(self) -> None:
+        self._default_splitters = {name: sp.saveState() for name, sp in self.splitters().items()}
         geometry = self.settings.value("window/geometry")
         if isinstance(geometry, QByteArray) and not geometry.isEmpty():
             self.window.restoreGeometry(geometry)
         state = self.settings.value("window/state")
         if isinstance(state, QByteArray) and not state.isEmpty():
             self.restored = self.window.restoreState(state, STATE_VERSION)
+            self._state = state if self.restored else None
+        for name, splitter in self.splitters().items():
+            kept = self.settings.value(SPLITTER_KEY + name)
+            if isinstance(kept, QByteArray) and not kept.isEmpty():
+                splitter.setProperty(RESTORED, True)  # the panes that size their dividers leave it as it is
+                _KeptOnShow(splitter, kept)
 
     def save(self) -> None:
         self.settings.setValue("window/geometry", self.window.saveGeometry())
         self.settings.setValue("window/state", self.window.saveState(STATE_VERSION))
+        for name, splitter in self.splitters().items():
+            self.settings.setValue(SPLITTER_KEY + name, splitter.saveState())
 
     def reset(self, docks: Iterable[QDockWidget]) -> None:
         self.window.restoreState(self.default, STATE_VERSION)
         for dock in docks:
             dock.show()
+        defaults = getattr(self, "_default_splitters", {})
+        for name, splitter in self.splitters().items():
+            if name in defaults:
+                splitter.restoreState(defaults[name])
+            splitter.setProperty(RESTORED, False)
+        self.follow_names()
+
+    # ------------------------------------------------------------------ the server list's width
+    def watch_names(self, view: QAbstractItemView, sidebar: QWidget) -> None:
+        """Keep the server list as wide as its names need (within a quarter of the window) until the user
+        moves its divider, or a saved one was restored."""
+        self._names = (view, sidebar)
+        model = view.model()
+        for signal in (model.rowsInserted, model.rowsRemoved, model.dataChanged, model.modelReset):
+            signal.connect(lambda *_: QTimer.singleShot(0, view, self.follow_names))
+        self._splitter.splitterMoved.connect(lambda *_: self._splitter.setProperty(RESTORED, True))
+        self._splitter.setCollapsible(0, True)  # drag it to the edge to hide the servers; View brings them back
+        self._splitter.setCollapsible(1, False)
+        self.follow_names()
+
+    def names_width(self) -> int:
+        view, sidebar = self._names
+        bold = QFont(view.font())
+        bold.setBold(True)  # as the list draws a name, after its status icon
+        fm = QFontMetrics(bold)
+        model = view.model()
+        names = max((fm.horizontalAdvance(str(model.index(r, 0).data() or "")) for r in range(model.rowCount())),
+                    default=0)
+        frame = 2 * view.frameWidth() + view.verticalScrollBar().sizeHint().width() + NAME_PADDING
+        outside = max(0, sidebar.width() - view.width()) if sidebar.isVisible() else 16
+        return max(sidebar.minimumSizeHint().width(), names + frame + outside)
+
+    def follow_names(self) -> None:
+        if getattr(self, "_names", None) is None or self._splitter.property(RESTORED):
+            return
+        sizes = self._splitter.sizes()
+        total = sum(sizes)
+        if total <= 0 or sizes[0] == 0:  # collapsed: it stays so
+            return
+        side = min(self.names_width(), max(total // 4, self._names[1].minimumSizeHint().width()))
+        if side != sizes[0]:
+            self._splitter.setSizes([side, total - side])

@@ -138,6 +138,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         self.layout_state = layout.WindowLayout(self, self.settings)
         self.layout_state.first_start(self.splitter, self.traffic_dock)  # a saved geometry then wins
         self.layout_state.restore()
+        self.layout_state.watch_names(self.server_view, self.sidebar)
         self._update_actions()
         self._update_summary()
         messages.attach(self._told)  # what was said before the window existed (a broken catalog) arrives now
