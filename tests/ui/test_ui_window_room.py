@@ -91,3 +91,4 @@ async def test_the_traffic_message_is_readable_at_every_text_size(text_size, qap
             await shot(window, f"traffic-text-{text_size.rstrip('%')}")
     finally:
         apply_font(qapp, 0)
+

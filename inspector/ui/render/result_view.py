@@ -36,7 +36,7 @@ from ..base.layout import text_label
 from ..base.text import pretty_json, visible, visible_block
 from .json_tree import json_tree
 from .results import ContentView, Reader
-from .text import JSON_PARSE_MAX, TextView, mono_font, try_json
+from .text import JSON_PARSE_MAX, TextView, fill_one_text, mono_font, try_json
 
 # Structured content of up to this many values is checked against the outputSchema as it is shown; more
 # (a table of thousands of records) by the Rust validator in a turn of its own, once the result is shown
@@ -263,15 +263,8 @@ class ResultView(QWidget):
     def fit_text(self) -> None:
         """An answer that is one text fills the viewport, as tall as the text needs, so the text's own
         scroll bar is the only one (answers of several blocks keep each box and the page scrolls)."""
-        page = self.page
-        if page is None:
-            return
-        texts = [v for v in page.findChildren(TextView) if v.isVisibleTo(page)]
-        if len(texts) != 1:
-            return
-        view = texts[0]
-        others = self.holder.sizeHint().height() - view.edit.height()
-        view.fill(max(self.scroll.viewport().height() - others - 2, 0))
+        if self.page is not None:
+            fill_one_text(self.page, self.scroll.viewport().height(), self.holder)
 
     def show_above(self, widget: QWidget | None) -> None:
         """Show `widget` above the result blocks (None: nothing); the others put there stay, hidden."""

@@ -237,3 +237,15 @@ class SafeMarkdown(QTextBrowser):
 
     def loadResource(self, kind: int, name: QUrl) -> Any:
         return None  # no image, remote or local, is ever loaded
+
+
+def fill_one_text(host: QWidget, viewport_height: int, around: QWidget) -> None:
+    """When `host` shows one text (an answer, a resource's contents), let it fill what `around` leaves of
+    a scroll area's viewport `viewport_height` tall: the text's own scroll bar is then the only one."""
+    texts = [v for v in host.findChildren(TextView) if v.isVisibleTo(host)]
+    if len(texts) != 1:
+        return
+    view = texts[0]
+    others = around.sizeHint().height() - view.edit.height()
+    view.fill(max(viewport_height - others - 2, 0))
+
