@@ -177,6 +177,7 @@ class ToolCallPanel(QWidget):
         self.call_status = QLabel(top)
         self.call_status.setObjectName("callStatus")
         self.call_status.setTextFormat(Qt.PlainText)
+        self.call_status.setMinimumWidth(20)  # the words give way (their tooltip keeps them), not the answer's column
         row.addWidget(self.call_button)
         row.addWidget(self.cancel_button)
         row.addWidget(self.task_box)
@@ -213,6 +214,7 @@ class ToolCallPanel(QWidget):
         self.body.setStretchFactor(0, 2)
         self.body.setStretchFactor(1, 3)  # the result gets the room; the divider moves (and is remembered)
         self.body.setSizes([FORM_SHARE, 100 - FORM_SHARE])
+        self._body_sized = False  # shared out once it has its real width (unless a kept divider was restored)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(8, 0, 0, 0)
         lay.addWidget(self.placeholder, 1)
@@ -380,6 +382,15 @@ class ToolCallPanel(QWidget):
         self.tabs.setCurrentIndex(0)
         self.form.changed.connect(self._fit_form)
         QTimer.singleShot(0, self._fit_form)
+
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        width = self.body.width()
+        if not self._body_sized and self.body.isVisible() and width > 200:
+            self._body_sized = True
+            if not self.body.property("spyglassKept"):
+                form = width * FORM_SHARE // 100
+                self.body.setSizes([form, width - form])
 
     def _fit_form(self) -> None:
         """The form takes the height its fields need and no more: the call row follows its last field (a
@@ -594,6 +605,7 @@ class ToolCallPanel(QWidget):
 
     def _say(self, text: str, colour: str = "muted") -> None:
         self.call_status.setText(text)
+        self.call_status.setToolTip(text)
         self.call_status.setStyleSheet(f"color: {theme.colour(colour).name()};")
 
     def _watched(self) -> bool:

@@ -219,8 +219,8 @@ class MainWindow(WindowDialogs, QMainWindow):
         self.tool_panel.toolSelected.connect(self._tool_selected)
         tools_page.addWidget(self.tool_panel)
         tools_page.addWidget(self.tool_detail)
-        tools_page.setStretchFactor(0, 2)
-        tools_page.setStretchFactor(1, 3)
+        tools_page.setStretchFactor(0, 1)  # the list of names; the tool, its form and its answer get the rest
+        tools_page.setStretchFactor(1, 4)
         self.resources_pane = ResourcesPane(self)
         self.prompts_pane = PromptsPane(self)
         self.tasks_pane = TasksPane(self)
