@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from calling import call, connected
+from calling import call, connected, select_tool
 from PySide6.QtWidgets import QPlainTextEdit, QScrollArea
 from uikit import demo_cmd, find, shot, until
 
@@ -92,3 +92,25 @@ async def test_the_traffic_message_is_readable_at_every_text_size(text_size, qap
     finally:
         apply_font(qapp, 0)
 
+
+
+@pytest.mark.parametrize("screen", sorted(SCREENS))
+async def test_a_one_field_form_takes_what_its_field_needs(screen, open_window):
+    from PySide6.QtWidgets import QPushButton, QTabWidget
+
+    async with open_window() as window:
+        conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()))
+        await connected(conn)
+        first_start(window, screen)
+        select_tool(window, "echo")
+        panel = window.tool_detail
+        tabs = find(window, QTabWidget, "toolTabs")
+        button = find(window, QPushButton, "callButton")
+
+        def gap() -> int:  # between the form's last field and the Call button
+            bottom = tabs.mapTo(panel, tabs.rect().bottomLeft()).y()
+            return button.mapTo(panel, button.rect().topLeft()).y() - bottom
+        needs = tabs.tabBar().sizeHint().height() + panel.form.natural_height() + 12
+        await until(lambda: tabs.height() <= needs and gap() <= 16, 5,
+                    f"the form to take the {needs} px its field needs with Call under it, not {tabs.height()} px "
+                    f"and {gap()} px of space before Call")
