@@ -69,6 +69,20 @@ def pytest_asyncio_loop_factories(config, item):
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _shipped_font(qapp):
+    """The whole suite measures the window in a font the repository ships (tests/ui/fonts.py), not the
+    machine's: the same heights, widths and line counts on every desktop and in CI."""
+    import fonts
+    from PySide6.QtGui import QFontInfo
+
+    fonts.load()
+    qapp.setFont(fonts.font())
+    resolved = QFontInfo(qapp.font()).family()
+    assert resolved == fonts.DEFAULT, f"the suite's font resolved to {resolved!r}"
+    yield
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _frozen_imports():
     """What was imported before the first UI test (Qt, the window's modules, the test tools) is moved out of the
     garbage collector's sight: each window's teardown collects, and a full collection walked all of it again

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QFontDatabase
 from PySide6.QtWidgets import (
+    QApplication,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -18,6 +20,17 @@ from PySide6.QtWidgets import (
 )
 
 from . import theme
+
+
+def mono_font() -> QFont:
+    """The platform's fixed-width font at the size of the interface's text: the text-size preference
+    (applied to the application's font) reaches messages and results too, not only labels."""
+    font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    font.setStyleHint(QFont.StyleHint.Monospace)
+    size = QApplication.font().pointSizeF()
+    if size > 0:
+        font.setPointSizeF(size)
+    return font
 
 
 def scrolling_column(parent: QWidget, name: str, *widgets: QWidget) -> QScrollArea:

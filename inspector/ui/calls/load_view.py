@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
+    QGridLayout,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
@@ -158,11 +159,14 @@ class LoadView(QWidget):
         self.rate.setSuffix(" /s")
         self.rate.setSpecialValueText("no limit")
         self.rate.setToolTip("Start at most this many calls a second, spread evenly")
-        for label, box in (("At once", self.concurrency), ("Duration", self.duration), ("Calls", self.requests),
-                           ("Rate", self.rate)):
-            row.addWidget(QLabel(label, self))
-            row.addWidget(box)
-        row.addSpacing(8)
+        # two settings a line: the Load tab fits the answer's column beside the form
+        grid = QGridLayout()
+        grid.setContentsMargins(0, 0, 0, 0)
+        for i, (label, box) in enumerate((("At once", self.concurrency), ("Duration", self.duration),
+                                          ("Calls", self.requests), ("Rate", self.rate))):
+            grid.addWidget(QLabel(label, self), i // 2, 2 * (i % 2))
+            grid.addWidget(box, i // 2, 2 * (i % 2) + 1)
+        row.addLayout(grid)
         self.start_button = QPushButton("Start", self)
         self.start_button.setObjectName("loadStart")
         self.start_button.setToolTip("Call the tool with the arguments of its form, again and again")
@@ -171,10 +175,13 @@ class LoadView(QWidget):
         self.stop_button.setObjectName("loadStop")
         self.stop_button.setToolTip("Start no more calls (those in flight finish); press again to cancel them")
         self.stop_button.clicked.connect(self.stop)
-        row.addWidget(self.start_button)
-        row.addWidget(self.stop_button)
         row.addStretch(1)
         lay.addLayout(row)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.start_button)
+        buttons.addWidget(self.stop_button)
+        buttons.addStretch(1)
+        lay.addLayout(buttons)
         self.status = QLabel(self)
         self.status.setObjectName("loadStatus")
         self.status.setTextFormat(Qt.TextFormat.PlainText)

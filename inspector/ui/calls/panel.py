@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QPoint, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -51,6 +50,7 @@ from .questions import run_dialog
 log = logging.getLogger("spyglass.ui.tool_panel")
 
 TICK_MS = 100
+FORM_SHARE = 40  # of the panel's width, at first: the form's column; the answer gets the rest
 _USER = Qt.ItemDataRole.UserRole  # a tool's name in the tool list, a server's id in the sidebar
 
 
@@ -97,7 +97,8 @@ class ToolCallPanel(QWidget):
         self.placeholder = QLabel("Select a tool to see what it does and what it takes.", self)
         self.placeholder.setAlignment(Qt.AlignCenter)
         self.placeholder.setObjectName("toolPlaceholder")
-        self.body = QSplitter(Qt.Vertical, self)
+        # the form and the call beside the answer: the answer has the whole height, whatever the form's
+        self.body = QSplitter(Qt.Horizontal, self)
         self.body.setObjectName("toolCallSplitter")
         self.body.setChildrenCollapsible(False)
         top = QWidget(self.body)
@@ -143,6 +144,7 @@ class ToolCallPanel(QWidget):
         self.output_schema.setObjectName("toolOutputSchema")
         sl.addWidget(self.output_schema, 1)
         self.tabs.addTab(schemas, "Schema")
+        self.tabs.currentChanged.connect(lambda _i: self._fit_form())
         t.addWidget(self.tabs, 1)
         # call row
         row = QHBoxLayout()
@@ -174,6 +176,7 @@ class ToolCallPanel(QWidget):
         self.call_status = QLabel(top)
         self.call_status.setObjectName("callStatus")
         self.call_status.setTextFormat(Qt.PlainText)
+        self.call_status.setMinimumWidth(20)  # the words give way (their tooltip keeps them), not the answer's column
         row.addWidget(self.call_button)
         row.addWidget(self.cancel_button)
         row.addWidget(self.task_box)
@@ -187,6 +190,7 @@ class ToolCallPanel(QWidget):
         self.problems.setWordWrap(True)
         self.problems.hide()
         t.addWidget(self.problems)
+        t.addStretch(0)  # what the form does not need stays under the call row, not inside the form
         # results
         self.result_tabs = QTabWidget(self.body)
         self.result_tabs.setObjectName("resultTabs")
@@ -206,11 +210,10 @@ class ToolCallPanel(QWidget):
         self.result_tabs.addTab(self.load_view, "Load")
         self.body.addWidget(top)
         self.body.addWidget(self.result_tabs)
-        self.body.setStretchFactor(0, 0)
-        self.body.setStretchFactor(1, 1)  # the result gets the room; the divider moves
-        self.body.setSizes([300, 600])
-        self._divider_moved = False  # by the user, for this tool: then a resize keeps their choice
-        self.body.splitterMoved.connect(self._user_moved_divider)
+        self.body.setStretchFactor(0, 2)
+        self.body.setStretchFactor(1, 3)  # the result gets the room; the divider moves (and is remembered)
+        self.body.setSizes([FORM_SHARE, 100 - FORM_SHARE])
+        self._body_sized = False  # shared out once it has its real width (unless a kept divider was restored)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(8, 0, 0, 0)
         lay.addWidget(self.placeholder, 1)
@@ -380,30 +383,29 @@ class ToolCallPanel(QWidget):
         self.problems.hide()
         self.call_button.setText("Call")
         self.tabs.setCurrentIndex(0)
-        self._divider_moved = False
-        QTimer.singleShot(0, self._fit_split)
+        self.form.changed.connect(self._fit_form)
+        QTimer.singleShot(0, self._fit_form)
 
-    def _user_moved_divider(self, _pos: int, _index: int) -> None:
-        self._divider_moved = True
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
+    def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
-        if not self._divider_moved and event.size().height() != event.oldSize().height():
-            QTimer.singleShot(0, self._fit_split)  # the window or its dock grew or shrank: fit again
+        width = self.body.width()
+        if not self._body_sized and self.body.isVisible() and width > 200:
+            self._body_sized = True
+            if not self.body.property("spyglassKept"):
+                form = width * FORM_SHARE // 100
+                self.body.setSizes([form, width - form])
 
-    def _fit_split(self) -> None:
-        """The form takes what it needs (at most 60 % of the height), the result the rest: an answer is
-        read without scrolling a small box."""
-        total = sum(self.body.sizes())
-        if self.form is None or total <= 0:
+    def _fit_form(self) -> None:
+        """The form takes the height its fields need and no more: the call row follows its last field (a
+        long form gets the column and scrolls; the Schema tab gets the column)."""
+        if self.form is None:
             return
-        top = self.body.widget(0)
-        form_shown = self.form.height() if self.form.isVisible() else 0
-        others = top.sizeHint().height() - self.tabs.sizeHint().height() + self.tabs.tabBar().sizeHint().height()
-        want = max(others, 0) + self.form.natural_height() + 12
-        want = max(min(want, int(total * 0.6)), min(180, total // 2))
-        if abs(want - self.body.sizes()[0]) > 8 or form_shown == 0:
-            self.body.setSizes([want, total - want])
+        if self.tabs.currentWidget() is not self.form_host:
+            self.tabs.setMaximumHeight(16777215)
+            return
+        bar = self.tabs.tabBar().sizeHint().height()
+        margins = self.form_layout.contentsMargins()
+        self.tabs.setMaximumHeight(bar + margins.top() + margins.bottom() + self.form.natural_height() + 4)
 
     def _save_draft(self) -> None:
         if self.form is not None and self.tool is not None and self._server_id is not None:
@@ -623,6 +625,7 @@ class ToolCallPanel(QWidget):
 
     def _say(self, text: str, colour: str = "muted") -> None:
         self.call_status.setText(text)
+        self.call_status.setToolTip(text)
         self.call_status.setStyleSheet(f"color: {theme.colour(colour).name()};")
 
     def _watched(self) -> bool:

@@ -12,7 +12,7 @@ import asyncio
 import logging
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
 from ... import errors as E
@@ -22,6 +22,7 @@ from ..base.layout import ListHeader, heading_label, plain_label, scrolling_colu
 from ..base.tasks import spawn
 from ..base.text import visible, visible_block
 from ..render.results import ContentView
+from ..render.text import fill_one_text
 from ..servers.connection import Connection
 from .arg_form import ArgumentForm, completer_for
 from .items import CatalogModel, catalog_view, describe_prompt, prompt_problems, title_of
@@ -117,10 +118,10 @@ class PromptsPane(QWidget):
         d.addLayout(row)
         d.addWidget(self.result_head)
         d.addWidget(self.messages)
-        scroll = scrolling_column(right, "promptScroll", self.placeholder, self.detail)
+        self.scroll = scrolling_column(right, "promptScroll", self.placeholder, self.detail)
         rl = QVBoxLayout(right)
         rl.setContentsMargins(8, 0, 0, 0)
-        rl.addWidget(scroll)
+        rl.addWidget(self.scroll)
         split = QSplitter(Qt.Horizontal, self)
         split.setObjectName("promptsSplitter")
         split.addWidget(left)
@@ -293,6 +294,15 @@ class PromptsPane(QWidget):
             card = MessageCard(message, reader, self.messages)
             self.cards.append(card)
             self._msg_lay.addWidget(card)
+        QTimer.singleShot(0, self, self.fit_messages)
+
+    def fit_messages(self) -> None:
+        """A prompt of one text message lets it fill the column (its own scroll bar the only one)."""
+        fill_one_text(self.messages, self.scroll.viewport().height(), self.detail)
+
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        QTimer.singleShot(0, self, self.fit_messages)
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any] | None:
         return spawn(coro, self._tasks, lambda exc: self._say(f"Internal error: {exc}", "error"), "prompts pane task")

@@ -17,7 +17,7 @@ import logging
 import time
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, Qt, QTimer
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from ... import errors as E
@@ -28,6 +28,7 @@ from ..base.layout import ListHeader, heading_label, plain_label, scrolled_page,
 from ..base.tasks import spawn
 from ..base.text import visible, visible_block
 from ..render.results import render_resource_contents
+from ..render.text import fill_one_text
 from ..servers.connection import Connection
 from .arg_form import ArgumentForm, completer_for
 from .items import (
@@ -158,11 +159,11 @@ class ResourcesPane(QWidget):
         d.addWidget(self.status)
         d.addWidget(self.result_head)
         d.addWidget(self.contents_host, 1)
-        scroll = scrolling_column(right, "resourceScroll", self.placeholder, self.detail)
+        self.scroll = scrolling_column(right, "resourceScroll", self.placeholder, self.detail)
         rl = QVBoxLayout(right)
         rl.setContentsMargins(8, 0, 0, 0)
         rl.addWidget(self.subscriptions)
-        rl.addWidget(scroll, 1)
+        rl.addWidget(self.scroll, 1)
         split = QSplitter(Qt.Horizontal, self)
         split.setObjectName("resourcesSplitter")
         split.addWidget(left)
@@ -434,6 +435,16 @@ class ResourcesPane(QWidget):
         self.contents.setParent(self.contents_host)
         self._contents_lay.addWidget(self.contents)
         self.contents.show()
+        QTimer.singleShot(0, self, self.fit_contents)
+
+    def fit_contents(self) -> None:
+        """Contents that are one text fill the column (its own scroll bar the only one)."""
+        if self.contents is not None:
+            fill_one_text(self.contents, self.scroll.viewport().height(), self.detail)
+
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        QTimer.singleShot(0, self, self.fit_contents)
 
     # ------------------------------------------------------------------ subscriptions
     def _show_subs(self) -> None:

@@ -37,7 +37,7 @@ from ..base.layout import text_label
 from ..base.text import pretty_json, visible, visible_block
 from .json_tree import json_tree
 from .results import ContentView, Reader
-from .text import JSON_PARSE_MAX, TextView, mono_font, try_json
+from .text import JSON_PARSE_MAX, TextView, fill_one_text, mono_font, try_json
 
 # Structured content of up to this many values is checked against the outputSchema as it is shown; more
 # (a table of thousands of records) by the Rust validator in a turn of its own, once the result is shown
@@ -258,6 +258,17 @@ class ResultView(QWidget):
         self.content: ContentView | None = None
         self._new_page()
 
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        if event.size().height() != event.oldSize().height():
+            QTimer.singleShot(0, self.fit_text)
+
+    def fit_text(self) -> None:
+        """An answer that is one text fills the viewport, as tall as the text needs, so the text's own
+        scroll bar is the only one (answers of several blocks keep each box and the page scrolls)."""
+        if self.page is not None:
+            fill_one_text(self.page, self.scroll.viewport().height(), self.holder)
+
     def show_above(self, widget: QWidget | None) -> None:
         """Show `widget` above the result blocks (None: nothing); the others put there stay, hidden."""
         if widget is not None and widget.parent() is not self.above:
@@ -354,6 +365,7 @@ class ResultView(QWidget):
             lay.addWidget(text_label(f"⚠ The result is not an object: {visible(pretty_json(rec.result), 500)}",
                                  self.page, name="resultWarning", role="warning"))
         lay.addStretch(1)
+        QTimer.singleShot(0, self.fit_text)
 
     def update_status(self) -> None:
         rec = self.record

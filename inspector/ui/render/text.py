@@ -11,12 +11,13 @@ import time
 from typing import Any
 
 from PySide6.QtCore import QTimer, QUrl, Signal
-from PySide6.QtGui import QFont, QFontDatabase, QTextCursor, QTextDocument
+from PySide6.QtGui import QFont, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QPlainTextEdit, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
 
 from ...private import open_private
 from ..base import theme
 from ..base.highlight import JsonHighlighter
+from ..base.layout import mono_font as fixed_font
 from ..base.layout import small_button, text_label
 from ..base.text import visible_block
 
@@ -43,9 +44,7 @@ MARKDOWN_MAX = 100_000          # Markdown renders at most this much (a note say
 
 
 def mono_font() -> QFont:
-    f = QFontDatabase.systemFont(QFontDatabase.FixedFont)
-    f.setStyleHint(QFont.Monospace)
-    return f
+    return fixed_font()
 
 
 def human_size(n: int | float | None) -> str:
@@ -144,15 +143,26 @@ class TextView(QWidget):
             self.more_label.setText(f"Showing the first {self._shown:,} of {len(text):,} characters "
                                     f"({human_size(_bytes(text))}).")
 
-    def _fit_height(self, max_height: int) -> None:
-        fm = self.edit.fontMetrics()
+    def _lines(self) -> int:
         doc = self.edit.document()
         lines = doc.blockCount()
         if self.edit.lineWrapMode() != QPlainTextEdit.NoWrap:
-            lines += doc.characterCount() // 90
+            width = max(1, self.edit.viewport().width() // max(1, self.edit.fontMetrics().averageCharWidth()))
+            lines += doc.characterCount() // max(40, min(width, 200))
         else:
             lines += 1  # room for a horizontal scroll bar
-        self.edit.setFixedHeight(min(max_height, max(1, min(lines, 60)) * fm.lineSpacing() + 14))
+        return max(1, lines)
+
+    def _fit_height(self, max_height: int) -> None:
+        fm = self.edit.fontMetrics()
+        self.edit.setFixedHeight(min(max_height, min(self._lines(), 60) * fm.lineSpacing() + 14))
+
+    def fill(self, room: int) -> None:
+        """Take up to `room` pixels (the answer's whole viewport, when this text is all it shows): as tall
+        as the text, no taller, so its own scroll bar is the only one."""
+        wanted = self._lines() * self.edit.fontMetrics().lineSpacing() + 14
+        self.edit.setMaximumHeight(16777215)
+        self.edit.setFixedHeight(max(60, min(room, wanted)))
 
     def text(self) -> str:
         return self.edit.toPlainText()
@@ -228,3 +238,15 @@ class SafeMarkdown(QTextBrowser):
 
     def loadResource(self, kind: int, name: QUrl) -> Any:
         return None  # no image, remote or local, is ever loaded
+
+
+def fill_one_text(host: QWidget, viewport_height: int, around: QWidget) -> None:
+    """When `host` shows one text (an answer, a resource's contents), let it fill what `around` leaves of
+    a scroll area's viewport `viewport_height` tall: the text's own scroll bar is then the only one."""
+    texts = [v for v in host.findChildren(TextView) if v.isVisibleTo(host)]
+    if len(texts) != 1:
+        return
+    view = texts[0]
+    others = around.sizeHint().height() - view.edit.height()
+    view.fill(max(viewport_height - others - 2, 0))
+

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QFontDatabase, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QMenu,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTableView,
     QToolButton,
@@ -39,6 +40,7 @@ from ...traffic import TrafficFilter, TrafficStore
 from ...traffic.expr import FilterSyntaxError, Node, is_expression, parse
 from ...traffic.summary import human_size
 from ..base.highlight import JsonHighlighter, palette_is_dark
+from ..base.layout import mono_font
 from .filter_edit import FilterEdit, SavedFilters, error_colour
 from .model import (
     ARROWS,
@@ -117,7 +119,7 @@ class TrafficDetail(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("trafficDetail")
-        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        mono = mono_font()
         self.header = QLabel("No frame selected")
         self.header.setObjectName("trafficDetailHeader")
         self.header.setTextFormat(Qt.TextFormat.PlainText)
@@ -159,32 +161,34 @@ class TrafficDetail(QWidget):
         # two lines each at least: a short window keeps its traffic dock short (the splitter gives more)
         for edit in (self.pretty, self.raw):
             edit.setMinimumHeight(2 * edit.fontMetrics().lineSpacing() + 2 * edit.frameWidth() + 8)
-        self.header.setWordWrap(True)
-        buttons = QHBoxLayout()
-        buttons.setContentsMargins(0, 0, 0, 0)
-        buttons.addWidget(self.pair_button)
-        buttons.addWidget(self.copy_pretty)
-        buttons.addWidget(self.copy_raw)
-        buttons.addStretch(1)
-        raw_label = QLabel("Raw (as on the wire)")
-        raw_box = QWidget()
-        raw_layout = QVBoxLayout(raw_box)
+        # one line of header and buttons: the lines of the message get the height (Wireshark's detail pane)
+        self.header.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
+        top.addWidget(self.header, 1)
+        top.addWidget(self.pair_button)
+        top.addWidget(self.copy_pretty)
+        top.addWidget(self.copy_raw)
+        self.raw.setToolTip("The message's raw text, exactly as on the wire")  # (no label: its lines get the room)
+        self.raw_box = QWidget()
+        self.raw_box.setObjectName("trafficBytes")
+        raw_layout = QVBoxLayout(self.raw_box)
         raw_layout.setContentsMargins(0, 0, 0, 0)
-        raw_layout.setSpacing(2)
-        raw_layout.addWidget(raw_label)
         raw_layout.addWidget(self.raw)
+        # the formatted message and its bytes: side by side in a wide pane (each a third of it, with the
+        # list), one above the other in a tall one
         self.split = QSplitter(Qt.Orientation.Vertical)
+        self.split.setObjectName("trafficDetailSplitter")
         self.split.addWidget(self.pretty)
-        self.split.addWidget(raw_box)
-        self.split.setStretchFactor(0, 3)
+        self.split.addWidget(self.raw_box)
+        self.split.setStretchFactor(0, 1)
         self.split.setStretchFactor(1, 1)
         self.split.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(4)
-        layout.addWidget(self.header)
+        layout.setSpacing(2)
+        layout.addLayout(top)
         layout.addWidget(self.problem)
-        layout.addLayout(buttons)
         layout.addWidget(self.split, 1)
         self.n: int | None = None
         self.pretty_text = ""
@@ -332,6 +336,7 @@ class TrafficPane(QWidget):
         self.export_button.setMinimumWidth(self.export_button.sizeHint().width() + 12)
         self.count_label = QLabel()
         self.count_label.setObjectName("trafficCount")
+        self.count_label.setMinimumWidth(50)  # a third of the dock is its column: the list, not the words, sets it
         bar = QHBoxLayout()
         bar.setContentsMargins(0, 0, 0, 0)
         bar.setSpacing(4)
@@ -375,8 +380,22 @@ class TrafficPane(QWidget):
 
         # --- detail
         self.detail = TrafficDetail()
+        # a status line under the table, as Wireshark's: the bar keeps its room, the message its height
+        listing = QWidget()
+        listing.setObjectName("trafficList")
+        lv = QVBoxLayout(listing)
+        lv.setContentsMargins(0, 0, 0, 0)
+        lv.setSpacing(2)
+        lv.addWidget(self.view, 1)
+        status = QHBoxLayout()
+        status.setContentsMargins(0, 0, 0, 0)
+        status.setSpacing(12)
+        status.addWidget(self.count_label)
+        status.addWidget(self.error_label, 1)
+        lv.addLayout(status)
         self.split = QSplitter(Qt.Orientation.Vertical)
-        self.split.addWidget(self.view)
+        self.split.setObjectName("trafficSplitter")
+        self.split.addWidget(listing)
         self.split.addWidget(self.detail)
         self.split.setStretchFactor(0, 3)
         self.split.setStretchFactor(1, 2)
@@ -386,12 +405,6 @@ class TrafficPane(QWidget):
         layout.setSpacing(4)
         layout.addLayout(bar)
         layout.addWidget(self.split, 1)
-        status = QHBoxLayout()  # a status line under the table, as Wireshark's: the bar keeps its room
-        status.setContentsMargins(0, 0, 0, 0)
-        status.setSpacing(12)
-        status.addWidget(self.count_label)
-        status.addWidget(self.error_label, 1)
-        layout.addLayout(status)
 
         # --- wiring
         self._filter_timer = QTimer(self)
@@ -624,15 +637,21 @@ class TrafficPane(QWidget):
     # ------------------------------------------------------------------ layout
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
-        # Wide and short (a bottom dock): detail beside the table; otherwise below it.
+        # Wide and short (a bottom dock): Wireshark's three panes side by side, the list, the message and
+        # its bytes, a third each; otherwise one below the other (the list above the detail)
         wide = self.width() > 2 * self.height()
         orientation = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
+        if not self._sized and self.split.property("spyglassKept") and self.split.orientation() == orientation:
+            self._sized = True  # where the user left the dividers (the window keeps them between runs)
         if self.split.orientation() != orientation or not self._sized:
             self._sized = True
             self.split.setOrientation(orientation)
+            self.detail.split.setOrientation(orientation)
             total = self.split.width() if wide else self.split.height()
-            table = int(total * (0.66 if wide else 0.55))
+            table = int(total * (0.34 if wide else 0.55))
             self.split.setSizes([table, max(1, total - table)])
+            half = max(1, (total - table) // 2)
+            self.detail.split.setSizes([half, half])
 
     def changeEvent(self, event: Any) -> None:
         super().changeEvent(event)

@@ -580,6 +580,7 @@ class TimelineView(QWidget):
         self.split.addWidget(self.canvas)
         self.split.addWidget(self.table)
         self.split.setChildrenCollapsible(False)
+        self.table.setMinimumHeight(3 * self.table.fontMetrics().height() + 8)  # a dock on a small screen stays small
         self.split.splitterMoved.connect(lambda *_: setattr(self, "_split_moved", True))
         self._split_moved = False
         lay = QVBoxLayout(self)

@@ -5,13 +5,33 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import QByteArray, QSettings, Qt
-from PySide6.QtGui import QGuiApplication, QScreen
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QSplitter, QWidget
+from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, QTimer
+from PySide6.QtGui import QFont, QFontMetrics, QGuiApplication, QScreen
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QApplication,
+    QDockWidget,
+    QMainWindow,
+    QPlainTextEdit,
+    QSplitter,
+    QWidget,
+)
 
 STATE_VERSION = 1  # of the dock layout kept in the settings
+SPLITTER_KEY = "window/splitters/"  # + a divider's object name: where it was left (QSplitter.saveState)
+NAME_PADDING = 2 * 6 + 22 + 4  # the server list's margins and status icon around a name
+RESTORED = "spyglassKept"  # a divider's property: placed by the user (now or at an earlier run), not by code
 
 DEFAULT_SIZE = (1240, 890)  # where no screen can be asked
+
+
+FRAME_ALLOWANCE = 40  # a title bar and window borders, which the available area does not count
+SMALL_SCREEN_HEIGHT = 800  # a window shorter than this (a 768-pixel screen's) starts with its docks at their least
+READABLE_LINES = 8  # of the selected traffic message, at the first start, at any text size
+READABLE = ("trafficDetailPretty", "trafficDetailRaw")
+READABLE_AGAIN_MS = 30
+BOTTOM_MOST = 0.5  # of the window's height: the most the bottom dock starts with
+SMALLEST_SCREEN_HEIGHT = 600  # an area shorter than this cannot hold the window in a common desktop font
 
 
 def first_size(screen: QScreen | None) -> tuple[int, int]:
@@ -19,7 +39,19 @@ def first_size(screen: QScreen | None) -> tuple[int, int]:
     if screen is None:
         return DEFAULT_SIZE
     area = screen.availableGeometry()
-    return (min(max(int(area.width() * 0.88), 1000), 1800), min(max(int(area.height() * 0.88), 700), 1200))
+    return first_size_in(area.width(), area.height())
+
+
+def first_size_in(width: int, height: int) -> tuple[int, int]:
+    """The first size in an available area of `width` x `height`: never more than the area holds with
+    the window's frame (a 1366x768 laptop has about 720 px under its panel, so not the 700 px plus a
+    title bar it got before), never less than a comfortable least size where there is room for it. An area
+    that cannot hold the window's least height (about 600 px) gets the comfortable size all the same."""
+    w = min(max(int(width * 0.88), 1000), 1800)
+    h = min(max(int(height * 0.88), 700), 1200)
+    if height - FRAME_ALLOWANCE >= SMALLEST_SCREEN_HEIGHT:
+        h = min(h, height - FRAME_ALLOWANCE)
+    return w, h
 
 
 def dock(window: QMainWindow, title: str, name: str, widget: QWidget) -> QDockWidget:
@@ -33,6 +65,29 @@ def dock(window: QMainWindow, title: str, name: str, widget: QWidget) -> QDockWi
     return d
 
 
+class _KeptOnShow(QObject):
+    """Puts a divider back where it was left once it is on screen with its real size: a splitter restored
+    while hidden (a tab not yet shown, a dock not yet laid out) shares out its first size by its stretch
+    factors, not as it was left."""
+
+    def __init__(self, splitter: QSplitter, state: QByteArray) -> None:
+        super().__init__(splitter)
+        self.splitter, self.state = splitter, state
+        splitter.restoreState(state)  # the orientation and the sizes at once; again once it is shown
+        splitter.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() in (QEvent.Type.Show, QEvent.Type.Resize) and self.splitter.isVisible() \
+                and min(self.splitter.width(), self.splitter.height()) > 0:
+            self.splitter.removeEventFilter(self)
+            QTimer.singleShot(0, self, self._restore)
+        return False
+
+    def _restore(self) -> None:
+        self.splitter.restoreState(self.state)
+        self.deleteLater()
+
+
 class WindowLayout:
     def __init__(self, window: QMainWindow, settings: QSettings) -> None:
         self.window = window
@@ -40,41 +95,148 @@ class WindowLayout:
         self.default = QByteArray()
         self.restored = False
         self._bottom: tuple[QDockWidget, int] | None = None
+        self._asked = 0  # the bottom dock's height last asked of resizeDocks
+        self._state: QByteArray | None = None  # the dock layout restored, until the window is shown
 
     def first_start(self, splitter: QSplitter, bottom_dock: QDockWidget) -> None:
         """Most of the screen; the sidebar a fifth of the width, the bottom dock a quarter of the height
         (so a tool's result has the room). This is also what *Reset layout* goes back to."""
+        self._splitter = splitter
+        self._bottom_dock = bottom_dock
+        self.arrange(*first_size(self.window.screen() or QGuiApplication.primaryScreen()))
+
+    def arrange(self, width: int, height: int) -> None:
+        """The first start's layout for a window of `width` x `height` (what a screen of that size gets)."""
         w = self.window
-        width, height = first_size(w.screen() or QGuiApplication.primaryScreen())
         w.resize(width, height)
-        side = max(250, width // 5)
-        splitter.setSizes([side, width - side])
-        self._bottom = (bottom_dock, max(180, height // 4))
-        w.resizeDocks([bottom_dock], [self._bottom[1]], Qt.Vertical)
+        side = self.names_width() if getattr(self, "_names", None) is not None else max(250, width // 5)
+        self._splitter.setSizes([side, width - side])
+        self._bottom = (self._bottom_dock, self.bottom_height(height))
+        w.resizeDocks([self._bottom_dock], [self._bottom[1]], Qt.Vertical)
         self.default = w.saveState(STATE_VERSION)
+
+    def bottom_height(self, height: int) -> int:
+        """The bottom dock's first height in a window `height` tall: the least it needs on a small screen
+        (the answer needs the room more), else a quarter of the height (`make_readable` then adds what
+        the traffic message needs to show READABLE_LINES at the text size in use)."""
+        dock = self._bottom_dock
+        # what its contents need: the dock's own least size is its current height for a moment after a resize
+        least = dock.layout().minimumSize().height() if dock.layout() is not None else dock.minimumSizeHint().height()
+        if height < SMALL_SCREEN_HEIGHT:
+            return least
+        return max(least, min(height // 4, int(height * BOTTOM_MOST)))
 
     def shown(self) -> None:
         """Once the window is on screen (docks are laid out only then): the first start's dock height,
         unless a saved layout was restored."""
         if self._bottom is not None and not self.restored:
-            dock, height = self._bottom
+            dock, _before = self._bottom
+            height = self.bottom_height(self.window.height())  # now that the dock's least size is known
             self.window.resizeDocks([dock], [height], Qt.Vertical)
+            self._asked = height
             self.default = self.window.saveState(STATE_VERSION)
+            if self.window.height() >= SMALL_SCREEN_HEIGHT:
+                QTimer.singleShot(0, dock, lambda: self.make_readable(dock, tries=6))
+        elif self._state is not None:  # restored while hidden, the docks shared out its first size: again
+            self.window.restoreState(self._state, STATE_VERSION)
+        self._state = None
         self._bottom = None
 
+    def make_readable(self, dock: QDockWidget, tries: int = 1) -> None:
+        """Grow the dock until the traffic message and its bytes show READABLE_LINES each (within
+        BOTTOM_MOST of the window): the lines, not pixels, are what a larger text size must keep."""
+        QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)  # measure the dock as it now is
+        edits = [e for e in dock.findChildren(QPlainTextEdit) if e.objectName() in READABLE and e.isVisible()]
+        if not edits or not dock.isVisible():
+            return
+        short = max(READABLE_LINES * e.fontMetrics().lineSpacing() + 4 - e.viewport().height()
+                    + (e.horizontalScrollBar().sizeHint().height()  # a long line of JSON will need it
+                       if e.lineWrapMode() == QPlainTextEdit.LineWrapMode.NoWrap else 0) for e in edits)
+        height = min(self._asked + short, int(self.window.height() * BOTTOM_MOST))
+        if short > 0 and height > self._asked:  # (resizeDocks counts not quite the dock's height: add to it)
+            self._asked = height
+            self.window.resizeDocks([dock], [height], Qt.Vertical)
+            self.default = self.window.saveState(STATE_VERSION)
+        if tries > 1:  # the dock keeps its old height for a moment after a resize: look again
+            QTimer.singleShot(READABLE_AGAIN_MS, dock, lambda: self.make_readable(dock, tries - 1))
+
+    def splitters(self) -> dict[str, QSplitter]:
+        """Every divider of the window by its object name (a name used twice is left out: which is which
+        could not be told at the next start)."""
+        found: dict[str, QSplitter] = {}
+        twice: set[str] = set()
+        for splitter in self.window.findChildren(QSplitter):
+            name = splitter.objectName()
+            if name and not name.startswith("qt_"):
+                if name in found:
+                    twice.add(name)
+                found[name] = splitter
+        return {name: splitter for name, splitter in found.items() if name not in twice}
+
     def restore(self) -> None:
+        self._default_splitters = {name: sp.saveState() for name, sp in self.splitters().items()}
         geometry = self.settings.value("window/geometry")
         if isinstance(geometry, QByteArray) and not geometry.isEmpty():
             self.window.restoreGeometry(geometry)
         state = self.settings.value("window/state")
         if isinstance(state, QByteArray) and not state.isEmpty():
             self.restored = self.window.restoreState(state, STATE_VERSION)
+            self._state = state if self.restored else None
+        for name, splitter in self.splitters().items():
+            kept = self.settings.value(SPLITTER_KEY + name)
+            if isinstance(kept, QByteArray) and not kept.isEmpty():
+                splitter.setProperty(RESTORED, True)  # the panes that size their dividers leave it as it is
+                _KeptOnShow(splitter, kept)
 
     def save(self) -> None:
         self.settings.setValue("window/geometry", self.window.saveGeometry())
         self.settings.setValue("window/state", self.window.saveState(STATE_VERSION))
+        for name, splitter in self.splitters().items():
+            self.settings.setValue(SPLITTER_KEY + name, splitter.saveState())
 
     def reset(self, docks: Iterable[QDockWidget]) -> None:
         self.window.restoreState(self.default, STATE_VERSION)
         for dock in docks:
             dock.show()
+        defaults = getattr(self, "_default_splitters", {})
+        for name, splitter in self.splitters().items():
+            if name in defaults:
+                splitter.restoreState(defaults[name])
+            splitter.setProperty(RESTORED, False)
+        self.follow_names()
+
+    # ------------------------------------------------------------------ the server list's width
+    def watch_names(self, view: QAbstractItemView, sidebar: QWidget) -> None:
+        """Keep the server list as wide as its names need (within a quarter of the window) until the user
+        moves its divider, or a saved one was restored."""
+        self._names = (view, sidebar)
+        model = view.model()
+        for signal in (model.rowsInserted, model.rowsRemoved, model.dataChanged, model.modelReset):
+            signal.connect(lambda *_: QTimer.singleShot(0, view, self.follow_names))
+        self._splitter.splitterMoved.connect(lambda *_: self._splitter.setProperty(RESTORED, True))
+        self._splitter.setCollapsible(0, True)  # drag it to the edge to hide the servers; View brings them back
+        self._splitter.setCollapsible(1, False)
+        self.follow_names()
+
+    def names_width(self) -> int:
+        view, sidebar = self._names
+        bold = QFont(view.font())
+        bold.setBold(True)  # as the list draws a name, after its status icon
+        fm = QFontMetrics(bold)
+        model = view.model()
+        names = max((fm.horizontalAdvance(str(model.index(r, 0).data() or "")) for r in range(model.rowCount())),
+                    default=0)
+        frame = 2 * view.frameWidth() + view.verticalScrollBar().sizeHint().width() + NAME_PADDING
+        outside = max(0, sidebar.width() - view.width()) if sidebar.isVisible() else 16
+        return max(sidebar.minimumSizeHint().width(), names + frame + outside)
+
+    def follow_names(self) -> None:
+        if getattr(self, "_names", None) is None or self._splitter.property(RESTORED):
+            return
+        sizes = self._splitter.sizes()
+        total = sum(sizes)
+        if total <= 0 or sizes[0] == 0:  # collapsed: it stays so
+            return
+        side = min(self.names_width(), max(total // 4, self._names[1].minimumSizeHint().width()))
+        if side != sizes[0]:
+            self._splitter.setSizes([side, total - side])

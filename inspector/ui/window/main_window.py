@@ -138,6 +138,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         self.layout_state = layout.WindowLayout(self, self.settings)
         self.layout_state.first_start(self.splitter, self.traffic_dock)  # a saved geometry then wins
         self.layout_state.restore()
+        self.layout_state.watch_names(self.server_view, self.sidebar)
         self._update_actions()
         self._update_summary()
         messages.attach(self._told)  # what was said before the window existed (a broken catalog) arrives now
@@ -225,8 +226,8 @@ class MainWindow(WindowDialogs, QMainWindow):
         self.tool_panel.toolSelected.connect(self._tool_selected)
         tools_page.addWidget(self.tool_panel)
         tools_page.addWidget(self.tool_detail)
-        tools_page.setStretchFactor(0, 2)
-        tools_page.setStretchFactor(1, 3)
+        tools_page.setStretchFactor(0, 1)  # the list of names; the tool, its form and its answer get the rest
+        tools_page.setStretchFactor(1, 4)
         self.resources_pane = ResourcesPane(self)
         self.prompts_pane = PromptsPane(self)
         self.tasks_pane = TasksPane(self)
