@@ -73,7 +73,8 @@ async def test_the_traffic_message_is_readable_at_every_text_size(text_size, qap
                                     for r in range(pane.model.rowCount())), 5, "the tools/list request")
             request = next(pane.model.record_at(r) for r in range(pane.model.rowCount())
                            if store.method(pane.model.record_at(r)) == "tools/list")
-            assert pane.select_record(store.record(request).pair)  # its answer: a long message
+            answer = store.record(request).pair  # its answer: a long message, shown once the pane's next batch is in
+            await until(lambda: answer is not None and pane.select_record(answer), 5, "the answer's row")
             pretty = find(window, QPlainTextEdit, "trafficDetailPretty")
             raw = find(window, QPlainTextEdit, "trafficDetailRaw")
             table = find(window, QTableView, "trafficView")

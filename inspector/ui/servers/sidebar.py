@@ -247,7 +247,9 @@ class ServerSidebar(QWidget):
             b.setObjectName("button" + a.objectName().removeprefix("action"))
             b.setToolButtonStyle(Qt.ToolButtonTextOnly)
             b.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
-            buttons.addWidget(b, i // 4, i % 4)  # two rows: what is done to the list, then to the connection
+            # rows of three, so the buttons ask no more width than a short name: what is done to the list, then to
+            # the connection, and Remove on a row of its own, away from the others
+            buttons.addWidget(b, i // 3, i % 3)
             self.buttons[a.objectName()] = b
         self.view = ServerListView(self)
         self.view.setModel(model)

@@ -135,7 +135,8 @@ class TrafficDetail(QWidget):
         self.pretty.setObjectName("trafficDetailPretty")
         self.pretty.setReadOnly(True)
         self.pretty.setFont(mono)
-        self.pretty.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        # wrapped at the pane's width: a long value reads on, with no scroll bar eating a line of a short pane
+        self.pretty.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.pretty.setPlaceholderText("Select a row to see its message")
         self.highlighter = JsonHighlighter(self.pretty.document())
         self.raw = QPlainTextEdit()
@@ -648,10 +649,12 @@ class TrafficPane(QWidget):
             self.split.setOrientation(orientation)
             self.detail.split.setOrientation(orientation)
             total = self.split.width() if wide else self.split.height()
-            table = int(total * (0.34 if wide else 0.55))
+            # the list a little more than a third (its Method and Summary columns are what rows are read by),
+            # the message, then its bytes (wrapped: they need the least width)
+            table = int(total * (0.42 if wide else 0.55))
             self.split.setSizes([table, max(1, total - table)])
-            half = max(1, (total - table) // 2)
-            self.detail.split.setSizes([half, half])
+            rest = max(2, total - table)
+            self.detail.split.setSizes([rest * 4 // 7, rest - rest * 4 // 7])
 
     def changeEvent(self, event: Any) -> None:
         super().changeEvent(event)

@@ -198,8 +198,8 @@ class MainWindow(WindowDialogs, QMainWindow):
         self.act_about = act(self, "About Spyglass", self.show_about, None, "actionAbout")
 
     def _build_central(self, memory: ArgumentMemory) -> None:
-        self.sidebar = ServerSidebar(self.servers, [self.act_add, self.act_edit, self.act_duplicate, self.act_remove,
-                                                    self.act_connect, self.act_disconnect, self.act_restart], self)
+        self.sidebar = ServerSidebar(self.servers, [self.act_add, self.act_edit, self.act_duplicate, self.act_connect,
+                                                    self.act_disconnect, self.act_restart, self.act_remove], self)
         self.server_view = self.sidebar.view
         self.status_card = self.sidebar.card
         self.server_view.addActions([self.act_edit, self.act_connect, self.act_disconnect, self.act_restart,
