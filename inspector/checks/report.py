@@ -9,7 +9,6 @@ from `--ignore`, from `[tool.spyglass.check]` in `pyproject.toml` and from `.spy
 from __future__ import annotations
 
 import fnmatch
-import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from .. import errors as E
+from ..terminal import one_line, xml_text
 from .rules import ERROR, INFO, RULES, SEVERITIES, WARNING, Finding
 from .run import Report
 
@@ -90,8 +90,8 @@ def text(report: Report, *, width: int = 100) -> str:
             continue
         lines.append(f"{HEADINGS[severity]} ({len(found)})")
         for f in found:
-            lines.append(f"  {f.rule}  {_one_line(f.target)}")
-            lines.append(f"      {_one_line(f.message)}")
+            lines.append(f"  {f.rule}  {one_line(f.target)}")
+            lines.append(f"      {one_line(f.message)}")
         lines.append("")
     if report.cost is not None:
         heaviest = sorted(report.cost.tools.items(), key=lambda kv: -kv[1][1])[:3]
@@ -108,23 +108,10 @@ def text(report: Report, *, width: int = 100) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _one_line(text: str) -> str:
-    return text.replace("\r", "\\r").replace("\n", "\\n")
-
-
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-
-
-def _xml(text: str) -> str:
-    """Server text as XML 1.0 can carry it (control characters and lone surrogates shown as escapes)."""
-    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else
-                        f"\\u{ord(m.group()):04x}", text)
-
-
 def junit(report: Report, settings: Settings) -> bytes:
     """One test case per rule and target: a failure for what fails the check, a passing case (with the
     message as output) for the rest, and one passing case for each rule that found nothing."""
-    server = _xml(str(report.server.get("name") or "server"))
+    server = xml_text(str(report.server.get("name") or "server"))
     bar = SEVERITIES.index(settings.fail_on)
     suite = ET.Element("testsuite", name=f"spyglass check {server}")
     failures = 0
@@ -137,12 +124,12 @@ def junit(report: Report, settings: Settings) -> bytes:
             ET.SubElement(suite, "testcase", classname=f"{server}.{rule}", name=rule)
             continue
         for (_rule, target), found in cases.items():
-            case = ET.SubElement(suite, "testcase", classname=f"{server}.{rule}", name=_xml(f"{rule} {target}"))
+            case = ET.SubElement(suite, "testcase", classname=f"{server}.{rule}", name=xml_text(f"{rule} {target}"))
             worst = min(found, key=lambda f: SEVERITIES.index(f.severity))
-            body = _xml("\n".join(f"[{f.severity}] {f.message} ({f.spec})" for f in found))
+            body = xml_text("\n".join(f"[{f.severity}] {f.message} ({f.spec})" for f in found))
             if SEVERITIES.index(worst.severity) <= bar:
                 failures += 1
-                fail = ET.SubElement(case, "failure", message=_xml(worst.message), type=worst.severity)
+                fail = ET.SubElement(case, "failure", message=xml_text(worst.message), type=worst.severity)
                 fail.text = body
             else:
                 ET.SubElement(case, "system-out").text = body
