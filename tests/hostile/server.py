@@ -79,6 +79,11 @@ controls            every field carries C0 and C1 controls and U+2028/U+2029
                     names, titles and descriptions, results, errors, log
                     messages and stderr lines; calling "fail" (or "ctl...")
                     fails with a JSON-RPC error, "add" with isError
+big-images [N]      tools/call returns N PNG images of 7000x7000 pixels each
+                    (default 36: a 7.7 MB message; each a few hundred KB
+                    on the wire, 196 MB decoded)
+big-markdown [N]    tools/call returns a Markdown table of N characters
+                    (default 100000)
 modern              answer ``server/discover`` (2026-07-28 era probe) with a
                     result; without this case it is -32601 Method not found
 
@@ -648,6 +653,53 @@ class Controls(Case):
     def log(srv: Server) -> None:
         srv.write_message({"jsonrpc": "2.0", "method": "notifications/message",
                            "params": {"level": "warning", "logger": f"log{CONTROLS}", "data": f"said {CONTROLS}"}})
+
+
+def png(width: int, height: int, rgb: tuple[int, int, int] = (200, 40, 40)) -> bytes:
+    """A single-colour RGB PNG (zlib and struct: it compresses to almost nothing)."""
+    import struct
+    import zlib
+
+    row = b"\x00" + bytes(rgb) * width
+    packer = zlib.compressobj(9)
+    data = b"".join(packer.compress(row) for _ in range(height)) + packer.flush()
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data) + chunk(b"IEND", b"")
+
+
+@case("big-images", default=36)
+class BigImages(Case):
+    """tools/call returns N PNGs of 7000x7000, each under the 50-megapixel limit, 1.7 gigapixels together."""
+
+    def on_request(self, srv: Server, req: Message, call_next: Handler) -> Body:
+        if not method_is(req, "tools/call"):
+            return call_next(req)
+        import base64
+
+        data = base64.b64encode(png(7000, 7000)).decode()
+        images = [{"type": "image", "data": data, "mimeType": "image/png"} for _ in range(self.arg or 0)]
+        return result({"content": [{"type": "text", "text": f"{len(images)} images"}, *images]})
+
+
+@case("big-markdown", default=100000)
+class BigMarkdown(Case):
+    """tools/call returns a Markdown table of N characters."""
+
+    def on_request(self, srv: Server, req: Message, call_next: Handler) -> Body:
+        if not method_is(req, "tools/call"):
+            return call_next(req)
+        rows = ["| row | name | value | note |", "|---|---|---|---|"]
+        size = sum(len(r) + 1 for r in rows)
+        i = 0
+        while size < (self.arg or 0):
+            rows.append(f"| {i} | item {i} | {i * 7} | a note on row {i} |")
+            size += len(rows[-1]) + 1
+            i += 1
+        return text_result("\n".join(rows))
 
 
 @case("flood-at-start", default=100000)
