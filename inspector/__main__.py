@@ -20,11 +20,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] and argv[0] in SUBCOMMANDS:  # `spyglass check|replay|diff|export …`: never imports Qt
         import importlib
 
-        return int(importlib.import_module(f".cli.{argv[0]}", __package__).main(argv))
+        from .terminal import guarded
+
+        # nothing a server sends reaches the terminal as a control (the tap's stdout is its host's pipe)
+        with guarded(stdout=argv[0] != "tap"):
+            return int(importlib.import_module(f".cli.{argv[0]}", __package__).main(argv))
     if _headless(argv):
         from .cli import main as cli_main  # never imports Qt
+        from .terminal import guarded
 
-        return cli_main(argv)
+        with guarded():
+            return cli_main(argv)
     from .app import main as app_main
 
     return app_main(argv)

@@ -20,9 +20,9 @@ MAX_LINES = 700
 # Layers, lowest first: a module imports only from its own layer or lower ones.
 LAYERS = [
     ("foundation", ("inspector", "inspector.errors", "inspector.private", "inspector.secrets", "inspector.portable",
-                    "inspector.messages",
-                    "inspector.media", "inspector.templates", "inspector.keystore", "inspector.config",
-                    "inspector.schemarefs", "inspector.urlpolicy", "inspector.protocol", "inspector.demo")),
+                    "inspector.messages", "inspector.media", "inspector.terminal", "inspector.templates",
+                    "inspector.keystore", "inspector.config", "inspector.schemarefs", "inspector.urlpolicy",
+                    "inspector.protocol", "inspector.demo")),
     ("io", ("inspector.traffic", "inspector.transport", "inspector.auth")),
     ("client", ("inspector.client",)),
     ("session", ("inspector.session", "inspector.checks", "inspector.catalog", "inspector.importers",

@@ -9,7 +9,6 @@ from `--ignore`, from `[tool.spyglass.check]` in `pyproject.toml` and from `.spy
 from __future__ import annotations
 
 import fnmatch
-import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from xml.etree import ElementTree as ET
 
 from .. import errors as E
 from ..secrets import Tally, mask_text
+from ..terminal import one_line, xml_text
 from .rules import ERROR, INFO, RULES, SEVERITIES, WARNING, Finding
 from .run import Report
 
@@ -91,8 +91,8 @@ def text(report: Report, *, width: int = 100) -> str:
             continue
         lines.append(f"{HEADINGS[severity]} ({len(found)})")
         for f in found:
-            lines.append(f"  {f.rule}  {_one_line(f.target)}")
-            lines.append(f"      {_one_line(f.message)}")
+            lines.append(f"  {f.rule}  {one_line(f.target)}")
+            lines.append(f"      {one_line(f.message)}")
         lines.append("")
     if report.cost is not None:
         heaviest = sorted(report.cost.tools.items(), key=lambda kv: -kv[1][1])[:3]
@@ -109,20 +109,10 @@ def text(report: Report, *, width: int = 100) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _one_line(text: str) -> str:
-    return text.replace("\r", "\\r").replace("\n", "\\n")
-
-
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-
-
 def _xml(text: str, masked: Tally | None = None) -> str:
-    """Server text as XML 1.0 can carry it (control characters and lone surrogates shown as escapes), with
-    its secrets masked (`secrets.mask_text`) when `masked` is given."""
-    if masked is not None:
-        text = mask_text(text, masked)
-    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else
-                        f"\\u{ord(m.group()):04x}", text)
+    """Server text as XML 1.0 can carry it (`terminal.xml_text`), with its secrets masked (`secrets.mask_text`)
+    when `masked` is given."""
+    return xml_text(mask_text(text, masked) if masked is not None else text)
 
 
 def junit_properties(masked: Tally) -> ET.Element:

@@ -19,6 +19,7 @@ from ..config import ServerSpec, pick_server
 from ..portable import mask_frame
 from ..private import open_private
 from ..secrets import Tally, mask_url, secrets_of
+from ..terminal import visible as visible  # re-exported: the commands print server text with it
 from .official import duration_ms
 
 if TYPE_CHECKING:
@@ -287,18 +288,6 @@ def recorders(args: argparse.Namespace, spec: ServerSpec) -> tuple[Any, list[Any
         session.also = trace
         return session, [w for w in (trace, session) if w is not None]
     return trace, [trace] if trace is not None else []
-
-
-_CONTROL = {c: f"\\x{c:02x}" for c in range(32) if c not in (9, 10)}
-_CONTROL[0x7F] = "\\x7f"
-_CONTROL.update({c: f"<U+{c:04X}>" for c in (0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E,
-                                            0x2066, 0x2067, 0x2068, 0x2069)})
-
-
-def visible(text: str) -> str:
-    """Server text for a terminal: escapes and bidirectional controls made visible,
-    so nothing a server sends can drive the terminal or disguise a name."""
-    return text.translate(_CONTROL)
 
 
 EXIT_INTERNAL = 70

@@ -11,6 +11,7 @@ from typing import Any, TextIO
 
 from ..private import open_private
 from ..protocol import apps
+from ..terminal import carriage_return, one_line
 from .common import visible
 from .official import OutputError
 
@@ -86,13 +87,16 @@ def first_text(result: Any) -> str:
 def task_to_stderr(task: dict[str, Any]) -> None:
     from ..protocol.tasks import describe
 
-    print(f"spyglass: task {task.get('taskId')}: {describe(task)}", file=sys.stderr, flush=True)
+    print(f"spyglass: task {one_line(str(task.get('taskId')))}: {one_line(describe(task))}", file=sys.stderr,
+          flush=True)
 
 
 def progress_to_stderr(progress: Any, total: Any, message: str | None) -> None:
     if sys.stderr.isatty():
         share = f"{progress}/{total}" if total is not None else f"{progress}"
-        print(f"\rspyglass: progress {share} {message or ''}", end="", file=sys.stderr, flush=True)
+        carriage_return(sys.stderr)
+        print(f"spyglass: progress {one_line(str(share))} {one_line(message or '')}", end="", file=sys.stderr,
+              flush=True)
 
 
 def progress_done() -> None:

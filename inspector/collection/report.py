@@ -3,20 +3,18 @@ both values (expected and actual) for each step that failed."""
 
 from __future__ import annotations
 
-import re
 from xml.etree import ElementTree as ET
 
 from ..secrets import Tally, mask_text
+from ..terminal import xml_text
 from .expect import short
 from .run import RunReport
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-
 
 def _xml(text: str, masked: Tally) -> str:
-    """Text XML can hold: control characters and lone surrogates (a server can send them) escaped, and
-    secrets masked (`secrets.mask_text`)."""
-    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", mask_text(text, masked))
+    """Text XML can hold (`terminal.xml_text`: a server can send control characters and lone surrogates), with
+    its secrets masked (`secrets.mask_text`)."""
+    return xml_text(mask_text(text, masked))
 
 
 def junit(report: RunReport) -> bytes:

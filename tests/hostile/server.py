@@ -80,6 +80,16 @@ task-unadvertised   echo says it requires a task, but the capabilities do not
                     declare tasks: a client must call it plainly
 task-no-get         advertise tasks; ``tasks/get`` is refused (-32601); the
                     held ``tasks/result`` is answered right after that refusal
+controls            every field carries C0 and C1 controls and U+2028/U+2029
+                    (CONTROLS): server name, version and instructions, tool
+                    names, titles and descriptions, results, errors, log
+                    messages and stderr lines; calling "fail" (or "ctl...")
+                    fails with a JSON-RPC error, "add" with isError
+big-images [N]      tools/call returns N PNG images of 7000x7000 pixels each
+                    (default 36: a 7.7 MB message; each a few hundred KB
+                    on the wire, 196 MB decoded)
+big-markdown [N]    tools/call returns a Markdown table of N characters
+                    (default 100000)
 modern              answer ``server/discover`` (2026-07-28 era probe) with a
                     result; without this case it is -32601 Method not found
 
@@ -632,6 +642,102 @@ class UntrustedText(Case):
             "inputSchema": {"type": "object", "properties": {}},
         }
         return result({"tools": [*TOOLS, tool]})
+
+
+CONTROLS = "<\x1b[2J\x1b]0;pwned\x07\x9b2J\x9d0;title\x9c\x85\x90\x9f\u2028\u2029\r\x7f\x00\x08>"
+"""What the `controls` case puts in every field: what a terminal would obey (clear the screen, retitle the
+window, in 7-bit and 8-bit form), line and paragraph separators, a carriage return, DEL, NUL, backspace."""
+
+
+@case("controls")
+class Controls(Case):
+    """C0 and C1 controls, U+2028 and U+2029 in every field a server fills."""
+
+    def on_start(self, srv: Server) -> None:
+        sys.stderr.write(f"starting {CONTROLS} All good\n")
+        sys.stderr.flush()
+
+    def on_request(self, srv: Server, req: Message, call_next: Handler) -> Body:
+        body = call_next(req)
+        if method_is(req, "initialize") and body and "result" in body:
+            body["result"]["serverInfo"] = {"name": f"srv{CONTROLS}", "version": f"1{CONTROLS}"}
+            body["result"]["instructions"] = f"instructions {CONTROLS}"
+        elif method_is(req, "tools/list"):
+            tools = [dict(t, title=f"{t['name']} {CONTROLS}", description=f"{t['description']} {CONTROLS}")
+                     for t in TOOLS]
+            tools[0]["inputSchema"] = {"type": "object", "properties": {"message": {
+                "type": "string", "description": f"the message {CONTROLS}"}}, "required": ["message"]}
+            tools += [{"name": name, "description": f"fails {CONTROLS}", "inputSchema": {"type": "object"}}
+                      for name in ("fail", f"ctl{CONTROLS}")]
+            body = result({"tools": tools})
+        elif method_is(req, "logging/setLevel"):
+            self.log(srv)
+            return result({})
+        elif method_is(req, "tools/call"):
+            params = req.get("params") or {}
+            self.log(srv)
+            sys.stderr.write(f"calling {CONTROLS}\n")
+            sys.stderr.flush()
+            name = params.get("name") if isinstance(params, dict) else None
+            if name == "add":
+                return text_result(f"failed {CONTROLS}", is_error=True)
+            if isinstance(name, str) and name.startswith(("ctl", "fail")):
+                return error(INTERNAL_ERROR, f"broke {CONTROLS}", {"why": CONTROLS})
+            return result({"content": [{"type": "text", "text": f"result {CONTROLS}"}],
+                           "structuredContent": {"said": CONTROLS}})
+        return body
+
+    @staticmethod
+    def log(srv: Server) -> None:
+        srv.write_message({"jsonrpc": "2.0", "method": "notifications/message",
+                           "params": {"level": "warning", "logger": f"log{CONTROLS}", "data": f"said {CONTROLS}"}})
+
+
+def png(width: int, height: int, rgb: tuple[int, int, int] = (200, 40, 40)) -> bytes:
+    """A single-colour RGB PNG (zlib and struct: it compresses to almost nothing)."""
+    import struct
+    import zlib
+
+    row = b"\x00" + bytes(rgb) * width
+    packer = zlib.compressobj(9)
+    data = b"".join(packer.compress(row) for _ in range(height)) + packer.flush()
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data) + chunk(b"IEND", b"")
+
+
+@case("big-images", default=36)
+class BigImages(Case):
+    """tools/call returns N PNGs of 7000x7000, each under the 50-megapixel limit, 1.7 gigapixels together."""
+
+    def on_request(self, srv: Server, req: Message, call_next: Handler) -> Body:
+        if not method_is(req, "tools/call"):
+            return call_next(req)
+        import base64
+
+        data = base64.b64encode(png(7000, 7000)).decode()
+        images = [{"type": "image", "data": data, "mimeType": "image/png"} for _ in range(self.arg or 0)]
+        return result({"content": [{"type": "text", "text": f"{len(images)} images"}, *images]})
+
+
+@case("big-markdown", default=100000)
+class BigMarkdown(Case):
+    """tools/call returns a Markdown table of N characters."""
+
+    def on_request(self, srv: Server, req: Message, call_next: Handler) -> Body:
+        if not method_is(req, "tools/call"):
+            return call_next(req)
+        rows = ["| row | name | value | note |", "|---|---|---|---|"]
+        size = sum(len(r) + 1 for r in rows)
+        i = 0
+        while size < (self.arg or 0):
+            rows.append(f"| {i} | item {i} | {i * 7} | a note on row {i} |")
+            size += len(rows[-1]) + 1
+            i += 1
+        return text_result("\n".join(rows))
 
 
 @case("flood-at-start", default=100000)

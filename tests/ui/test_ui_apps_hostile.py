@@ -192,3 +192,54 @@ async def test_a_flood_and_a_loop_do_not_freeze_the_window(open_window, expect_l
         assert stalls.stop() < 1.0 * SLOWDOWN, "the window stalled while the app was stopped"
         assert "The app was stopped" in block.problem_text
 
+
+
+class Listeners:
+    """A STUN/TURN listener on loopback, UDP and TCP (sockets of the test's own): what reached each."""
+
+    def __init__(self) -> None:
+        self.udp: list[bytes] = []
+        self.tcp: list[bytes] = []
+
+    async def __aenter__(self) -> Listeners:
+        loop = asyncio.get_running_loop()
+        got = self.udp
+
+        class Datagrams(asyncio.DatagramProtocol):
+            def datagram_received(self, data, addr):
+                got.append(data)
+
+        self.transport, _ = await loop.create_datagram_endpoint(Datagrams, local_addr=("127.0.0.1", 0))
+
+        async def accepted(reader, writer):
+            self.tcp.append(await reader.read(4096) or b"(connected)")
+            writer.close()
+
+        self.server = await asyncio.start_server(accepted, "127.0.0.1", 0)
+        self.ports = (self.transport.get_extra_info("sockname")[1], self.server.sockets[0].getsockname()[1])
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        self.transport.close()
+        self.server.close()
+        await self.server.wait_closed()
+
+
+async def test_an_app_cannot_reach_out_over_webrtc(open_window, expect_log):
+    expect_log("spyglass.session", "app ui://hostile/")
+    async with Listeners() as ears, open_window() as window:
+        window.apps.init_timeout = 2.0 * SLOWDOWN
+        conn = window.add_server(ServerSpec(name="hostile-apps", command=hostile_apps_cmd(),
+                                            env={"HOSTILE_WEBRTC": f"{ears.ports[0]},{ears.ports[1]}"}))
+        await connected(conn)
+        rec = await call(window, "webrtc")
+        block = await ready_block(window, rec)
+        text = await app_log(block, "webrtc: done", timeout=60 * SLOWDOWN)
+        await asyncio.sleep(0.5)  # what a gathering already begun would still send
+        assert ears.udp == [] and ears.tcp == [], (ears.udp[:3], ears.tcp[:3], text)
+        for how in ("window", "webkit", "contentWindow", "frames", "nested", "own script"):
+            line = next((x for x in text.splitlines() if x.startswith(how + ":")), "")
+            assert line and "gathered" not in line, text
+        await until(lambda: "tried to use WebRTC (RTCPeerConnection): blocked" in refused(block), 10,
+                    "the attempt in the Sandbox tab")
+        assert "WebRTC is not available to apps" in block.sandbox.summary.text()

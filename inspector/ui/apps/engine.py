@@ -23,6 +23,9 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QBuffer, QByteArray, QCoreApplication, QIODevice, QObject, Qt
 
+from . import nowebrtc
+from .nowebrtc import FLAGS
+
 log = logging.getLogger("spyglass.ui.apps")
 
 HOST_SCHEME = b"spyglass-host"
@@ -63,6 +66,8 @@ def prepare() -> None:
         # frame, their own origin and their CSP
         extra.append("--no-sandbox")
         log.info("running as root: Chromium's process sandbox is off (apps keep their frame sandbox and CSP)")
+    # WebRTC's own sockets pass neither the CSP nor the request interceptor (nowebrtc.py)
+    extra += [flag for flag in FLAGS if flag.split("=")[0] not in flags]
     if extra:
         os.environ["QTWEBENGINE_CHROMIUM_FLAGS"] = " ".join([flags, *extra]).strip()
     if QCoreApplication.instance() is None:
@@ -198,6 +203,7 @@ class Profiles(QObject):
                          (A.ScreenCaptureEnabled, False), (A.WebRTCPublicInterfacesOnly, True),
                          (A.PdfViewerEnabled, False), (A.FocusOnNavigationEnabled, False)):
             s.setAttribute(attr, on)
+        nowebrtc.install(profile)  # no RTCPeerConnection in any frame of its pages
         rec = ProfileRecord(profile, None, None)
         rec.handler = _handler(rec)
         rec.handler.setParent(profile)  # type: ignore[attr-defined]

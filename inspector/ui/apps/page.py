@@ -28,6 +28,8 @@ from typing import Any
 from PySide6.QtCore import QUrl, Signal
 from PySide6.QtWebEngineCore import QWebEnginePage, QWebEnginePermission
 
+from .nowebrtc import SAID
+
 # Messages a second the bridge page reads and passes on, and at once: reading a posted message's data costs
 # Chromium about 2 ms here (measured: 20,000 messages read took 9 s, 20,000 only counted 0.3 s), so a flood is
 # counted and dropped unread beyond this.
@@ -85,6 +87,8 @@ _REFUSED = (
      "navigate the window that holds it: blocked by its sandbox"),
     (re.compile(r"^Blocked form submission to '([^']*)'"), "submit a form to {0}: blocked by its sandbox"),
     (re.compile(r"^Blocked script execution in '([^']*)'"), "run a script: blocked by its sandbox"),
+    (re.compile(r"^" + SAID + r" \((\w+)\)"), "use WebRTC ({0}): blocked (apps have no WebRTC: it would reach "
+                                                "hosts no Content-Security-Policy names)"),
 )
 
 

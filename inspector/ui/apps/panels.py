@@ -278,8 +278,9 @@ class SandboxPanel(QWidget):
 
     def show_document(self, *, csp: str, outside: tuple[str, ...], asked: tuple[str, ...], granted: set[str],
                       problems: tuple[str, ...]) -> None:
-        self.summary.setText(("It may reach: " + ", ".join(outside)) if outside else
-                             "It may reach nothing outside itself (the spec's restrictive default).")
+        self.summary.setText((("It may reach: " + ", ".join(outside)) if outside else
+                              "It may reach nothing outside itself (the spec's restrictive default).")
+                             + " WebRTC is not available to apps.")
         self.csp.setPlainText(csp.replace("; ", ";\n"))
         while self.perm_layout.count():
             old = self.perm_layout.takeAt(0).widget()

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
@@ -29,7 +31,7 @@ from ..base import theme
 from ..base.highlight import json_lexer, lexer_for
 from ..base.layout import small_button, text_label
 from ..base.text import plain_tooltip, pretty_json, visible
-from .media import AudioView, ImageView, extension_for
+from .media import AudioView, ImageView, PixelBudget, extension_for
 from .text import MARKDOWN_MAX, SafeMarkdown, TextView, human_size, save_bytes, try_json
 
 log = logging.getLogger("spyglass.ui.results")
@@ -170,10 +172,9 @@ class TextBlock(BlockFrame):
     def set_markdown(self, on: bool) -> None:
         if on and self.markdown is None:
             self.markdown = SafeMarkdown(self)
+            self.markdown.grew.connect(self._fit_markdown)
             self.markdown.set_markdown(self.text)
-            self.markdown.document().setTextWidth(max(200, self.view.width() - 12))
-            height = int(self.markdown.document().size().height()) + 12
-            self.markdown.setFixedHeight(min(600, max(60, height)))
+            self._fit_markdown()
             self.markdown.linkShown.connect(self._show_link)
             self.body.insertWidget(1, self.markdown)
             if len(self.text) > MARKDOWN_MAX:
@@ -185,6 +186,15 @@ class TextBlock(BlockFrame):
         self.view.setVisible(not on)
         if self.markdown is not None:
             self.markdown.setVisible(on)
+
+    def _fit_markdown(self) -> None:
+        """The Markdown's height follows what is rendered so far (each piece laid out once, as it comes)."""
+        if self.markdown is None:
+            return
+        if not self.markdown.isVisible():  # once shown, the view sets the width: setting another lays it all out
+            self.markdown.document().setTextWidth(max(200, self.view.width() - 12))
+        height = int(self.markdown.document().size().height()) + 12
+        self.markdown.setFixedHeight(min(600, max(60, height)))
 
     def _show_link(self, target: str) -> None:
         shown = urlpolicy.for_display(target)  # a look-alike host as the browser would show it
@@ -397,6 +407,10 @@ def block_widget(block: Any, reader: Reader | None = None, parent: QWidget | Non
     return UnknownBlock(block, parent)
 
 
+STEP_S = 0.015  # making block widgets, a turn of the loop
+AT_ONCE = 8  # blocks made at once however long they take (a usual result is all there when set_blocks returns)
+
+
 class ContentView(QWidget):
     """Content blocks, one widget each (`result:<kind>`), in order."""
 
@@ -407,20 +421,41 @@ class ContentView(QWidget):
         self._lay.setContentsMargins(0, 0, 0, 0)
         self._lay.setSpacing(6)
         self.widgets: list[QWidget] = []
+        self._todo: Any = iter(())
+        self._reader: Reader | None = None
+        self.done = True
         self.empty = text_label("(no content blocks)", self, name="noContent", role="muted")
         self._lay.addWidget(self.empty)
 
     def set_blocks(self, blocks: list[dict], *, reader: Reader | None = None) -> None:
+        """The blocks' widgets: the first `AT_ONCE` now, the rest a loop turn's worth at a time (`STEP_S`): a
+        result of many images must not hold the window (36 image blocks took 130 ms in one turn)."""
         for w in self.widgets:
             w.hide()
             w.deleteLater()
         self.widgets = []
+        self.pixel_budget = PixelBudget()  # what this result's images may decode by themselves
         items = blocks if isinstance(blocks, list) else []
         self.empty.setVisible(not items)
-        for block in items:
-            w = block_widget(block, reader, self)
+        self._todo = iter(items)
+        self._reader = reader
+        self.done = False
+        self._build(self._todo)
+
+    def _build(self, todo: Any) -> None:
+        import shiboken6
+
+        if not shiboken6.isValid(self) or todo is not self._todo:
+            return  # replaced, or given other blocks since
+        started = time.perf_counter()
+        for block in todo:
+            w = block_widget(block, self._reader, self)
             self.widgets.append(w)
             self._lay.addWidget(w)
+            if len(self.widgets) >= AT_ONCE and time.perf_counter() - started > STEP_S:
+                QTimer.singleShot(0, lambda: self._build(todo))
+                return
+        self.done = True
 
     def blocks(self, kind: str | None = None) -> list[QWidget]:
         return [w for w in self.widgets if kind is None or w.objectName() == f"result:{kind}"]
@@ -430,6 +465,7 @@ def render_resource_contents(contents: list[dict]) -> QWidget:
     """The `contents` of a resources/read result, one framed item each (`resourceContents`)."""
     box = QWidget()
     box.setObjectName("resourceContents")
+    box.pixel_budget = PixelBudget()  # type: ignore[attr-defined]
     lay = QVBoxLayout(box)
     lay.setContentsMargins(0, 0, 0, 0)
     lay.setSpacing(6)

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from PySide6.QtCore import QTimer, QUrl, Signal
@@ -41,6 +43,10 @@ TURN_TARGET_S = 0.025           # ... so that one event-loop turn (insert + Qt's
 
 
 MARKDOWN_MAX = 100_000          # Markdown renders at most this much (a note says so)
+MARKDOWN_STEP = 2_000           # Markdown rendered in one turn of the loop (a table of 100,000 froze it 11 s)
+_FEATURES = QTextDocument.MarkdownFeature(QTextDocument.MarkdownDialectGitHub.value
+                                          | QTextDocument.MarkdownNoHTML.value)
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 
 
 def mono_font() -> QFont:
@@ -218,10 +224,50 @@ class TextView(QWidget):
         self.show_all.hide()
 
 
+def markdown_pieces(text: str, size: int = MARKDOWN_STEP) -> Iterator[str]:
+    """`text` in pieces of about `size` characters that each render as Markdown on their own: cut at a blank
+    line where there is one, else at a line's end; a table cut in two gets its header rows again, a code
+    block cut in two is closed and opened again."""
+    pos, total = 0, len(text)
+    header = fence = ""
+    while pos < total:
+        end = total
+        if pos + size < total:
+            end = text.rfind("\n\n", pos + 1, pos + size)
+            if end <= pos:
+                end = text.rfind("\n", pos + 1, pos + size)
+            if end <= pos:
+                end = text.find("\n", pos + size)
+                end = total if end == -1 else end
+        piece = text[pos:end].strip("\n")
+        pos = end
+        if fence:
+            piece = fence + "\n" + piece
+        elif header and piece.startswith("|"):
+            piece = header + "\n" + piece
+        lines = piece.split("\n")
+        fence, header = "", ""
+        for i, line in enumerate(lines):
+            mark = line.lstrip()[:3]
+            if mark in ("```", "~~~"):
+                fence = "" if fence else line.strip()
+            elif not fence and i and _TABLE_RULE.match(line) and lines[i - 1].lstrip().startswith("|"):
+                header = lines[i - 1] + "\n" + line
+            elif not line.lstrip().startswith("|"):
+                header = "" if not fence else header
+        if fence:
+            piece += "\n" + fence[:3]
+        yield piece
+
+
 class SafeMarkdown(QTextBrowser):
-    """Markdown rendered without HTML, images or navigation: a clicked link only shows its target."""
+    """Markdown rendered without HTML, images or navigation: a clicked link only shows its target. A long
+    text is rendered a piece at a time (`MARKDOWN_STEP` characters a turn of the loop: laying out a table
+    costs about 15 ms a thousand characters here), up to `MARKDOWN_MAX`; `grew` says a piece was added and
+    `done` is True once all of it is there."""
 
     linkShown = Signal(str)
+    grew = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -229,12 +275,31 @@ class SafeMarkdown(QTextBrowser):
         self.setOpenLinks(False)
         self.setOpenExternalLinks(False)
         self.anchorClicked.connect(lambda url: self.linkShown.emit(url.toString()))
+        self.done = True
+        self._pieces: Iterator[str] = iter(())
 
     def set_markdown(self, text: str) -> None:
-        features = QTextDocument.MarkdownFeature(
-            QTextDocument.MarkdownDialectGitHub.value | QTextDocument.MarkdownNoHTML.value
-        )
-        self.document().setMarkdown(text[:MARKDOWN_MAX], features)
+        self._pieces = markdown_pieces(text[:MARKDOWN_MAX])
+        self.document().setMarkdown(next(self._pieces, ""), _FEATURES)
+        self.done = False
+        pieces = self._pieces
+        QTimer.singleShot(0, lambda: self._step(pieces))
+
+    def _step(self, pieces: Iterator[str]) -> None:
+        import shiboken6
+
+        if not shiboken6.isValid(self) or pieces is not self._pieces:
+            return  # gone, or given another text since
+        piece = next(pieces, None)
+        if piece is None:
+            self.done = True
+        else:
+            cursor = QTextCursor(self.document())
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            cursor.insertBlock()
+            cursor.insertMarkdown(piece, _FEATURES)
+            QTimer.singleShot(0, lambda: self._step(pieces))
+        self.grew.emit()
 
     def loadResource(self, kind: int, name: QUrl) -> Any:
         return None  # no image, remote or local, is ever loaded
