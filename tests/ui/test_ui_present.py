@@ -38,7 +38,8 @@ SEED = [PY, str(PEERS / "seed_server.py")]
 SEED_NAMES = ("get_weather", "add_numbers", "count_words", "delete_user", "slow_report", "app_refresh", "write_poem",
               "count_folders")
 PROTOCOL_WORDS = ("isError", "inputSchema", "outputSchema", "structuredContent", "jsonrpc", "tools/call",
-                  "tools/list", "resources/read", "-32602", "-32601", "-32603", "mimeType")
+                  "tools/list", "resources/read", "-32602", "-32601", "-32603", "mimeType", "input_required",
+                  "elicitation")
 JSON_LIKE = re.compile(r'[{\[]\s*"|"\s*:\s*[\[{"0-9tfn]')
 
 

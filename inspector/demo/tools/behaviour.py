@@ -194,8 +194,7 @@ ELICIT_KEY = "profile"
 
 
 @tool("ask_user", title="Ask the user",
-      description="Asks you for your name and favourite colour through elicitation "
-                  "(server request in older protocols, input_required result in 2026-07-28).",
+      description="Asks you for your name and favourite colour, in a form your app shows you.",
       input_schema={"type": "object",
                     "properties": {"question": {"type": "string", "description": "Optional custom message"}}},
       annotations={"readOnlyHint": True, "openWorldHint": False})
