@@ -68,6 +68,9 @@ async def test_the_check_tab_judges_the_live_session_and_opens_what_a_finding_is
         # a finding about a tool opens the tool; one about a frame selects it in the traffic pane
         window.checks.open_target("tool:fetch_data")
         assert window.tabs.currentIndex() == 0 and window.tool_panel.selected_name() == "fetch_data"
+        # the tool's header says what its finding is, whole, not only that there is one
+        flags = find(window, QLabel, "toolFlags")
+        assert flags.isVisible() and "description-vague" in flags.text(), flags.text()
         frame = next(t for _r, t in tree_rows(tree) if t.startswith("frame:"))
         pane = window.traffic.pane
         pane.expert_button.setChecked(True)

@@ -71,6 +71,7 @@ class ToolCallPanel(QWidget):
         self.change: str | None = None
         self.form: Any = None
         self._server_id: str | None = None
+        self.findings: Callable[[str], list[str]] = lambda _name: []  # the live check's words about a tool
         self._anyway = False
         self._drafts: dict[tuple[str, str], Any] = {}
         self.dropped_arguments: list[str] = []  # what the last form left out of its draft (a changed schema)
@@ -298,6 +299,7 @@ class ToolCallPanel(QWidget):
             problems.insert(0, "new: appeared when the server said its tool list changed")
         elif change:
             problems.insert(0, f"{change} since the server was last listed")
+        problems += [visible(f, 600) for f in self.findings(str(tool.get("name")))]  # the Check tab's, whole
         self.flags.setText("⚠ " + "; ".join(problems) if problems else "")
         self.flags.setVisible(bool(problems))
         self.flags.setStyleSheet(f"color: {theme.colour('warning').name()};")
