@@ -24,14 +24,18 @@ async def test_every_result_kind_of_the_demo_server(open_window, theme):
     async with open_window(theme) as window:
         conn = demo(window)
         await connected(conn)
-        # text, plain; Markdown on request, without links that open
+        # Markdown rendered as it comes (it is Markdown), without links that open; the text as sent a click away
         rec = await call(window, "markdown_report", {"topic": "mcp"})
         assert rec.outcome == "ok"
         [text] = result_widgets(window, "text")
         plain = text.findChild(QPlainTextEdit, "resultText")
         assert plain.toPlainText().startswith("# Report")
-        text.set_markdown(True)
         md = text.findChild(QTextBrowser, "markdownView")
+        assert md is not None and md.isVisibleTo(text) and not plain.isVisibleTo(text)
+        assert text.md_button.isChecked()
+        text.md_button.click()  # the source
+        assert plain.isVisibleTo(text) and not md.isVisibleTo(text)
+        text.md_button.click()
         assert md.isVisibleTo(text) and not md.openLinks() and not md.openExternalLinks()
         assert "# Report" not in md.toPlainText() and "Report" in md.toPlainText()
         await result_shot(window, f"calls-markdown-{theme}")

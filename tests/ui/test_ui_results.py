@@ -7,6 +7,7 @@ import json
 import struct
 import zlib
 
+import pytest
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton, QWidget
@@ -330,3 +331,30 @@ def test_the_elicitation_buttons_stand_in_the_platforms_order(qapp):
                 QDialogButtonBox.ButtonLayout.MacLayout: ["elicitCancel", "elicitDecline", "elicitAccept"]}
     assert order == expected[QDialogButtonBox.ButtonLayout(layout)], (order, layout)
     d.close()
+
+
+@pytest.mark.parametrize("text, markdown", [
+    ("# Report\n\nSome text\n- a\n- b", True),  # a heading and a list
+    ("| a | b |\n|---|---|\n| 1 | 2 |", True),  # a table above more text
+    ("**bold** and [a link](https://example.com)", True),
+    ("## Weather\nOslo: 12 °C\nWind: 3 m/s", True),
+    ("plain sentence with a * star", False),
+    ("/usr/bin/python\n/etc/passwd", False),
+    ("2024-01-01 ERROR something\n2024-01-01 INFO x", False),
+    ("Temperature: 12 C", False),
+    ("- one\n- two", False),  # a list alone reads as well as text
+    ("# a shell comment", False),
+])
+def test_markdown_is_told_from_plain_text(text, markdown):
+    from inspector.ui.render.text import looks_like_markdown
+
+    assert looks_like_markdown(text) is markdown
+
+
+def test_a_markdown_text_is_rendered_by_default_and_a_plain_one_is_not(qapp):
+    v = ContentView()
+    v.set_blocks([{"type": "text", "text": "# Title\n\n| a | b |\n|---|---|\n| 1 | 2 |"},
+                  {"type": "text", "text": "just words, 3 * 4 = 12"}])
+    md, plain = v.widgets
+    assert md.md_button.isChecked() and md.markdown is not None and not md.view.isVisibleTo(md)
+    assert not plain.md_button.isChecked() and plain.markdown is None

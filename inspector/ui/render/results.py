@@ -32,7 +32,7 @@ from ..base.highlight import json_lexer, lexer_for
 from ..base.layout import small_button, text_label
 from ..base.text import plain_tooltip, pretty_json, visible
 from .media import AudioView, ImageView, PixelBudget, extension_for
-from .text import MARKDOWN_MAX, SafeMarkdown, TextView, human_size, save_bytes, try_json
+from .text import MARKDOWN_MAX, SafeMarkdown, TextView, human_size, looks_like_markdown, save_bytes, try_json
 
 log = logging.getLogger("spyglass.ui.results")
 
@@ -161,13 +161,15 @@ class TextBlock(BlockFrame):
             self.view = TextView(text, self, name="resultText")
         self.body.addWidget(self.view)
         self.md_button = small_button("Markdown", "Render this text as Markdown (no HTML, no images; links only "
-                                 "show where they point)", name="markdownToggle")
+                                 "show where they point); off: the text exactly as sent", name="markdownToggle")
         self.md_button.setCheckable(True)
         self.md_button.toggled.connect(self.set_markdown)
         self.add_header_button(self.md_button)
         self.link_note = text_label("", self, name="linkTarget")
         self.link_note.hide()
         self.body.addWidget(self.link_note)
+        if not self.is_json and looks_like_markdown(text):  # Markdown is read rendered; the source a click away
+            self.set_markdown(True)
 
     def set_markdown(self, on: bool) -> None:
         if on and self.markdown is None:

@@ -90,6 +90,27 @@ def try_json(text: str) -> tuple[bool, Any]:
         return False, None
 
 
+_MD_SIGNS = (
+    ("heading", re.compile(r"^#{1,6} \S", re.M)),
+    ("list", re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)]) \S.*\n\s{0,3}(?:[-*+]|\d{1,3}[.)]) \S", re.M)),
+    ("table", re.compile(r"^\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$", re.M)),
+    ("code", re.compile(r"^(?:```|~~~)", re.M)),
+    ("emphasis", re.compile(r"\*\*[^*\n]+\*\*|__[^_\n]+__")),
+    ("link", re.compile(r"\[[^\]\n]+\]\([^)\s]+\)")),
+    ("quote", re.compile(r"^> \S", re.M)),
+)
+MD_SNIFF = 20_000  # characters looked at to tell Markdown from plain text
+
+
+def looks_like_markdown(text: str) -> bool:
+    """Whether a text is Markdown a reader would rather see rendered: two kinds of Markdown in its first
+    20,000 characters (a heading and a list, a table and emphasis...), or a heading or a table above more
+    text. A plain sentence with an asterisk, a path or a log is not."""
+    head = text[:MD_SNIFF]
+    found = {kind for kind, sign in _MD_SIGNS if sign.search(head)}
+    return len(found) >= 2 or bool(found & {"heading", "table"}) and head.count("\n") >= 2
+
+
 def _bytes(text: str) -> int:
     """A text's size in UTF-8 (its length in characters when it is too big to encode just to measure)."""
     return len(text.encode("utf-8", "replace")) if len(text) < 4_000_000 else len(text)
