@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QPushButton,
     QScrollArea,
     QSizePolicy,
@@ -100,11 +101,12 @@ def title_label(parent: QWidget, name: str) -> QLabel:
 
 
 class ListHeader:
-    """Above a pane's list: its count and a Refresh button on one row, then the cache note and a message
-    (hidden until there is one), each named as the caller says."""
+    """Above a pane's list, as on every list-and-detail tab (Tools, Resources, Prompts): a search box, the count
+    and a Refresh button on one row, then the cache note and a message (hidden until there is one), each named
+    as the caller says. `search`: (name, placeholder, called with the text as it is typed)."""
 
     def __init__(self, parent: QWidget, *, refresh: tuple[str, str, Callable[[], None]], count: str, cache: str,
-                 message: str) -> None:
+                 message: str, search: tuple[str, str, Callable[[str], None]] | None = None) -> None:
         name, tip, on_click = refresh
         self.refresh_button = QPushButton("Refresh", parent)
         self.refresh_button.setObjectName(name)
@@ -114,14 +116,28 @@ class ListHeader:
         self.cache = plain_label(parent, cache)
         self.message = plain_label(parent, message)
         self.message.hide()
+        self.search: QLineEdit | None = None
         self.row = QHBoxLayout()
-        self.row.addWidget(self.count, 1)
+        if search is not None:
+            self.search = search_box(parent, search[0], search[1])
+            self.search.textChanged.connect(search[2])
+            self.row.addWidget(self.search, 1)
+        self.row.addWidget(self.count, 0 if search is not None else 1)
         self.row.addWidget(self.refresh_button)
 
     def add_to(self, layout: QVBoxLayout) -> None:
         layout.addLayout(self.row)
         layout.addWidget(self.cache)
         layout.addWidget(self.message)
+
+
+def search_box(parent: QWidget, name: str, placeholder: str) -> QLineEdit:
+    """The filter box of a list (the same on every tab): a placeholder that says what it matches, a clear button."""
+    box = QLineEdit(parent)
+    box.setObjectName(name)
+    box.setPlaceholderText(placeholder)
+    box.setClearButtonEnabled(True)
+    return box
 
 
 def heading_label(text: str, parent: QWidget) -> QLabel:

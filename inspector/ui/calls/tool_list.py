@@ -16,7 +16,16 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QPixmap
-from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QLineEdit, QListView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ...checks.definitions import Cost
 from ...protocol.tasks import task_support
@@ -196,6 +205,7 @@ class ToolListPanel(QWidget):
     """Search box, a status line, and the `toolList` view."""
 
     toolSelected = Signal(object)  # the tool dict, or None
+    refreshRequested = Signal()  # Refresh: the window lists the selected server's tools again
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -230,10 +240,15 @@ class ToolListPanel(QWidget):
         self.view.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.view.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.view.selectionModel().currentChanged.connect(self._current_changed)
+        self.refresh_button = QPushButton("Refresh", self)  # where Resources and Prompts have theirs
+        self.refresh_button.setObjectName("refreshToolsButton")
+        self.refresh_button.setToolTip("List the tools again (tools/list; F5)")
+        self.refresh_button.clicked.connect(self.refreshRequested.emit)
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(self.search, 1)
         top.addWidget(self.count)
+        top.addWidget(self.refresh_button)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(4)

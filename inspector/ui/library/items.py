@@ -233,3 +233,34 @@ def catalog_view(name: str, model: CatalogModel, parent: QWidget) -> QListView:
     view.setEditTriggers(QAbstractItemView.NoEditTriggers)
     view.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
     return view
+
+
+_SEARCHED = ("name", "title", "uri", "uriTemplate", "description", "mimeType")
+
+
+class ListFilter:
+    """What a list's search box shows: the rows whose name, title, URI, template, description or MIME type
+    hold every typed word (case-folded), the others hidden in their view (no proxy: the panes read rows by
+    their model's index). Applied again when the list is listed anew. `shown()` counts what is left."""
+
+    def __init__(self, *pairs: tuple[QListView, CatalogModel]) -> None:
+        self.pairs = pairs
+        self.words: list[str] = []
+        for view, model in pairs:
+            model.modelReset.connect(lambda v=view, m=model: self._apply(v, m))
+
+    def set_text(self, text: str) -> None:
+        self.words = text.casefold().split()
+        for view, model in self.pairs:
+            self._apply(view, model)
+
+    def _apply(self, view: QListView, model: CatalogModel) -> None:
+        for row, item in enumerate(model.items):
+            if self.words:
+                hay = " ".join(str(item.get(k) or "") for k in _SEARCHED).casefold()
+                view.setRowHidden(row, not all(w in hay for w in self.words))
+            else:
+                view.setRowHidden(row, False)
+
+    def shown(self) -> int:
+        return sum(1 for view, model in self.pairs for r in range(model.rowCount()) if not view.isRowHidden(r))

@@ -25,7 +25,7 @@ from ..render.results import ContentView
 from ..render.text import fill_one_text
 from ..servers.connection import Connection
 from .arg_form import ArgumentForm, completer_for
-from .items import CatalogModel, catalog_view, describe_prompt, prompt_problems, title_of
+from .items import CatalogModel, ListFilter, catalog_view, describe_prompt, prompt_problems, title_of
 
 log = logging.getLogger("spyglass.ui.prompts")
 
@@ -72,11 +72,15 @@ class PromptsPane(QWidget):
         left = QWidget(self)
         head = ListHeader(left, refresh=("refreshPromptsButton", "List prompts again, bypassing a cached result "
                                          "(ttlMs)", self.refresh),
-                          count="promptCount", cache="promptsCache", message="promptListMessage")
+                          count="promptCount", cache="promptsCache", message="promptListMessage",
+                          search=("promptSearch", "Filter prompts by name, title or description",
+                                  lambda text: self.list_filter.set_text(text)))
+        self.search = head.search
         self.refresh_button, self.count, self.cache, self.message = head.refresh_button, head.count, head.cache, \
             head.message
         self.model = CatalogModel("name", describe_prompt, self)
         self.view = catalog_view("promptList", self.model, left)
+        self.list_filter = ListFilter((self.view, self.model))
         self.view.selectionModel().currentChanged.connect(
             lambda cur, _p: self._show_prompt(self.model.item_at(cur)))
         ll = QVBoxLayout(left)

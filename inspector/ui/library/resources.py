@@ -33,6 +33,7 @@ from ..servers.connection import Connection
 from .arg_form import ArgumentForm, completer_for
 from .items import (
     CatalogModel,
+    ListFilter,
     annotation_lines,
     catalog_view,
     describe_resource,
@@ -89,13 +90,17 @@ class ResourcesPane(QWidget):
         left = QWidget(self)
         head = ListHeader(left, refresh=("refreshResourcesButton", "List resources and templates again, bypassing "
                                          "cached results (ttlMs)", self.refresh),
-                          count="resourceCount", cache="resourcesCache", message="resourceListMessage")
+                          count="resourceCount", cache="resourcesCache", message="resourceListMessage",
+                          search=("resourceSearch", "Filter resources by name, URI or description",
+                                  lambda text: self.list_filter.set_text(text)))
+        self.search = head.search
         self.refresh_button, self.count, self.cache, self.message = head.refresh_button, head.count, head.cache, \
             head.message
         self.res_model = CatalogModel("uri", describe_resource, self)
         self.tpl_model = CatalogModel("uriTemplate", describe_template, self)
         self.resource_view = catalog_view("resourceList", self.res_model, left)
         self.template_view = catalog_view("templateList", self.tpl_model, left)
+        self.list_filter = ListFilter((self.resource_view, self.res_model), (self.template_view, self.tpl_model))
         self.resource_view.selectionModel().currentChanged.connect(
             lambda cur, _p: self._selected(self.res_model.item_at(cur), "resource") if cur.isValid() else None)
         self.template_view.selectionModel().currentChanged.connect(

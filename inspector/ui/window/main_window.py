@@ -225,6 +225,9 @@ class MainWindow(WindowDialogs, QMainWindow):
         self.tool_panel.view.setItemDelegate(RunningToolDelegate(self.calls, self.selected_connection,
                                                                  self.tool_panel.view))
         self.tool_panel.toolSelected.connect(self._tool_selected)
+        self.tool_panel.refreshRequested.connect(self.refresh_selected_tools)
+        refresh = self.tool_panel.refresh_button
+        self.act_refresh.changed.connect(lambda: refresh.setEnabled(self.act_refresh.isEnabled()))
         tools_page.addWidget(self.tool_panel)
         tools_page.addWidget(self.tool_detail)
         tools_page.setStretchFactor(0, 1)  # the list of names; the tool, its form and its answer get the rest

@@ -1,0 +1,65 @@
+"""One list-and-detail pattern on Tools, Resources and Prompts: a search box, the count and Refresh on one row
+above the list, in that order; the search filters the list; Refresh lists again. Before, only Tools had a search
+box and Tools had no Refresh."""
+
+from __future__ import annotations
+
+import pytest
+from calling import connected
+from PySide6.QtWidgets import QLabel, QLineEdit, QListView, QPushButton
+from uikit import everything_cmd, find, until
+
+from inspector.config import ServerSpec
+
+TABS = {  # tab's widget attribute: (search, count, refresh, list)
+    "tool_panel": ("toolSearch", "toolCount", "refreshToolsButton", "toolList"),
+    "resources_pane": ("resourceSearch", "resourceCount", "refreshResourcesButton", "resourceList"),
+    "prompts_pane": ("promptSearch", "promptCount", "refreshPromptsButton", "promptList"),
+}
+
+
+def shown_rows(view: QListView) -> list[str]:
+    model = view.model()
+    return [model.index(r, 0).data() for r in range(model.rowCount()) if not view.isRowHidden(r)]
+
+
+@pytest.mark.parametrize("tab", sorted(TABS))
+async def test_every_list_has_search_count_and_refresh_in_one_row(tab, open_window):
+    search_name, count_name, refresh_name, list_name = TABS[tab]
+    async with open_window() as window:
+        conn = window.add_server(ServerSpec(name="everything", command=everything_cmd()))
+        await connected(conn)
+        await until(lambda: all(conn.session.listings[k].loaded for k in ("resources", "templates", "prompts")), 20,
+                    "the listings")
+        if tab == "tool_panel":
+            window.tabs.setCurrentIndex(0)
+        else:
+            window.tabs.setCurrentWidget(getattr(window, tab))
+        search, count = find(window, QLineEdit, search_name), find(window, QLabel, count_name)
+        refresh, view = find(window, QPushButton, refresh_name), find(window, QListView, list_name)
+        await until(lambda: search.isVisible() and refresh.isVisible() and view.model().rowCount() > 2, 10,
+                    f"the {tab} list")
+        middle = [w.mapTo(window, w.rect().center()).y() for w in (search, count, refresh)]
+        assert max(middle) - min(middle) <= 4, middle  # one row
+        xs = [w.mapTo(window, w.rect().topLeft()).x() for w in (search, count, refresh)]
+        assert xs == sorted(xs), xs  # search, count, Refresh: left to right
+        top_of_list = view.mapTo(window, view.rect().topLeft()).y()
+        assert all(y < top_of_list for y in middle)  # above the list
+        assert search.placeholderText().startswith("Filter ") and search.isClearButtonEnabled()
+        # the search filters
+        everything = shown_rows(view) if list_name != "toolList" else None
+        word = "echo" if list_name == "toolList" else "simple" if list_name == "promptList" else "architecture"
+        search.setText(word)
+        if list_name == "toolList":
+            await until(lambda: 0 < view.model().rowCount() < 5, 5, "the tools filtered")
+        else:
+            await until(lambda: 0 < len(shown_rows(view)) < len(everything), 5, f"{list_name} filtered")
+            search.clear()
+            assert shown_rows(view) == everything
+        # Refresh lists again
+        method = {"toolList": "tools/list", "resourceList": "resources/list", "promptList": "prompts/list"}[list_name]
+        store = window.store
+        before = sum(1 for n in range(len(store)) if store.method(n) == method and store.kind(n) == "request")
+        refresh.click()
+        await until(lambda: sum(1 for n in range(len(store)) if store.method(n) == method
+                                and store.kind(n) == "request") > before, 10, f"{method} sent again")
