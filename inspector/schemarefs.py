@@ -165,6 +165,21 @@ def _maybe_outside(schema: Any) -> bool:
     return False
 
 
+def _has_ids(schema: Any) -> bool:
+    """Whether `schema` declares an identifier anywhere (`$id`, or draft-04's `id`), which may name a document
+    a reference then finds inside it."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("$id"), str) or isinstance(node.get("id"), str):
+                return True
+            stack.extend(v for v in node.values() if isinstance(v, (dict, list)))
+        elif isinstance(node, list):
+            stack.extend(v for v in node if isinstance(v, (dict, list)))
+    return False
+
+
 def outside(schema: Any) -> str | None:
     """The sentence for the first reference of `schema` that leaves it (in no order a user would notice), or None
     when every one resolves inside it or is not there at all (a missing pointer is the validator's to report).
@@ -194,8 +209,17 @@ def outside(schema: Any) -> str | None:
                     why = refused(exc)
                     if why is not None:
                         return why
-                except Exception:  # a malformed pointer and the like: the validator's message says it
+                except Exception:  # a malformed pointer, a schema that breaks its dialect (lookup walks it too)
+                    if not ref.startswith("#") and not _has_ids(schema):
+                        return sentence(ref)  # with no $id anywhere, a reference not to "#…" can only leave it
                     continue
-        for sub in here.subresources():
-            stack.append((sub, resolver.in_subresource(sub)))
+        try:  # a schema that breaks its dialect ("items": [] in 2020-12) has parts that are no subschema
+            subs = [sub for sub in here.subresources() if isinstance(sub.contents, (dict, bool))]
+        except Exception:  # the validator's own check says what is wrong with such a schema
+            continue
+        for sub in subs:
+            try:
+                stack.append((sub, resolver.in_subresource(sub)))
+            except Exception:
+                continue
     return None

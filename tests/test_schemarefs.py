@@ -175,3 +175,13 @@ def test_a_dialect_meta_schema_is_read_from_the_library_not_fetched(listener):
         schemarefs.rust_meta_validate({"$schema": listener.url("meta.json"), "type": "object"})
     assert schemarefs.refused(raised.value)
     assert listener.connections == 0
+
+
+def test_a_schema_that_breaks_its_dialect_is_walked_without_raising():
+    """Found by the forms' fuzz test: `"items": []` (a list where 2020-12 wants a schema) beside a remote `$ref`
+    made the walk raise AttributeError instead of naming the reference."""
+    from inspector import schemarefs
+
+    schema = {"type": "object", "properties": {"b": {"type": "array", "items": []}, "k": {"$ref": "http://x/y"}}}
+    assert "http://x/y" in (schemarefs.outside(schema) or "")
+    assert schemarefs.outside({"type": "object", "properties": {"b": {"items": [1, "x", None]}}}) is None

@@ -300,8 +300,8 @@ def terminate_as_interrupt() -> Iterator[None]:
     """SIGTERM ends a headless command as Ctrl+C does (130, the server's process group ended first), rather
     than killing Spyglass on the spot and leaving its server running: whatever handles SIGINT at that moment
     (asyncio's, which cancels the run, or Python's, which raises KeyboardInterrupt) handles it."""
-    if sys.platform == "win32" or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-        yield  # (someone chose already: a caller, or a test running commands in its own process)
+    if sys.platform == "win32":
+        yield
         return
 
     def as_interrupt(signum: int, frame: Any) -> None:
@@ -311,15 +311,17 @@ def terminate_as_interrupt() -> Iterator[None]:
         else:
             raise KeyboardInterrupt
 
+    # Installed whatever was there (coverage's handler saves its data and kills the process on the spot, which
+    # left the server running in CI); the previous handler is put back when the command is done.
     try:
-        signal.signal(signal.SIGTERM, as_interrupt)
+        previous = signal.signal(signal.SIGTERM, as_interrupt)
     except ValueError:  # not the main thread: signals are not ours to choose
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
 def run_command(prog: str, body: Callable[[], int]) -> int:

@@ -46,8 +46,24 @@ async def call(window, name: str, args: Any = None, *, timeout: float = 30, wait
     rec = window.calls.records(sid)[-1]
     if wait:
         await until(lambda: not rec.running, timeout, f"the call of {name} to finish")
-        await asyncio.sleep(0.05)
+        await until(lambda: result_shown(window, rec), 10, f"the answer of {name} on screen")
     return rec
+
+
+def result_shown(window, rec) -> bool:
+    """The result view shows `rec`, its page's widgets shown: a widget added to a shown layout is shown a loop
+    turn later, and a loaded machine can take longer than a fixed pause (CI once: no result:structured yet)."""
+    from PySide6.QtCore import Qt
+
+    view = window.tool_detail.result_view
+    if view.record is not rec:
+        return False
+    page = getattr(view, "page", None)
+    content = getattr(view, "content", None)
+    if content is not None and content.parent() is page and not content.done:
+        return False  # its blocks are still being made, a loop turn's worth at a time
+    return not any(w.isHidden() and not w.testAttribute(Qt.WidgetAttribute.WA_WState_ExplicitShowHide)
+                   for w in (page.findChildren(QWidget) if page is not None else []))
 
 
 def result_widgets(window, kind: str) -> list[QWidget]:
