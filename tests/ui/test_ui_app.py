@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 from PySide6.QtCore import QSettings
-from PySide6.QtGui import QImage, QPalette
+from PySide6.QtGui import QAction, QImage, QPalette
 from PySide6.QtWidgets import QApplication, QLabel, QListView
 from uikit import ARTIFACTS, ROOT, demo_cmd, find, hostile_cmd, shot, until
 
@@ -216,11 +216,19 @@ async def test_traffic_pane_receives_every_frame(open_window):
         assert conn.server_id in window.store.servers()
 
 
-@pytest.mark.parametrize("mode", ["light", "dark"])
+@pytest.mark.parametrize("mode", ["light", "dark", "high-contrast"])
 async def test_screenshots_in_both_themes(open_window, mode):
     async with open_window(mode) as window:
         dark = window.palette().color(QPalette.Window).lightness() < 128
-        assert dark == (mode == "dark")
+        assert dark == (mode != "light")
+        if mode == "high-contrast":  # white on black, yellow selection: a theme of the window, not only of present
+            assert window.palette().color(QPalette.Window).name() == "#000000"
+            assert window.palette().color(QPalette.WindowText).name() == "#ffffff"
+            assert window.palette().color(QPalette.Highlight).name() == "#ffff00"
+            action = window.findChild(QAction, "actionTheme_high-contrast")
+            assert action is not None and action.text() == "High contrast" and action.isChecked() is False
+            action.trigger()
+            assert action.isChecked() and window.settings.value("theme") == "high-contrast"
         if mode == "dark":
             await shot(window, "empty-dark")
         conn = window.add_server(demo_spec())

@@ -571,7 +571,7 @@ async def test_the_palette_reaches_every_menu_action_tab_and_view(open_window, n
         assert await first("mdrep") == "Tool: Markdown report (markdown_report)"  # letters, not a substring
         palette = window.open_command_palette()
         palette.input.setText("theme")
-        assert [label for label in palette.labels() if label.startswith("View › Theme")] == palette.labels()[:3]
+        assert [label for label in palette.labels() if label.startswith("View › Theme")] == palette.labels()[:4]
         palette.input.setText("div")
         assert palette.labels()[0] == "Tool: Divide two numbers (divide)" and palette.highlighted(0) == "Div"
         palette.input.setText("zzqx")

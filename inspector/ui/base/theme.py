@@ -1,5 +1,5 @@
-"""Light and dark palettes (Fusion), following the system unless forced; a high-contrast palette (presentation
-mode); status colours and icons."""
+"""Light and dark palettes (Fusion), following the system unless forced; a high-contrast palette (a theme of the
+window, and presentation mode's third look); status colours and icons."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPalette, QPen, QPixmap
 from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleFactory, QStyleOptionToolButton
 
-THEMES = ("system", "light", "dark")
+THEMES = ("system", "light", "dark", "high-contrast")
+THEME_NAMES = {"system": "Follow the system", "light": "Light", "dark": "Dark", "high-contrast": "High contrast"}
 
 _current: dict[str, Any] = {"mode": "system", "dark": False}
 
@@ -62,7 +63,7 @@ def apply_theme(app: QApplication, mode: str = "system") -> bool:
         raise ValueError(f"unknown theme {mode!r}: use {', '.join(THEMES)}")
     first = _current.get("hooked") is not app
     _current["mode"] = mode
-    dark = system_is_dark() if mode == "system" else mode == "dark"
+    dark = system_is_dark() if mode == "system" else mode in ("dark", "high-contrast")
     _current["dark"] = dark
     # Setting the style or the palette again re-polishes every widget of the application: only what changes
     style = _current.get("style")
@@ -71,7 +72,9 @@ def apply_theme(app: QApplication, mode: str = "system") -> bool:
         app.setStyle(style)
     style.fill, style.edge = (QColor("#23406f"), QColor("#2f6fdd")) if dark else \
         (QColor("#dbe6fb"), QColor("#2f6fdd"))
-    palette = dark_palette() if dark else light_palette()
+    if mode == "high-contrast":
+        style.fill, style.edge = QColor("#3a3a00"), QColor("#ffff00")
+    palette = high_contrast_palette() if mode == "high-contrast" else dark_palette() if dark else light_palette()
     if app.palette() != palette:
         app.setPalette(palette)
     if first:

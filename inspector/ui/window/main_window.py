@@ -285,7 +285,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         follow.setCheckable(True)
         follow.setChecked(self._follow_selection)
         follow.toggled.connect(self._set_follow)
-        themes, self._theme_group = menus.choice_menu(self, "Theme", [(m, m.capitalize()) for m in theme.THEMES],
+        themes, self._theme_group = menus.choice_menu(self, "Theme", [(m, theme.THEME_NAMES[m]) for m in theme.THEMES],
                                                       "system", "actionTheme_", self.set_theme)
         S = menus.SEPARATOR
         menus.fill(self.menuBar(), [

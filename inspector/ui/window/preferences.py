@@ -212,7 +212,7 @@ class PreferencesDialog(QDialog):
             box.setCurrentIndex(max(0, box.findData(current)))
             return box
 
-        self.theme = combo("prefTheme", {"system": "Follow the system", "light": "Light", "dark": "Dark"}, prefs.theme)
+        self.theme = combo("prefTheme", dict(theme.THEME_NAMES), prefs.theme)
         self.font_size = QSpinBox(self)
         self.font_size.setObjectName("prefFontSize")
         self.font_size.setRange(0, 40)
