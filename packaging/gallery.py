@@ -7,8 +7,9 @@ and high-contrast themes, at text sizes 100 %, 150 % and 200 %, as docs/window.m
 
 Runs Spyglass's own main window in this process on the built-in demo server (and, for the MCP App, the
 `@modelcontextprotocol/server-basic-vanillajs` example the tests install in tests/peers), with private settings
-and an unsaved catalog: nothing of the user's is read or changed. Each picture is saved with 256 colours (docs
-stay small); a state that cannot be reached is said on stderr and the others are still taken.
+and an unsaved catalog: nothing of the user's is read or changed. Each picture is saved with 256 colours where
+ImageMagick is installed (docs stay small); a state that cannot be reached is said on stderr, and the others are
+still taken.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable
@@ -47,12 +50,11 @@ async def until(predicate: Callable[[], Any], seconds: float, what: str) -> Any:
 
 
 def save(pixmap: Any, name: str) -> Path:
-    from PySide6.QtGui import QImage
-
     path = OUT / f"{name}.png"
-    image = pixmap.toImage().convertToFormat(QImage.Format.Format_Indexed8, QImage.ImageConversionFlag.ThresholdDither)
-    if not image.save(str(path), "PNG"):
+    if not pixmap.save(str(path), "PNG"):
         raise SystemExit(f"cannot write {path}")
+    if shutil.which("convert"):  # 256 colours keep the docs small (ImageMagick, where it is installed)
+        subprocess.run(["convert", str(path), "-colors", "256", "-strip", f"PNG8:{path}"], check=False)
     os.chmod(path, 0o644)  # a picture for the docs, meant to be shared
     print(path.relative_to(ROOT), flush=True)
     return path
@@ -133,12 +135,12 @@ class Gallery:
         window = MainWindow(settings=QSettings(str(tmp / "s.ini"), QSettings.IniFormat), store_path=":memory:")
         window.persist = False
         size = layout.first_size_in(*SCREENS[screen])
-        window.layout_state.arrange(*size)
         window.show()
+        window.layout_state.arrange(*size)  # as a first start on that screen does, once the window is shown
         window.layout_state.shown()
         try:
             await settle()
-            await self.shoot("first-start", name, lambda: self._grab(window))
+            await self.shoot("first-start", name, lambda: asyncio.sleep(0, window.grab()))
             conn = window.add_server(demo_spec())
             await until(lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, 30,
                         "the demo server")
@@ -146,7 +148,7 @@ class Gallery:
             window.tabs.setCurrentIndex(0)
 
             async def text_answer() -> Any:
-                await call(window, "markdown_report", {"topic": "Spyglass"})
+                await call(window, "markdown_report", {"topic": "spyglass"})
                 return window.grab()
             await self.shoot("tool-text", name, text_answer)
 
@@ -243,7 +245,7 @@ class Gallery:
                 window.select_connection(conn)
 
             async def present(step: str) -> Any:
-                view = window.present.enter() if not window.present.active() else window.present.view
+                view = window.present.enter() if not window.present.active else window.present.view
                 await settle(0.6)
                 if step == "form":
                     view.open_tool("weather", {"city": "Oslo"})
@@ -257,9 +259,9 @@ class Gallery:
                 return window.grab()
             for step in ("cards", "form", "answer"):
                 await self.shoot(f"present-{step}", name, lambda step=step: present(step))
-                if window.present.active():
+                if window.present.active:
                     window.present.view.show_cards()
-            if window.present.active():
+            if window.present.active:
                 window.present.leave()
         finally:
             await window.shutdown()

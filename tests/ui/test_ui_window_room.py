@@ -89,6 +89,12 @@ async def test_the_traffic_message_is_readable_at_every_text_size(text_size, qap
             # Wireshark's three panes: the list, the message and its bytes, each roughly a third
             widths = [table.width(), pretty.width(), raw.width()]
             assert min(widths) >= sum(widths) / 5, widths
+            if text_size == "100%":  # what a row is read by is in sight without scrolling: its method and id
+                from inspector.ui.traffic.model import COL_ID, COL_METHOD
+
+                hh = table.horizontalHeader()
+                for col in (COL_METHOD, COL_ID):
+                    assert hh.sectionViewportPosition(col) + hh.sectionSize(col) <= table.viewport().width(), col
             await shot(window, f"traffic-text-{text_size.rstrip('%')}")
     finally:
         apply_font(qapp, 0)

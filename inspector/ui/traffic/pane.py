@@ -54,6 +54,7 @@ from .model import (
     COL_N,
     COL_SERVER,
     COL_SIZE,
+    COL_SUMMARY,
     COL_TIME,
     HANDMADE_KEYS,
     TrafficModel,
@@ -93,6 +94,8 @@ KIND_CHOICES: list[tuple[str, frozenset[str] | None]] = [
     ("Model", frozenset({"model"})),
 ]
 # Widths of the fixed columns, as sample text (the view measures them once).
+SHOWN_ORDER = (COL_N, COL_EXPERT, COL_TIME, COL_DIR, COL_METHOD, COL_ID, COL_LATENCY, COL_KIND, COL_SERVER, COL_DELTA,
+               COL_SIZE, COL_SUMMARY)
 _SAMPLES = {COL_N: "000000", COL_EXPERT: "", COL_TIME: "0000.000000", COL_DELTA: "0.000000", COL_SERVER: "server-name",
             COL_DIR: "← model", COL_KIND: "notification", COL_METHOD: "notifications/message",
             COL_ID: '"p1000"', COL_LATENCY: "1000.0 ms", COL_SIZE: "1,000,000"}
@@ -378,6 +381,10 @@ class TrafficPane(QWidget):
         for col, sample in _SAMPLES.items():
             title = str(self.model.headerData(col, Qt.Orientation.Horizontal))
             hh.resizeSection(col, max(fm.horizontalAdvance(sample), header_fm.horizontalAdvance(title)) + 24)
+        # Wireshark's order: what a row is read by comes first (the direction, the method, the id), the
+        # timings and the server after it, the summary last; the model's columns keep their numbers
+        for visual, logical in enumerate(SHOWN_ORDER):
+            hh.moveSection(hh.visualIndex(logical), visual)
 
         # --- detail
         self.detail = TrafficDetail()
