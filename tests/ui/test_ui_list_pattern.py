@@ -1,6 +1,6 @@
-"""One list-and-detail pattern on Tools, Resources and Prompts: a search box, the count and Refresh on one row
-above the list, in that order; the search filters the list; Refresh lists again. Before, only Tools had a search
-box and Tools had no Refresh."""
+"""One list-and-detail pattern on Tools, Resources and Prompts: a search box across the list, the count and Refresh
+on the row beneath it (Refresh at the right), both above the list; the search filters the list and keeps room to
+type in; Refresh lists again. Before, only Tools had a search box and Tools had no Refresh."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def shown_rows(view: QListView) -> list[str]:
 
 
 @pytest.mark.parametrize("tab", sorted(TABS))
-async def test_every_list_has_search_count_and_refresh_in_one_row(tab, open_window):
+async def test_every_list_has_search_count_and_refresh_above_it(tab, open_window):
     search_name, count_name, refresh_name, list_name = TABS[tab]
     async with open_window() as window:
         conn = window.add_server(ServerSpec(name="everything", command=everything_cmd()))
@@ -39,12 +39,14 @@ async def test_every_list_has_search_count_and_refresh_in_one_row(tab, open_wind
         refresh, view = find(window, QPushButton, refresh_name), find(window, QListView, list_name)
         await until(lambda: search.isVisible() and refresh.isVisible() and view.model().rowCount() > 2, 10,
                     f"the {tab} list")
-        middle = [w.mapTo(window, w.rect().center()).y() for w in (search, count, refresh)]
-        assert max(middle) - min(middle) <= 4, middle  # one row
-        xs = [w.mapTo(window, w.rect().topLeft()).x() for w in (search, count, refresh)]
-        assert xs == sorted(xs), xs  # search, count, Refresh: left to right
-        top_of_list = view.mapTo(window, view.rect().topLeft()).y()
-        assert all(y < top_of_list for y in middle)  # above the list
+        def box(w):
+            return w.rect().translated(w.mapTo(window, w.rect().topLeft()))
+        middle = [box(w).center().y() for w in (count, refresh)]
+        assert abs(middle[0] - middle[1]) <= 4, middle  # the count and Refresh: one row...
+        assert box(search).bottom() < min(box(count).top(), box(refresh).top())  # ...beneath the search
+        assert box(count).left() < box(refresh).left() and box(refresh).right() >= box(view).right() - 4
+        assert box(refresh).bottom() < box(view).top()  # all above the list
+        assert search.width() >= view.width() - 8  # across the list: a narrow list keeps room to type in
         assert search.placeholderText().startswith("Filter ") and search.isClearButtonEnabled()
         # the search filters
         everything = shown_rows(view) if list_name != "toolList" else None

@@ -101,9 +101,10 @@ def title_label(parent: QWidget, name: str) -> QLabel:
 
 
 class ListHeader:
-    """Above a pane's list, as on every list-and-detail tab (Tools, Resources, Prompts): a search box, the count
-    and a Refresh button on one row, then the cache note and a message (hidden until there is one), each named
-    as the caller says. `search`: (name, placeholder, called with the text as it is typed)."""
+    """Above a pane's list, as on every list-and-detail tab (Tools, Resources, Prompts): a search box across the
+    list's width, then the count and a Refresh button on one row beneath it, then the cache note and a message
+    (hidden until there is one), each named as the caller says. `search`: (name, placeholder, called with the
+    text as it is typed). Two rows, so a narrow list keeps a search box one can type in."""
 
     def __init__(self, parent: QWidget, *, refresh: tuple[str, str, Callable[[], None]], count: str, cache: str,
                  message: str, search: tuple[str, str, Callable[[str], None]] | None = None) -> None:
@@ -117,15 +118,17 @@ class ListHeader:
         self.message = plain_label(parent, message)
         self.message.hide()
         self.search: QLineEdit | None = None
-        self.row = QHBoxLayout()
         if search is not None:
             self.search = search_box(parent, search[0], search[1])
             self.search.textChanged.connect(search[2])
-            self.row.addWidget(self.search, 1)
-        self.row.addWidget(self.count, 0 if search is not None else 1)
+        self.count.setMinimumWidth(1)  # a narrow list: the count gives way, Refresh stays whole
+        self.row = QHBoxLayout()
+        self.row.addWidget(self.count, 1)
         self.row.addWidget(self.refresh_button)
 
     def add_to(self, layout: QVBoxLayout) -> None:
+        if self.search is not None:
+            layout.addWidget(self.search)
         layout.addLayout(self.row)
         layout.addWidget(self.cache)
         layout.addWidget(self.message)

@@ -244,14 +244,15 @@ class ToolListPanel(QWidget):
         self.refresh_button.setObjectName("refreshToolsButton")
         self.refresh_button.setToolTip("List the tools again (tools/list; F5)")
         self.refresh_button.clicked.connect(self.refreshRequested.emit)
-        top = QHBoxLayout()
+        top = QHBoxLayout()  # as on every list's header (ui.base.layout.ListHeader): the search, then a row
         top.setContentsMargins(0, 0, 0, 0)
-        top.addWidget(self.search, 1)
-        top.addWidget(self.count)
+        self.count.setMinimumWidth(1)  # the list may be narrow: the count gives way, the search and Refresh stay
+        top.addWidget(self.count, 1)
         top.addWidget(self.refresh_button)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(4)
+        lay.addWidget(self.search)
         lay.addLayout(top)
         lay.addWidget(self.changes)
         lay.addWidget(self.message)
