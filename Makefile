@@ -8,7 +8,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PEERS  := tests/peers
 
-.PHONY: run test venv peers bench clean package
+.PHONY: run test venv peers bench clean package gallery
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,10 @@ package: venv
 	$(VENV)/bin/pyinstaller --noconfirm --clean --log-level WARN --distpath dist --workpath build/pyinstaller \
 		packaging/spyglass.spec
 	@du -sh dist/spyglass | sed 's/\t.*/ dist\/spyglass/'
+
+# The window's gallery in docs/images/gallery/ (every state, two screen sizes, three themes, three text sizes)
+gallery: venv peers
+	QT_QPA_PLATFORM=offscreen $(PY) packaging/gallery.py
 
 bench: venv peers
 	$(PY) bench/cli_oneshot.py

@@ -88,8 +88,14 @@ async def call(window: Any, name: str, args: Any = None) -> Any:
     sid = window.selected_connection().server_id
     before = len(window.calls.records(sid))
     window.findChild(QPushButton, "callButton").click()
-    rec = await until(lambda: len(window.calls.records(sid)) > before and window.calls.records(sid)[-1], 10,
-                      f"the call of {name}")
+    try:
+        rec = await until(lambda: len(window.calls.records(sid)) > before and window.calls.records(sid)[-1], 10,
+                          f"the call of {name}")
+    except TimeoutError:
+        from PySide6.QtWidgets import QLabel
+
+        status = window.findChild(QLabel, "callStatus")
+        raise TimeoutError(f"the call of {name} did not start: {status.text() if status else '?'}") from None
     await until(lambda: not rec.running, 60, f"{name} to answer")
     await settle(0.6)
     return rec
@@ -132,7 +138,9 @@ class Gallery:
         if text != 100:
             apply_font(app, round(app.font().pointSizeF() * text / 100))
         tmp = Path(tempfile.mkdtemp(prefix="spyglass-gallery-"))
-        window = MainWindow(settings=QSettings(str(tmp / "s.ini"), QSettings.IniFormat), store_path=":memory:")
+        settings = QSettings(str(tmp / "s.ini"), QSettings.IniFormat)
+        settings.setValue("confirmPolicy", "never")  # the pictures show answers, not the question before them
+        window = MainWindow(settings=settings, store_path=":memory:")
         window.persist = False
         size = layout.first_size_in(*SCREENS[screen])
         window.show()
