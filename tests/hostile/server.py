@@ -1033,6 +1033,10 @@ class Server:
         if not line.strip():
             return
         msg = _decode(line)
+        seen = os.environ.get("HOSTILE_SEEN")  # a test waits on what the server was sent, not on time
+        if seen and isinstance(msg, dict) and isinstance(msg.get("method"), str):
+            with open(seen, "a", encoding="utf-8") as fh:
+                fh.write(msg["method"] + "\n")
         if msg is None:
             self.handle_request(_invalid(error(PARSE_ERROR, "Parse error")))
         elif not isinstance(msg, dict) or not isinstance(msg.get("method", ""), str):

@@ -98,23 +98,28 @@ def test_sigterm_ends_the_window_whatever_it_waits_for(tmp_path, staller, waitin
     """`--screenshot --call TOOL` starts a call from the command line: the window then waits for its answer, for
     the user to answer its elicitation, or (before references stayed in their schema) on a port that never
     answers, where Python's signal handlers never ran and SIGTERM was ignored."""
-    cases, args, ref = {
-        "a connection": (("no-reply-all",), (), "#/x"),
-        "a call": (("no-reply",), ("--call", "echo"), "#/x"),
-        "a dialog": (("schema-refs",), ("--call", "ref_elicit"), "#/x"),
-        "a stalled $ref": (("schema-refs",), ("--call", "ref_output"), staller.url("never.json")),
+    cases, args, ref, method = {
+        "a connection": (("no-reply-all",), (), "#/x", ""),
+        "a call": (("no-reply",), ("--call", "echo"), "#/x", "tools/call"),
+        "a dialog": (("schema-refs",), ("--call", "ref_elicit"), "#/x", "tools/call"),
+        "a stalled $ref": (("schema-refs",), ("--call", "ref_output"), staller.url("never.json"), "tools/call"),
     }[waiting]
+    seen = tmp_path / "seen.txt"  # what the server was sent (tests/hostile/server.py writes it)
     command, tag = tagged_server(*cases)
     shot = ("--screenshot", str(tmp_path / "shot.png"), *args) if args else ()
     proc = subprocess.Popen([sys.executable, "-m", "inspector", *shot, "--", *command], cwd=ROOT,
-                            env=isolated_env(tmp_path, HOSTILE_REF=ref), stdout=subprocess.DEVNULL,
+                            env=isolated_env(tmp_path, HOSTILE_REF=ref, HOSTILE_SEEN=str(seen)),
+                            stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30 * SLOWDOWN
         while not survivors(tag) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert survivors(tag), "the server did not start"
-        time.sleep(3 * SLOWDOWN)  # connected, the call made and waiting
+        while time.monotonic() < deadline and not (seen.exists() and method in seen.read_text()):
+            time.sleep(0.05)  # the server has the request the window now waits on (any, for a connection)
+        assert seen.exists() and method in seen.read_text(), f"the server was not sent {method or 'anything'}"
+        time.sleep(0.3)  # its answer, if any, on its way: the window is then in the state named
         sent = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         try:
