@@ -191,6 +191,8 @@ class Gallery:
                 first = pane.model.index(0, 0)
                 if first.isValid():
                     pane.view.setCurrentIndex(first)
+                    await settle(0.2)
+                    pane.form.set_values({"name": "Ada", "style": "pirate"})  # the demo's greeting, filled in
                     task = pane.get()
                     if task is not None:
                         await task

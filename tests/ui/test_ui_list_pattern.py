@@ -65,3 +65,19 @@ async def test_every_list_has_search_count_and_refresh_above_it(tab, open_window
         refresh.click()
         await until(lambda: sum(1 for n in range(len(store)) if store.method(n) == method
                                 and store.kind(n) == "request") > before, 10, f"{method} sent again")
+
+
+async def test_the_detail_buttons_stand_at_the_left_as_call_does(open_window):
+    """Get prompt stood centred under the prompt's form while Call and Read stand at the left of theirs."""
+    async with open_window() as window:
+        conn = window.add_server(ServerSpec(name="everything", command=everything_cmd()))
+        await connected(conn)
+        await until(lambda: conn.session.listings["prompts"].loaded, 20, "the prompts")
+        window.tabs.setCurrentWidget(window.prompts_pane)
+        pane = window.prompts_pane
+        pane.view.setCurrentIndex(pane.model.index(0, 0))
+        button, title = find(window, QPushButton, "getPromptButton"), find(window, QLabel, "promptTitle")
+        await until(lambda: button.isVisible() and title.isVisible(), 5, "the prompt's detail")
+        await until(lambda: abs(button.mapTo(window, button.rect().topLeft()).x()
+                                - title.mapTo(window, title.rect().topLeft()).x()) <= 6, 5,
+                    "Get prompt at the detail's left edge")

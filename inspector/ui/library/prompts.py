@@ -103,6 +103,7 @@ class PromptsPane(QWidget):
         row = QHBoxLayout()
         row.addWidget(self.get_button)
         row.addWidget(self.status, 1)
+        row.addStretch(0)  # the button at the left, as Call and Read are, also while the status is hidden
         self.result_head = plain_label(right, "promptResultHead", selectable=True)
         self.messages = QWidget(right)
         self.messages.setObjectName("promptMessages")
