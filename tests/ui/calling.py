@@ -59,6 +59,10 @@ def result_shown(window, rec) -> bool:
     if view.record is not rec:
         return False
     page = getattr(view, "page", None)
+    if page is None or page.findChild(QWidget, "resultWaiting") is not None:
+        return False  # still the page drawn while the call ran: the finished one is drawn a turn later
+    if not page.isVisibleTo(view):
+        return False  # the page itself is shown with its layout's next turn
     content = getattr(view, "content", None)
     if content is not None and content.parent() is page and not content.done:
         return False  # its blocks are still being made, a loop turn's worth at a time

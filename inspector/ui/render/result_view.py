@@ -365,6 +365,7 @@ class ResultView(QWidget):
             lay.addWidget(text_label(f"⚠ The result is not an object: {visible(pretty_json(rec.result), 500)}",
                                  self.page, name="resultWarning", role="warning"))
         lay.addStretch(1)
+        self.page.show()  # at once, with what is on it (a layout shows a new widget a loop turn later)
         QTimer.singleShot(0, self.fit_text)
 
     def update_status(self) -> None:
