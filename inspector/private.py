@@ -29,6 +29,7 @@ import socket
 import stat
 import struct
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, BinaryIO, Literal, TextIO, overload
 
@@ -213,14 +214,7 @@ def own_folder(path: str | os.PathLike[str]) -> Path:
         st = os.lstat(path)
     except OSError as exc:
         raise NotPrivate(f"cannot read {path}: {exc.strerror or exc}") from None
-    if stat.S_ISLNK(st.st_mode):
-        raise NotPrivate(f"{path} is a symbolic link, not a folder of yours: remove it")
-    if not stat.S_ISDIR(st.st_mode):
-        raise NotPrivate(f"{path} is not a folder: remove it")
-    me = _euid()
-    if me is not None and st.st_uid != me:
-        raise NotPrivate(f"{path} belongs to {_who(st.st_uid)}, not to you: another user may have made it "
-                         "to read this traffic; remove it")
+    _yours(path, st, "folder", stat.S_ISDIR, "another user may have made it to read this traffic; ")
     if st.st_mode & 0o077:
         raise NotPrivate(f"{path} is open to other users (mode {stat.S_IMODE(st.st_mode):04o}): "
                          f"run `chmod 700 {path}` or remove it")
@@ -236,14 +230,19 @@ def own_socket(path: str | os.PathLike[str]) -> bool:
         return False
     except OSError as exc:
         raise NotPrivate(f"cannot read {path}: {exc.strerror or exc}") from None
+    _yours(path, st, "socket", stat.S_ISSOCK)
+    return True
+
+
+def _yours(path: Path, st: os.stat_result, what: str, is_it: Callable[[int], bool], why: str = "") -> None:
+    """`NotPrivate` unless `st` (an lstat of `path`) is a `what` of this user's, not a link to one."""
     if stat.S_ISLNK(st.st_mode):
-        raise NotPrivate(f"{path} is a symbolic link, not a socket of yours: remove it")
-    if not stat.S_ISSOCK(st.st_mode):
-        raise NotPrivate(f"{path} is not a socket: remove it")
+        raise NotPrivate(f"{path} is a symbolic link, not a {what} of yours: remove it")
+    if not is_it(st.st_mode):
+        raise NotPrivate(f"{path} is not a {what}: remove it")
     me = _euid()
     if me is not None and st.st_uid != me:
-        raise NotPrivate(f"{path} belongs to {_who(st.st_uid)}, not to you: remove it")
-    return True
+        raise NotPrivate(f"{path} belongs to {_who(st.st_uid)}, not to you: {why}remove it")
 
 
 PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid (Linux)

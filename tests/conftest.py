@@ -120,3 +120,20 @@ def empty_message_bridge():
     _forget_messages()
     yield
     _forget_messages()
+
+
+@pytest.fixture
+def listener():
+    """A loopback listener that answers and counts the connections a followed `$ref` would make
+    (tests/refs_peers.py)."""
+    import refs_peers
+
+    yield from refs_peers.listening()
+
+
+@pytest.fixture
+def staller():
+    """A loopback port that accepts and never answers: a followed `$ref` would wait on it for ever."""
+    import refs_peers
+
+    yield from refs_peers.listening(answer=False)

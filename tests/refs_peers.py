@@ -70,3 +70,7 @@ def hostile_refs(listener: Listener, staller: Listener, token: Path) -> dict[str
     """The `$ref` of each kind (for HOSTILE_REF)."""
     return {"remote": listener.url("schema.json"), "file": token.as_uri() + "#/token",
             "stall": staller.url("never.json")}
+
+
+SENTENCE = "outside this schema; Spyglass never fetches schema references"  # what every refusal ends with
+

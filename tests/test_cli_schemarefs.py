@@ -13,20 +13,9 @@ import time
 
 import pytest
 import refs_peers
+from refs_peers import SENTENCE
 from support import HOSTILE, PY, ROOT, SLOWDOWN
 from test_no_orphans import cli, survivors, tagged_server, wait_gone
-
-SENTENCE = "outside this schema; Spyglass never fetches schema references"
-
-
-@pytest.fixture
-def listener():
-    yield from refs_peers.listening()
-
-
-@pytest.fixture
-def staller():
-    yield from refs_peers.listening(answer=False)
 
 
 def run_cli(ref: str, *args: str) -> tuple[subprocess.CompletedProcess[str], float]:

@@ -16,23 +16,12 @@ import pytest
 import refs_peers
 from calling import call, click, connected, dialog, select_tool, shown_in_result
 from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QPlainTextEdit, QTextEdit
+from refs_peers import SENTENCE
 from support import HOSTILE, PY, ROOT, SLOWDOWN
 from test_no_orphans import survivors, tagged_server, wait_gone
 from uikit import until
 
 from inspector.config import ServerSpec
-
-SENTENCE = "outside this schema; Spyglass never fetches schema references"
-
-
-@pytest.fixture
-def listener():
-    yield from refs_peers.listening()
-
-
-@pytest.fixture
-def staller():
-    yield from refs_peers.listening(answer=False)
 
 
 def every_text() -> str:
