@@ -88,3 +88,14 @@ def hostile_auth(case: str) -> Iterator[str]:
     """tests/hostile/auth_server.py: a server whose authorization metadata plants `case`'s address."""
     with _running([PY, str(ROOT / "tests/hostile/auth_server.py"), case]) as p:
         yield _wait_ready(p)
+
+
+# each address tests/hostile/auth_server.py plants, as the URL policy's refusal names it
+REFUSED = {
+    "vscode": "a vscode: address",
+    "file": "a file: address",
+    "unc": "a file: address",
+    "javascript": "a javascript: address",
+    "custom": "a spyglass-evil: address",
+    "http-remote": "an http: address on another machine (evil.example), unencrypted",
+}

@@ -15,7 +15,6 @@ import pytest
 import refs_peers
 from refs_peers import SENTENCE
 from support import HOSTILE, PY, ROOT, SLOWDOWN
-from test_no_orphans import cli, survivors, tagged_server, wait_gone
 
 
 def run_cli(ref: str, *args: str) -> tuple[subprocess.CompletedProcess[str], float]:
@@ -46,19 +45,3 @@ def test_a_tool_call_never_follows_the_input_schemas_ref(kind, listener, staller
     assert 'called ref_input with' in done.stdout
     assert "Traceback" not in done.stderr
     assert took < 10 * SLOWDOWN
-
-
-def test_sigterm_ends_a_call_in_flight_and_its_server():
-    command, tag = tagged_server("no-reply")
-    proc = cli("--tool-name", "echo", "--tool-arg", "message=x", "--", *command)
-    deadline = time.monotonic() + 20
-    while not survivors(tag) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.5)  # the call is in flight
-    sent = time.monotonic()
-    proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=30)
-    assert time.monotonic() - sent < 5 * SLOWDOWN
-    assert proc.returncode == 130, err
-    assert "interrupted" in err and "Traceback" not in err
-    assert not wait_gone(tag), "processes outlived the CLI after SIGTERM"

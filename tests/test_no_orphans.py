@@ -3,6 +3,7 @@ group on success, on timeout and on Ctrl+C. Checked with psutil."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import time
@@ -10,7 +11,7 @@ import uuid
 
 import psutil
 import pytest
-from support import HOSTILE, PY, ROOT
+from support import HOSTILE, PY, ROOT, SLOWDOWN
 
 
 def tagged_server(*cases: str) -> tuple[list[str], str]:
@@ -61,15 +62,23 @@ def test_cli_leaves_no_process(case, args, code):
     assert not wait_gone(tag), "processes outlived the CLI"
 
 
-def test_ctrl_c_ends_the_server_group():
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_and_sigterm_end_the_server_group(sig, tmp_path):
+    """Either ends --cli with 130, the server's group first; SIGTERM also when another handler was there first
+    (coverage's, in CI, killed the process on the spot and left the server running)."""
     command, tag = tagged_server("no-reply")
-    proc = cli("--tool-name", "echo", "--tool-arg", "message=x", "--", *command)
+    seen = tmp_path / "seen.txt"  # what the server was sent (tests/hostile/server.py writes it)
+    proc = subprocess.Popen([PY, "-m", "inspector", "--cli", "--tool-name", "echo", "--tool-arg", "message=x", "--",
+                             *command], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(ROOT), text=True,
+                            env=dict(os.environ, HOSTILE_SEEN=str(seen)))
     deadline = time.monotonic() + 20
-    while not survivors(tag) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.5)  # the call is in flight
-    proc.send_signal(signal.SIGINT)
+    while not (seen.exists() and "tools/call" in seen.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the call is in flight: the server has it and will never answer
+    assert survivors(tag) and "tools/call" in seen.read_text()
+    sent = time.monotonic()
+    proc.send_signal(sig)
     out, err = proc.communicate(timeout=30)
+    assert time.monotonic() - sent < 5 * SLOWDOWN
     assert proc.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err
-    assert not wait_gone(tag), "processes outlived the CLI after Ctrl+C"
+    assert not wait_gone(tag), f"processes outlived the CLI after {sig.name}"

@@ -16,18 +16,11 @@ from pathlib import Path
 
 import http_peers
 import pytest
+from http_peers import REFUSED
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(60)
 RECORDER = "import sys, pathlib; pathlib.Path(sys.argv[1]).write_text(sys.argv[2])"
-REFUSED = {
-    "vscode": "a vscode: address",
-    "file": "a file: address",
-    "unc": "a file: address",
-    "javascript": "a javascript: address",
-    "custom": "a spyglass-evil: address",
-    "http-remote": "an http: address on another machine (evil.example), unencrypted",
-}
 
 
 def _env(tmp_path: Path) -> tuple[dict[str, str], Path]:

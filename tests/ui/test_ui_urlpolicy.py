@@ -9,6 +9,7 @@ from __future__ import annotations
 import http_peers
 import pytest
 from calling import call
+from http_peers import REFUSED
 from PySide6.QtWidgets import QAbstractButton, QDialogButtonBox, QLabel, QLineEdit, QPushButton, QWidget
 from test_ui_apps import ready_block, top_dialog
 from test_ui_apps_hostile import app_log, hostile, refused
@@ -25,14 +26,6 @@ pytestmark = pytest.mark.timeout(60)
 LOOKALIKE = "https://g\u043e\u043egle.com"  # the o's are Cyrillic
 PUNY = "xn--ggle-55da.com"
 ENDING = "only https (or http to this machine) is ever opened"
-REFUSED = {
-    "vscode": "a vscode: address",
-    "file": "a file: address",
-    "unc": "a file: address",
-    "javascript": "a javascript: address",
-    "custom": "a spyglass-evil: address",
-    "http-remote": "an http: address on another machine (evil.example), unencrypted",
-}
 NOT_OPENED = [("http://evil.example/x", "an http: address on another machine (evil.example), unencrypted"),
               ("https://bank.example@evil.example/", "an https: address with a user name before its host"),
               ("file://host/share", "a file: address"), ("vscode://vscode.git/clone?url=x", "a vscode: address")]
