@@ -41,6 +41,11 @@ async def test_the_window_fits_a_768_pixel_screen_in(family, qapp, open_window):
             # docks hold their size as their least for a moment after they are placed: wait for it to settle
             await until(lambda: least().height() <= limit and least().width() <= AVAILABLE[0], 5,
                         f"the window in {family} {points} pt to ask for at most {AVAILABLE[0]}x{limit}")
-            await until(lambda: (window.width(), window.height()) == (width, height), 5,
-                        f"the window to take {width}x{height}, not {window.width()}x{window.height()}")
+
+            def takes_it():  # a resize while the docks still held their old least was cut short: ask again
+                if (window.width(), window.height()) != (width, height):
+                    window.resize(width, height)
+                    return False
+                return True
+            await until(takes_it, 5, f"the window to take {width}x{height}, not {window.width()}x{window.height()}")
             await shot(window, f"fits-768-{family.replace(' ', '-').lower()}")
