@@ -47,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="leave out a rule's findings, or only those about TARGET (wildcards allowed; repeatable)")
     p.add_argument("--list-rules", action="store_true", help="print every rule and exit")
     p.add_argument("--trace", metavar="FILE", help="write every frame to FILE as JSON Lines")
+    p.add_argument("--pinned", metavar="FILE", help="a lock file written by spyglass pin: any tool, prompt or "
+                   "resource added, removed or changed since is an error finding (pin-changed)")
     add_server_arguments(p)
     p.add_argument("target", nargs="*", help=argparse.SUPPRESS)
     return p
@@ -61,7 +63,9 @@ def list_rules(out: TextIO) -> None:
 
 
 async def run(args: argparse.Namespace, out: TextIO) -> int:
+    from ..checks.pin import collect, compare, pin_findings, read_lock
     from ..checks.report import fail_on, junit, project_settings, text, validated_ignores
+    from ..checks.rules import worst_first
     from ..checks.run import Check
     from ..session import ServerSession, SessionOptions
     from ..transport.factory import open_transport
@@ -70,6 +74,7 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
     settings.ignore += validated_ignores(args.ignore, "--ignore")
     if args.fail_on:
         settings.fail_on = fail_on(args.fail_on, "--fail-on")
+    pin = read_lock(args.pinned) if args.pinned else None
     spec = server_spec(args)
     trace = TraceWriter(args.trace, spec) if args.trace else None
     options = transport_options(spec, args, trace)
@@ -79,7 +84,12 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
     check = Check(session, traffic=trace)
     try:
         await session.open(open_transport(spec, options))
-        report = (await check.run(calls=args.call, timeout=args.timeout)).ignoring(settings.ignored)
+        report = await check.run(calls=args.call, timeout=args.timeout)
+        if pin is not None:
+            hello = session.hello
+            listings = await collect(session.need_client(), hello.capabilities if hello else None)
+            report.findings = worst_first(report.findings + pin_findings(compare(pin, listings), pin))
+        report = report.ignoring(settings.ignored)
     finally:
         await session.close()
         if trace:
