@@ -30,6 +30,9 @@ class ServerSpec:
     # W3C trace context: a `traceparent` in every request's `_meta`, so a server that traces itself joins
     # the client's traces (inspector.protocol.tracecontext); off unless asked for, as it changes the wire
     trace_context: bool = False
+    # run a command server confined: no network, the home folder hidden, writes only to a temporary folder
+    # (inspector.transport.sandbox); a URL server cannot be
+    sandbox: bool = False
 
 
 class ConfigError(UsageError):
