@@ -100,6 +100,7 @@ class CatalogEntry:
     roots: list[dict[str, str]] | None = None  # the roots offered to this server; None: never set
     # the development loop (inspector.devloop.WatchSettings as JSON, with "on"); None: never set
     watch: dict[str, Any] | None = None
+    pin: str | None = None  # a lock file written by `spyglass pin`: the window marks what differs from it
 
     @property
     def name(self) -> str:
@@ -314,6 +315,9 @@ class Catalog:
         spec.oauth = {k: v for k, v in oauth.items() if k in OAUTH_KEPT and isinstance(v, str) and v} \
             if isinstance(oauth, dict) else {}
         spec.trace_context = raw.get("trace_context") is True
+        spec.sandbox = raw.get("sandbox") is True
+        pin = raw.get("pin")
+        entry.pin = pin if isinstance(pin, str) and pin else None
         watch = raw.get("watch")
         entry.watch = dict(watch) if isinstance(watch, dict) else None
         return entry
@@ -436,6 +440,10 @@ class Catalog:
             item["mode"] = entry.mode
             if spec.trace_context:
                 item["trace_context"] = True
+            if spec.sandbox:
+                item["sandbox"] = True
+            if entry.pin:
+                item["pin"] = entry.pin
             if entry.roots is not None:
                 item["roots"] = [dict(r) for r in entry.roots]
             if entry.watch is not None:

@@ -191,4 +191,4 @@ def _spec(path: str, name: str, entry: Any) -> ServerSpec:
     return ServerSpec(name=name, command=[command, *map(str, args)] if command else [],
                       env={str(k): str(v) for k, v in env.items()}, cwd=cwd,
                       url=str(url) if url else None, transport=transport,
-                      headers={str(k): str(v) for k, v in headers.items()})
+                      headers={str(k): str(v) for k, v in headers.items()}, sandbox=entry.get("sandbox") is True)

@@ -78,6 +78,9 @@ def add_target_arguments(p: argparse.ArgumentParser, *, variadic: bool = False) 
                        help="an HTTP header sent with every request (repeatable)")
     p.add_argument("--config", help="an mcpServers JSON file (Claude Desktop, Cursor, the official inspector)")
     p.add_argument("--server", help="the server's name in --config")
+    p.add_argument("--sandbox", action="store_true",
+                   help="run the server command confined: no network, your home folder hidden, writes only to "
+                        "an empty temporary folder (Linux: bwrap or unshare; macOS: sandbox-exec)")
 
 
 def add_server_arguments(p: argparse.ArgumentParser, *, variadic: bool = False) -> None:
@@ -199,6 +202,10 @@ def server_spec(args: argparse.Namespace) -> ServerSpec:
         raise E.UsageError("--transport stdio needs a command, not a URL")
     if getattr(args, "trace_context", False):
         spec.trace_context = True
+    if getattr(args, "sandbox", False):
+        if spec.url is not None:
+            raise E.UsageError("--sandbox confines a server Spyglass starts (a command), not a URL")
+        spec.sandbox = True
     return spec
 
 

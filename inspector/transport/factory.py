@@ -67,7 +67,18 @@ def start_process(spec: ServerSpec) -> subprocess.Popen[bytes] | None:
         return None
     from .process import start
 
-    return start(spec.command, env=spec.env, cwd=spec.cwd)
+    command, env, cwd = _command_of(spec)
+    return start(command, env=env, cwd=cwd)
+
+
+def _command_of(spec: ServerSpec) -> tuple[list[str], dict[str, str], str | None]:
+    """The command, environment and folder a stdio server starts with: confined when `spec.sandbox`."""
+    if not spec.sandbox:
+        return list(spec.command), dict(spec.env), spec.cwd
+    from .sandbox import confine
+
+    confined = confine(spec.command, env=spec.env, cwd=spec.cwd)
+    return confined.command, {**spec.env, **confined.env}, confined.cwd
 
 
 def open_transport(spec: ServerSpec, options: TransportOptions | None = None, *,
@@ -78,8 +89,13 @@ def open_transport(spec: ServerSpec, options: TransportOptions | None = None, *,
     if spec.url is None:
         from .stdio import StdioTransport
 
-        return Opened(StdioTransport(spec.command, env=spec.env, cwd=spec.cwd, max_message=options.max_message,
-                                     started=started))
+        command, env, cwd = _command_of(spec) if started is None else (spec.command, spec.env, spec.cwd)
+        return Opened(StdioTransport(command, env=env, cwd=cwd, max_message=options.max_message, started=started))
+    if spec.sandbox:
+        from ..errors import ConnectError
+
+        raise ConnectError("only a server Spyglass starts (a command) can be sandboxed; a URL server runs "
+                           "elsewhere")
     from .http import HttpTransport
     from .http_common import HttpSettings
     from .sse import SseTransport

@@ -1,0 +1,86 @@
+"""A server started sandboxed (`ServerSpec.sandbox`, `--sandbox`) cannot reach a listener on the host's loopback,
+cannot read a file in the home folder and cannot write outside its own temporary folder; the same server
+unsandboxed can, so the test can fail. Linux with bwrap or unshare (CI has unshare): no skip there."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+
+import pytest
+from support import PY, ROOT, SLOWDOWN
+
+from inspector.config import ServerSpec
+from inspector.session import ServerSession, SessionOptions
+from inspector.transport.sandbox import SandboxUnavailable, confine, tool
+
+TRUST = [PY, str(ROOT / "tests" / "trust_server.py")]
+CAN_SANDBOX = tool() is not None
+needs_sandbox = pytest.mark.skipif(not CAN_SANDBOX and not sys.platform.startswith("linux"),
+                                   reason="the sandbox is tested on Linux (bwrap or unshare)")
+
+
+async def tried(sandbox: bool, port: int, secret: str, written: str) -> dict[str, str]:
+    session = ServerSession(ServerSpec(name="trust", command=TRUST, sandbox=sandbox),
+                            options=SessionOptions(timeout=30 * SLOWDOWN, load_lists=False, listen=False,
+                                                   heartbeat_s=None))
+    out = {}
+    try:
+        await session.open()
+        client = session.need_client()
+        for name, args in (("connect", {"port": port}), ("read_file", {"path": secret}),
+                           ("write_file", {"path": written, "text": "x"})):
+            result = await client.call_tool(name, args, task=False)
+            out[name] = result["content"][0]["text"]
+        out["stderr"] = "\n".join(e.text for e in session.log if e.level == "stderr")
+    finally:
+        await session.close()
+    return out
+
+
+@needs_sandbox
+async def test_a_sandboxed_server_reaches_no_socket_no_home_file_and_writes_nowhere_lasting(tmp_path, monkeypatch):
+    assert CAN_SANDBOX, "Linux CI has util-linux unshare: the sandbox must be tested here"
+    home = tmp_path / "home"
+    home.mkdir()
+    secret = home / "secret.txt"
+    secret.write_text("the secret", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    accepted = asyncio.Event()
+
+    def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted.set()
+        writer.close()
+
+    listener = await asyncio.start_server(on_connect, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    try:
+        free = await tried(False, port, str(secret), str(tmp_path / "free.txt"))
+        assert free["connect"] == "connected" and accepted.is_set()
+        assert free["read_file"] == "the secret" and (tmp_path / "free.txt").read_text() == "x"
+        accepted.clear()
+        boxed = await tried(True, port, str(secret), str(tmp_path / "boxed.txt"))
+    finally:
+        listener.close()
+        await listener.wait_closed()
+    assert boxed["connect"].startswith("cannot connect:") and not accepted.is_set(), boxed
+    assert boxed["read_file"].startswith("cannot read:") and "the secret" not in boxed["read_file"], boxed
+    assert not (tmp_path / "boxed.txt").exists()  # written to the sandbox's own /tmp, gone with it
+    assert "spyglass sandbox" in boxed["stderr"] and "no network" in boxed["stderr"]
+
+
+def test_what_cannot_be_sandboxed_is_said_plainly(tmp_path, monkeypatch):
+    with pytest.raises(SandboxUnavailable, match="on this system \\(win32\\)"):
+        confine(TRUST, platform="win32")
+    if CAN_SANDBOX:
+        monkeypatch.setenv("HOME", str(tmp_path))
+        inside = tmp_path / "server"
+        inside.write_text("#!/bin/sh\n", encoding="utf-8")
+        with pytest.raises(SandboxUnavailable, match="inside the home folder"):
+            confine([str(inside)])
+    proc = subprocess.run([PY, "-m", "inspector", "--cli", "--sandbox", "http://127.0.0.1:9/mcp", "--method",
+                           "tools/list"], capture_output=True, text=True, timeout=60 * SLOWDOWN,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode != 0 and "not a URL" in proc.stderr and "Traceback" not in proc.stderr
