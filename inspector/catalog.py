@@ -100,7 +100,6 @@ class CatalogEntry:
     roots: list[dict[str, str]] | None = None  # the roots offered to this server; None: never set
     # the development loop (inspector.devloop.WatchSettings as JSON, with "on"); None: never set
     watch: dict[str, Any] | None = None
-    pin: str | None = None  # a lock file written by `spyglass pin`: the window marks what differs from it
 
     @property
     def name(self) -> str:
@@ -317,7 +316,7 @@ class Catalog:
         spec.trace_context = raw.get("trace_context") is True
         spec.sandbox = raw.get("sandbox") is True
         pin = raw.get("pin")
-        entry.pin = pin if isinstance(pin, str) and pin else None
+        spec.pin = pin if isinstance(pin, str) and pin else None
         watch = raw.get("watch")
         entry.watch = dict(watch) if isinstance(watch, dict) else None
         return entry
@@ -442,8 +441,8 @@ class Catalog:
                 item["trace_context"] = True
             if spec.sandbox:
                 item["sandbox"] = True
-            if entry.pin:
-                item["pin"] = entry.pin
+            if spec.pin:
+                item["pin"] = spec.pin
             if entry.roots is not None:
                 item["roots"] = [dict(r) for r in entry.roots]
             if entry.watch is not None:

@@ -33,6 +33,8 @@ class ServerSpec:
     # run a command server confined: no network, the home folder hidden, writes only to a temporary folder
     # (inspector.transport.sandbox); a URL server cannot be
     sandbox: bool = False
+    # a lock file written by `spyglass pin`: the window marks what differs from it (inspector.checks.pin)
+    pin: str | None = None
 
 
 class ConfigError(UsageError):

@@ -25,6 +25,7 @@ from ..session.server import Status
 from ..traffic.frame import Frame
 from .definitions import Cost, cost_steps, drive, review_steps
 from .frames import Judge
+from .pin import PinWatch
 from .rules import SEVERITIES, Finding, worst_first
 from .run import Check, Report, collapse
 
@@ -44,6 +45,7 @@ class LiveCheck:
         self._status = session.status
         self._reviewing = 0  # the generation of the tool list under review
         self._tasks: set[asyncio.Task[None]] = set()
+        self.pin = PinWatch()  # the definitions compared with the pin file the server's definition names
         session.changed.connect(self._session_changed)
 
     def release(self) -> None:
@@ -83,12 +85,21 @@ class LiveCheck:
                 self._new = []
                 self._reviewing += 1  # a review under way is of the last connection's list
                 self.judge, self.report, self.definitions, self.cost = Judge(), None, [], None
+                self.pin.reset()
                 self.changed.emit()
             elif status is Status.CONNECTED and session.hello is not None and self.judge.capabilities is None:
                 self.judge.ready(session.hello.protocol_version, session.hello.capabilities)
             self._status = status
         elif what == "tools":
             self.review(list(session.tools.items))
+        if what in ("tools", "resources", "templates", "prompts") or (what == "status" and session.spec.pin):
+            self._compare_pin()
+
+    def _compare_pin(self) -> None:
+        session = self.session
+        caps = session.hello.capabilities if session.hello is not None else None
+        if session.hello is not None and self.pin.update(session.spec.pin, caps, session.listings.lists):
+            self.changed.emit()
 
     def review(self, tools: list[Any]) -> None:
         """The tool list is known (again): tell the judge the tools, review every definition. A list longer
@@ -144,7 +155,7 @@ class LiveCheck:
     def findings(self) -> list[Finding]:
         """Everything found on this connection, worst first, one finding per mistake."""
         extra = [f for f in self.report.findings if f.rule in ACTIVE] if self.report else []
-        return worst_first(collapse(self.definitions + extra) + self.judge.reported())
+        return worst_first(collapse(self.definitions + extra) + self.judge.reported() + self.pin.findings)
 
     def summary(self) -> dict[str, int]:
         found = self.findings()

@@ -277,3 +277,59 @@ def pin_findings(changes: list[Change], pin: Pin) -> list[Finding]:
     """One error finding per definition that differs from the pin."""
     when = f" (pinned {pin.pinned})" if pin.pinned else ""
     return [Finding(PIN_RULE.id, PIN_RULE.severity, c.target, c.describe() + when, PIN_RULE.spec) for c in changes]
+
+
+# --- a live session against its pin (the window) ----------------------------------------------------
+
+class PinWatch:
+    """A connected session compared with the pin file its definition names (`ServerSpec.pin`), whenever a
+    listing arrives: `findings` (pin-changed errors, or one warning when the file cannot be read) and
+    `changes` for the sidebar's mark. Nothing until every listing the server offers has been read."""
+
+    def __init__(self) -> None:
+        self.changes: list[Change] = []
+        self.findings: list[Finding] = []
+        self.compared = False  # every listing read and compared with the pin
+        self._pin: Pin | None = None
+        self._path: str | None = None
+
+    def reset(self) -> None:
+        self.changes, self.findings, self._pin, self._path = [], [], None, None
+        self.compared = False
+
+    def update(self, path: str | None, capabilities: Any, listings: Mapping[str, Any]) -> bool:
+        """Compare again; `listings` maps a kind ("tools", "templates"…) to its `session.listing.Listing`.
+        Whether anything shown changed."""
+        before = (self.changes, self.findings)
+        if not path:
+            self.reset()
+            return before != ([], [])
+        if path != self._path:
+            self._path, self._pin = path, None
+            try:
+                self._pin = read_lock(os.path.expanduser(path))
+            except PinFileError as exc:
+                self.changes = []
+                self.findings = [Finding(PIN_RULE.id, "warning", "server", f"the pin is not checked: {exc.message}",
+                                         PIN_RULE.spec)]
+                return before != (self.changes, self.findings)
+        if self._pin is None:
+            return False
+        now: dict[str, list[Any]] = {}
+        for kind, spec in KINDS.items():
+            offered = not isinstance(capabilities, dict) or spec.capability in capabilities
+            listing = listings.get(kind)
+            if offered and (listing is None or not listing.loaded or listing.error):
+                return False  # not read yet (or not readable): no verdict
+            now[spec.key] = list(listing.items) if offered and listing is not None else []
+        self.changes = compare(self._pin, now)
+        self.findings = pin_findings(self.changes, self._pin)
+        self.compared = True
+        return before != (self.changes, self.findings)
+
+    def tooltip(self, limit: int = 8) -> str:
+        """The changes, a line each, for the sidebar's mark."""
+        lines = [c.describe() for c in self.changes[:limit]]
+        if len(self.changes) > limit:
+            lines.append(f"… and {len(self.changes) - limit} more (the Check tab)")
+        return "\n".join(lines)

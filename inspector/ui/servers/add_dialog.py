@@ -189,6 +189,9 @@ class AddServerDialog(QDialog):
         self.trace_context.setToolTip("A new trace for each tool call, so a server that traces itself joins "
                                       "the traces of an OpenTelemetry export of this session. Off by default: "
                                       "it adds a field to every request.")
+        self.pin = QLineEdit(self)
+        self.pin.setObjectName("serverPin")
+        self.pin.setPlaceholderText("(none) a lock file written by spyglass pin: changes since are marked")
         self.tabs = QTabWidget(self)
         # stdio
         stdio = QWidget(self)
@@ -210,11 +213,18 @@ class AddServerDialog(QDialog):
         cwd_row = QHBoxLayout()
         cwd_row.addWidget(self.cwd, 1)
         cwd_row.addWidget(browse)
+        self.sandbox = QCheckBox("Run sandboxed: no network, home folder hidden, writes only to a temporary "
+                                 "folder", stdio)
+        self.sandbox.setObjectName("serverSandbox")
+        self.sandbox.setToolTip("To try a server you do not trust yet: Linux uses bubblewrap or unshare, macOS "
+                                "sandbox-exec; elsewhere the server will not start and says why. What the server "
+                                "could not do shows in its log (stderr).")
         f = QFormLayout(stdio)
         f.addRow("Command:", self.command)
         f.addRow("Arguments:", self.args)
         f.addRow("Environment:", self.env)
         f.addRow("Working directory:", cwd_row)
+        f.addRow("Sandbox:", self.sandbox)
         self.tabs.addTab(stdio, "Command (stdio)")
         # url
         remote = QWidget(self)
@@ -296,6 +306,7 @@ class AddServerDialog(QDialog):
         top.addRow("Name:", self.name)
         top.addRow("Protocol:", self.protocol)
         top.addRow("Tracing:", self.trace_context)
+        top.addRow("Pin file:", self.pin)
         lay = QVBoxLayout(self)
         lay.addLayout(top)
         lay.addWidget(self.tabs, 1)
@@ -315,6 +326,8 @@ class AddServerDialog(QDialog):
         i = self.protocol.findText(mode)
         self.protocol.setCurrentIndex(max(0, i))
         self.trace_context.setChecked(spec.trace_context)
+        self.sandbox.setChecked(spec.sandbox)
+        self.pin.setText(spec.pin or "")
         self._fill(spec)
 
     def _fill(self, spec: ServerSpec) -> None:
@@ -403,7 +416,7 @@ class AddServerDialog(QDialog):
                 raise ValueError("a client secret needs the client ID it belongs to")
             return ServerSpec(name=name or mask_url(url), url=url, headers=headers,
                               transport=self.transport.currentData() or None, oauth=oauth,
-                              trace_context=self.trace_context.isChecked())
+                              trace_context=self.trace_context.isChecked(), pin=self.pin.text().strip() or None)
         if looks_pasted(self.command.text()) and not self.take_paste(self.command.text()):
             raise ValueError(self.error.text())
         if self.tabs.currentIndex() == 1:
@@ -418,7 +431,8 @@ class AddServerDialog(QDialog):
         cwd = self.cwd.text().strip() or None
         return ServerSpec(name=name or guess_name([command, *args]), command=[command, *args],
                           env=self.env.pairs(), cwd=cwd, transport="stdio",
-                          trace_context=self.trace_context.isChecked())
+                          trace_context=self.trace_context.isChecked(), sandbox=self.sandbox.isChecked(),
+                          pin=self.pin.text().strip() or None)
 
     def _accept(self) -> None:
         try:
@@ -442,4 +456,4 @@ def describe_spec(spec: ServerSpec) -> dict[str, Any]:
             "env": {k: ("" if is_secret_name(k) else v) for k, v in spec.env.items()},
             "headers": {k: ("" if is_secret_name(k) else v) for k, v in spec.headers.items()},
             "oauth": {k: v for k, v in spec.oauth.items() if k != "client_secret"},  # the secret: keyring only
-            "trace_context": spec.trace_context}
+            "trace_context": spec.trace_context, "sandbox": spec.sandbox, "pin": spec.pin}

@@ -40,6 +40,7 @@ from .connection import Connection
 STATUS_ROLE = Qt.UserRole + 1
 STATUS_TEXT_ROLE = Qt.UserRole + 2
 SERVER_ID_ROLE = Qt.UserRole
+PIN_BADGE = "changed since pinned · "  # a server whose definitions differ from its pin file (spyglass pin)
 
 
 class ServerModel(QAbstractListModel):
@@ -65,15 +66,17 @@ class ServerModel(QAbstractListModel):
             return conn.session.status.value
         if role == STATUS_TEXT_ROLE:
             found = sum(conn.live.summary().values())  # first: a narrow sidebar cuts the end of the line
-            return ((f"⚠ {found} · " if found else "") + visible(conn.session.status_text(), 300)
-                    + (" · not saved" if self.unsaved(conn) else ""))
+            return ((f"⚠ {found} · " if found else "") + (PIN_BADGE if conn.live.pin.changes else "")
+                    + visible(conn.session.status_text(), 300) + (" · not saved" if self.unsaved(conn) else ""))
         if role == Qt.DecorationRole:
             return theme.status_icon(conn.session.status.value)
         if role == Qt.ToolTipRole:
             found = sum(conn.live.summary().values())
             return plain_tooltip(f"{visible(mask_text(conn.name), 200)}\n{visible(conn.session.describe(), 400)}\n"
                                  f"{visible(conn.session.status_text(), 600)}"
-                                 + (f"\n⚠ {found} finding{'s' if found != 1 else ''} (the Check tab)" if found else ""))
+                                 + (f"\n⚠ {found} finding{'s' if found != 1 else ''} (the Check tab)" if found else "")
+                                 + (f"\nChanged since its pin ({visible(conn.spec.pin, 200)}):\n"
+                                    f"{visible_block(conn.live.pin.tooltip(), 2000)}" if conn.live.pin.changes else ""))
         if role == Qt.AccessibleTextRole:
             return f"{mask_text(conn.name)}: {conn.session.status_text()}"
         return None
