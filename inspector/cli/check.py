@@ -63,7 +63,7 @@ def list_rules(out: TextIO) -> None:
 
 
 async def run(args: argparse.Namespace, out: TextIO) -> int:
-    from ..checks.pin import collect, compare, pin_findings, read_lock
+    from ..checks.pin import PIN_RULES, collect, compare, pin_findings, read_lock
     from ..checks.report import fail_on, junit, project_settings, text, validated_ignores
     from ..checks.rules import worst_first
     from ..checks.run import Check
@@ -71,7 +71,8 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
     from ..transport.factory import open_transport
 
     settings = project_settings(Path.cwd())
-    settings.ignore += validated_ignores(args.ignore, "--ignore")
+    pinned_rule = [i for i in args.ignore if i.partition(":")[0] in PIN_RULES]
+    settings.ignore += validated_ignores([i for i in args.ignore if i not in pinned_rule], "--ignore") + pinned_rule
     if args.fail_on:
         settings.fail_on = fail_on(args.fail_on, "--fail-on")
     pin = read_lock(args.pinned) if args.pinned else None
