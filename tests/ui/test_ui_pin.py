@@ -36,12 +36,16 @@ def row(window, conn):
 
 async def test_a_server_changed_since_its_pin_is_marked_and_a_faithful_one_is_not(open_window, tmp_path):
     pin = pinned(tmp_path / "trust.pin.json")
+    broken = tmp_path / "broken.json"
+    broken.write_text("{}", encoding="utf-8")
     path = tmp_path / "servers.json"
     async with open_window(catalog=Catalog(path, secrets=MemorySecrets()).load()) as window:
         same = window.add_server(ServerSpec(name="faithful", command=TRUST, pin=pin))
         swapped = window.add_server(ServerSpec(name="swapped", command=[*TRUST, "--swapped"], pin=pin))
+        unreadable = window.add_server(ServerSpec(name="unreadable", command=TRUST, pin=str(broken)))
         await connected(same)
         await connected(swapped)
+        await connected(unreadable)
         await until(lambda: swapped.live.pin.changes, 20, "the swapped server to be compared with its pin")
         await until(lambda: same.live.pin.compared, 20, "the faithful server to be compared with its pin")
         assert [c.target for c in swapped.live.pin.changes] == ["tool:weather"]
@@ -52,6 +56,10 @@ async def test_a_server_changed_since_its_pin_is_marked_and_a_faithful_one_is_no
         assert [f.target for f in swapped.live.findings() if f.rule == "pin-changed"] == ["tool:weather"]
         assert same.live.pin.changes == [] and PIN_BADGE not in row(window, same).data(STATUS_TEXT_ROLE)
         assert [f for f in same.live.findings() if f.rule == "pin-changed"] == []
+        await until(lambda: unreadable.live.pin.findings, 20)  # a pin that cannot be read: a warning, no mark
+        [f] = unreadable.live.pin.findings
+        assert f.severity == "warning" and "not a pin file" in f.message and unreadable.live.pin.changes == []
+        assert PIN_BADGE not in row(window, unreadable).data(STATUS_TEXT_ROLE)
 
         dlg = window.edits.edit(swapped)
         assert dlg.findChild(QLineEdit, "serverPin").text() == pin
@@ -65,17 +73,6 @@ async def test_a_server_changed_since_its_pin_is_marked_and_a_faithful_one_is_no
     saved = {s["name"]: s for s in json.loads(path.read_text())["servers"]}
     assert saved["swapped"]["sandbox"] is True and saved["swapped"]["pin"] == pin
     assert "sandbox" not in saved["faithful"] and saved["faithful"]["pin"] == pin
+    assert saved["unreadable"]["pin"] == str(broken)
     again = {e.name: e.spec for e in Catalog(path, secrets=MemorySecrets()).load().servers}
     assert again["swapped"].sandbox and again["swapped"].pin == pin and not again["faithful"].sandbox
-
-
-async def test_a_pin_file_that_cannot_be_read_is_a_warning_not_a_mark(open_window, tmp_path):
-    broken = tmp_path / "broken.json"
-    broken.write_text("{}", encoding="utf-8")
-    async with open_window() as window:
-        conn = window.add_server(ServerSpec(name="trust", command=TRUST, pin=str(broken)), connect=True)
-        await connected(conn)
-        await until(lambda: conn.live.pin.findings, 20)
-        [f] = conn.live.pin.findings
-        assert f.severity == "warning" and "not a pin file" in f.message and conn.live.pin.changes == []
-        assert PIN_BADGE not in row(window, conn).data(STATUS_TEXT_ROLE)
