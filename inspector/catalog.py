@@ -314,6 +314,8 @@ class Catalog:
         spec.oauth = {k: v for k, v in oauth.items() if k in OAUTH_KEPT and isinstance(v, str) and v} \
             if isinstance(oauth, dict) else {}
         spec.trace_context = raw.get("trace_context") is True
+        pin = raw.get("tls_pin")
+        spec.tls_pin = pin.upper() if isinstance(pin, str) and len(pin) == 64 else ""
         watch = raw.get("watch")
         entry.watch = dict(watch) if isinstance(watch, dict) else None
         return entry
@@ -436,6 +438,8 @@ class Catalog:
             item["mode"] = entry.mode
             if spec.trace_context:
                 item["trace_context"] = True
+            if spec.tls_pin:
+                item["tls_pin"] = spec.tls_pin
             if entry.roots is not None:
                 item["roots"] = [dict(r) for r in entry.roots]
             if entry.watch is not None:

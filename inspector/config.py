@@ -30,6 +30,9 @@ class ServerSpec:
     # W3C trace context: a `traceparent` in every request's `_meta`, so a server that traces itself joins
     # the client's traces (inspector.protocol.tracecontext); off unless asked for, as it changes the wire
     trace_context: bool = False
+    # the SHA-256 fingerprint (64 hex digits) of a certificate the user trusted for this server only (a
+    # self-signed or private-CA development server): its HTTP transport trusts that certificate and no other
+    tls_pin: str = ""
 
 
 class ConfigError(UsageError):
