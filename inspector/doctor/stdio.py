@@ -22,8 +22,9 @@ from ..transport import process
 from . import eras
 from .report import Report, Step, StepFailed, StepSkipped
 
-STEPS: tuple[tuple[str, str], ...] = (("command", "command found"), ("start", "process starts"), ("stays-up", "process stays up"),
-         ("stdout", "only JSON-RPC on stdout"), ("handshake", "handshake answered"), ("stderr", "stderr"))
+STEPS: tuple[tuple[str, str], ...] = (
+    ("command", "command found"), ("start", "process starts"), ("stays-up", "process stays up"),
+    ("stdout", "only JSON-RPC on stdout"), ("handshake", "handshake answered"), ("stderr", "stderr"))
 RUNTIMES = {  # a launcher, and the programs whose versions say whether it can run
     "npx": ("node", "npx"), "npm": ("node", "npm"), "node": ("node",), "uvx": ("uvx",), "uv": ("uv",),
     "python": ("python",), "python3": ("python3",), "deno": ("deno",), "bun": ("bun",), "docker": ("docker",),

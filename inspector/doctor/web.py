@@ -29,9 +29,10 @@ from .authz import AUTH_STEPS, Authorization
 from .report import Report, Step, StepFailed, StepSkipped
 from .tls import check_tls
 
-STEPS: tuple[tuple[str, str], ...] = (("url", "URL parses"), ("proxy", "HTTP proxy"), ("dns", "DNS"), ("tcp", "TCP connect"), ("tls", "TLS"),
-         ("post", "answer to a POST"), *AUTH_STEPS, ("revisions", "protocol revisions"),
-         ("legacy-sse", "legacy HTTP+SSE transport"), ("session", "session"))
+STEPS: tuple[tuple[str, str], ...] = (
+    ("url", "URL parses"), ("proxy", "HTTP proxy"), ("dns", "DNS"), ("tcp", "TCP connect"), ("tls", "TLS"),
+    ("post", "answer to a POST"), *AUTH_STEPS, ("revisions", "protocol revisions"),
+    ("legacy-sse", "legacy HTTP+SSE transport"), ("session", "session"))
 MAX_READ = 1024 * 1024
 ACCEPT = "application/json, text/event-stream"
 _TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
