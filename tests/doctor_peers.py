@@ -49,6 +49,12 @@ def _result(msg: dict, case: str) -> dict | None:
         version = "2024-11-05" if case in ("legacy-2024", "sse-only") else msg["params"]["protocolVersion"]
         return {"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": version, "capabilities": {},
                                                         "serverInfo": INFO}}
+    listed = {"tools/list": "tools", "resources/list": "resources", "prompts/list": "prompts",
+              "resources/templates/list": "resourceTemplates"}
+    if method in listed and case == "healthy":  # enough for the window to connect and list nothing
+        return {"jsonrpc": "2.0", "id": rid, "result": {listed[method]: []}}
+    if method == "ping":
+        return {"jsonrpc": "2.0", "id": rid, "result": {}}
     return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}}
 
 
