@@ -315,7 +315,8 @@ class Catalog:
             if isinstance(oauth, dict) else {}
         spec.trace_context = raw.get("trace_context") is True
         pin = raw.get("tls_pin")
-        spec.tls_pin = pin.upper() if isinstance(pin, str) and len(pin) == 64 else ""
+        spec.tls_pin = pin.upper() if isinstance(pin, str) and len(pin) == 64 and all(
+            c in "0123456789abcdefABCDEF" for c in pin) else ""  # a SHA-256 fingerprint, or nothing trusted
         watch = raw.get("watch")
         entry.watch = dict(watch) if isinstance(watch, dict) else None
         return entry

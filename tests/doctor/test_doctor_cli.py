@@ -80,3 +80,15 @@ def test_an_unknown_catalog_server(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("SPYGLASS_CONFIG_DIR", str(tmp_path))
     assert run("--server", "nope")[0] == E.EXIT_USAGE
     assert "no server named 'nope' in the catalog" in capsys.readouterr().err
+
+
+def test_the_catalog_keeps_only_a_well_formed_pin(tmp_path):
+    path = tmp_path / "servers.json"
+    good = "AB" * 32
+    path.write_text(json.dumps({"format": "spyglass-catalog", "version": 1, "servers": [
+        {"id": "a", "name": "a", "url": "https://127.0.0.1:1/mcp", "tls_pin": good.lower()},
+        {"id": "b", "name": "b", "url": "https://127.0.0.1:1/mcp", "tls_pin": "z" * 64}]}))
+    catalog = Catalog(path).load()
+    assert catalog.get("a").spec.tls_pin == good and catalog.get("b").spec.tls_pin == ""
+    catalog.save()
+    assert [s.get("tls_pin") for s in json.loads(path.read_text())["servers"]] == [good, None]
