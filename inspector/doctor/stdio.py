@@ -38,7 +38,6 @@ INSTALL = {
     "docker": "install Docker and start its daemon",
 }
 STDERR_TAIL = 12
-SETTLE = 1.0  # how long a server that says nothing is watched before "stays up" passes (its answer may take longer)
 MAX_LINE = 4 * 1024 * 1024
 # a sentence on stderr saying a variable is missing: the NAME (upper case, digits, underscores) near one of these
 _MISSING = re.compile(r"\b(not set|unset|missing|is required|are required|required|undefined|must be set|"
@@ -146,7 +145,7 @@ class StdioDoctor:
     async def stays_up(self, step: Step) -> None:
         self._write(eras.discover_message())
         self.discover_sent = time.monotonic()
-        first = await self._next_line(min(self.timeout, SETTLE))
+        first = await self._next_line(self.timeout)  # its first line, its exit, or the timeout
         if first is None and self.eof:  # stdout closed: the process is ending (give it a moment to be reaped)
             await self._reaped()
             if self._exited():

@@ -59,6 +59,26 @@ class Exchange:
         return f"{self.method}: HTTP {self.status}, {self.ctype or 'no content type'}"
 
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def proxy_for(scheme: str, host: str) -> str | None:
+    """The proxy httpx takes from the environment for `scheme://host`, or None: `NO_PROXY` entries as httpx
+    reads them (`*`, a host, a domain suffix, an address; loopback is not left out unless named)."""
+    proxies = urllib.request.getproxies()
+    chosen = proxies.get(scheme) or proxies.get("all")
+    if not chosen:
+        return None
+    host = host.lower().strip("[]")
+    for entry in (e.strip().lower() for e in proxies.get("no", "").split(",")):
+        if not entry:
+            continue
+        if entry == "*" or host == entry.strip("[]") or (not entry.replace(".", "").isdigit() and
+                                                          host.endswith(entry) and entry != "localhost"):
+            return None
+    return chosen if "://" in chosen else f"http://{chosen}"
+
+
 def html_title(body: bytes) -> str | None:
     found = _TITLE.search(body[:65536])
     if found is None:
@@ -88,6 +108,7 @@ class HttpDoctor:
         self.reachable: str | None = None
         self.exchanges: dict[str, Exchange] = {}
         self.legacy = False
+        self.proxy_url: str | None = None
         self.legacy_endpoint: str | None = None
         self.settings = HttpSettings(headers=spec.headers, auth_token=auth_token, connect_timeout=timeout,
                                      tls_pin=spec.tls_pin)
@@ -138,17 +159,14 @@ class HttpDoctor:
             step.saw("the URL carries a user name or password (masked when shown)")
 
     async def proxy(self, step: Step) -> None:
-        proxies = urllib.request.getproxies()
-        chosen = proxies.get(self.parts.scheme) or proxies.get("all")
-        if not chosen:
-            raise StepSkipped("no proxy in the environment (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY)")
-        if urllib.request.proxy_bypass(self.host) or self.host in ("127.0.0.1", "localhost", "::1"):
-            step.saw(f"{self.parts.scheme.upper()}_PROXY is {mask_url(chosen)}, but NO_PROXY (or loopback) "
-                     "leaves this host out: requests go direct")
-            return
-        step.saw(f"requests go through the proxy {mask_url(chosen)} ({self.parts.scheme.upper()}_PROXY); DNS and "
-                 "TCP below test the direct path. If the proxy refuses or cannot reach the server, add the host "
-                 "to NO_PROXY")
+        chosen = proxy_for(self.parts.scheme, self.host)
+        if chosen is None:
+            raise StepSkipped("no proxy in the environment applies (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY)")
+        self.proxy_url = chosen
+        # Spyglass's HTTP client is built on a transport of its own (TCP_NODELAY, the TLS context), and httpx
+        # reads no proxy from the environment for a client given its own transport: every request goes direct.
+        step.saw(f"the environment names the proxy {mask_url(chosen)} for this URL, but Spyglass does not use "
+                 "proxies from the environment: it connects directly, as the steps below do")
 
     async def dns(self, step: Step) -> None:
         loop = asyncio.get_running_loop()
@@ -158,10 +176,11 @@ class HttpDoctor:
         except TimeoutError:
             raise StepFailed(f"no DNS answer for {self.host} within {self.timeout:g} s",
                              "check the network and the DNS server (resolv.conf / your VPN)") from None
-        except OSError as exc:
-            raise StepFailed(f"{self.host} does not resolve: {exc.strerror or exc}",
+        except (OSError, UnicodeError) as exc:  # UnicodeError: a name IDNA cannot encode (an empty label)
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise StepFailed(f"{self.host} does not resolve: {why}",
                              "check the host name; a Docker container's name resolves only inside its network: "
-                             "from this machine use localhost and the published port") from None
+                             "from this machine use localhost and the published port" + self._proxy_note()) from None
         self.addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
         step.saw(f"{self.host}: " + ", ".join(self.addresses))
 
@@ -192,7 +211,13 @@ class HttpDoctor:
                 f"no address of {self.host} answered on port {self.port}",
                 f"start the server, or check the port ({self.port}); a server in Docker must publish it "
                 "(-p HOST:CONTAINER) and listen on 0.0.0.0 inside the container" if refused else
-                "a firewall may drop the packets, or the server is on another network")
+                "a firewall may drop the packets, or the server is on another network" + self._proxy_note())
+
+    def _proxy_note(self) -> str:
+        if self.proxy_url is None:
+            return ""
+        return (f"; this network may reach it only through the proxy {mask_url(self.proxy_url)}, which Spyglass "
+                "does not use")
 
     async def tls(self, step: Step) -> None:
         if self.parts.scheme != "https":
@@ -244,8 +269,7 @@ class HttpDoctor:
                              E.EXIT_TIMEOUT) from None
         except httpx.HTTPError as exc:
             raise StepFailed(f"{method} {mask_url(url)}: {failure_text(exc)}",
-                             "the connection broke during the request (see the TLS step; a proxy in the way?)"
-                             ) from None
+                             "the connection broke during the request (see the TLS step)") from None
 
     async def post(self, step: Step) -> None:
         modern = {"MCP-Protocol-Version": MODERN_VERSION, "Mcp-Method": "server/discover"}

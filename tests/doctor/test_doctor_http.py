@@ -217,3 +217,26 @@ async def test_the_http_transport_trusts_the_pinned_certificate_only(certs):
         async with HttpSettings().client() as client:
             with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
                 await client.post(peer.url, json=body)
+
+
+async def test_a_proxy_in_the_environment_is_named_and_not_used(monkeypatch):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]  # a proxy that would refuse every connection
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{dead}")
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        with serving("healthy") as peer:
+            report = await doctor(peer.url)
+            assert report.connected, report.as_text()  # the requests went direct, as the window's do
+            proxy = report.step("proxy")
+            assert proxy.outcome == PASSED and proxy.seen == [
+                f"the environment names the proxy http://127.0.0.1:{dead} for this URL, but Spyglass does not use "
+                "proxies from the environment: it connects directly, as the steps below do"]
+            unknown = await doctor("http://doctor..test/mcp")  # refused locally: an empty label
+            monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
+            bypassed = await doctor(peer.url)
+    assert bypassed.step("proxy").outcome == SKIPPED
+    assert failed(unknown).id == "dns"
+    assert (failed(unknown).fix or "").endswith(f"only through the proxy http://127.0.0.1:{dead}, which Spyglass "
+                                                "does not use")

@@ -12,7 +12,7 @@ from inspector.config import ServerSpec
 from inspector.doctor import FAILED, NOT_REACHED, PASSED, DoctorOptions, diagnose
 from inspector.doctor.stdio import missing_variables
 
-FAST = DoctorOptions(timeout=0.5)
+FAST = DoctorOptions(timeout=10)  # only a server that hangs waits this long: none here but one, with its own
 
 
 async def doctor(command: list[str], options: DoctorOptions = FAST, **env: str):
