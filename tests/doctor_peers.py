@@ -13,6 +13,12 @@ sse-only     the 2024-11-05 HTTP+SSE transport: POST is 405, GET opens a stream 
 401-meta     401 with a challenge naming its metadata; the authorization server offers dynamic registration
 401-bare     401 with no challenge, and no metadata anywhere
 401-noreg    as 401-meta, but the authorization server offers no way to register
+401-issuer   as 401-meta, but the authorization server's metadata names another issuer
+401-nopkce   as 401-meta, but the authorization server does not list PKCE S256
+403-origin   every POST gets a 403 "Invalid Host header" (a DNS-rebinding check)
+500          every POST gets a 500 with a plain text body
+plain        every POST gets a 200 with a plain text body
+slow         every POST waits (until the server stops) before answering
 """
 
 from __future__ import annotations
@@ -64,17 +70,21 @@ class Peer:
         self.base = ""
         self.streams: dict[str, queue.Queue[bytes | None]] = {}
         self.requests: list[tuple[str, str]] = []
+        self.stopping = threading.Event()
 
     @property
     def url(self) -> str:
         return f"{self.base}/mcp"
 
     def metadata(self) -> dict:
-        doc = {"issuer": self.base, "authorization_endpoint": f"{self.base}/authorize",
+        issuer = "https://elsewhere.example" if self.case == "401-issuer" else self.base
+        doc = {"issuer": issuer, "authorization_endpoint": f"{self.base}/authorize",
                "token_endpoint": f"{self.base}/token", "response_types_supported": ["code"],
                "code_challenge_methods_supported": ["S256"]}
         if self.case != "401-noreg":
             doc["registration_endpoint"] = f"{self.base}/register"
+        if self.case == "401-nopkce":
+            del doc["code_challenge_methods_supported"]
         return doc
 
 
@@ -101,7 +111,7 @@ def _handler(peer: Peer) -> type[BaseHTTPRequestHandler]:
             peer.requests.append(("GET", self.path))
             path = urlsplit(self.path).path
             case = peer.case
-            if case in ("401-meta", "401-noreg"):
+            if case.startswith("401-") and case != "401-bare":
                 if path == "/.well-known/oauth-protected-resource/mcp":
                     return self.send_json({"resource": peer.url, "authorization_servers": [peer.base],
                                            "scopes_supported": ["mcp:read"]})
@@ -158,7 +168,16 @@ def _handler(peer: Peer) -> type[BaseHTTPRequestHandler]:
                 return self.send(307, b"", "text/plain", Location="/mcp/")
             if case == "not-found":
                 return self.send(404, b"Not Found", "text/plain")
-            if case in ("401-meta", "401-noreg"):
+            if case == "403-origin":
+                return self.send(403, b"Invalid Host header", "text/plain")
+            if case == "500":
+                return self.send(500, b"Internal Server Error: database is locked", "text/plain")
+            if case == "plain":
+                return self.send(200, b"OK", "text/plain")
+            if case == "slow":
+                peer.stopping.wait(10)
+                return None
+            if case.startswith("401-") and case != "401-bare":
                 challenge = (f'Bearer resource_metadata="{peer.base}/.well-known/oauth-protected-resource/mcp", '
                              'scope="mcp:read"')
                 return self.send(401, b"", WWW_Authenticate=challenge)
@@ -189,6 +208,7 @@ def serving(case: str, tls: ssl.SSLContext | None = None) -> Iterator[Peer]:
     try:
         yield peer
     finally:
+        peer.stopping.set()
         for q in peer.streams.values():
             q.put(None)
         server.shutdown()
@@ -209,8 +229,9 @@ class Certificate:
 
 
 def make_certificate(folder: Path, name: str, *, names: tuple[str, ...] = ("127.0.0.1", "localhost"),
-                     expired: bool = False) -> Certificate:
-    """A self-signed certificate (cryptography), valid now unless `expired`, for `names`."""
+                     expired: bool = False, private_ca: bool = False) -> Certificate:
+    """A self-signed certificate (cryptography), valid now unless `expired`, for `names`; with `private_ca`,
+    one issued by a CA made here (that no trust store knows)."""
     import hashlib
 
     from cryptography import x509
@@ -229,10 +250,14 @@ def make_certificate(folder: Path, name: str, *, names: tuple[str, ...] = ("127.
             sans.append(x509.IPAddress(ipaddress.ip_address(n)))
         except ValueError:
             sans.append(x509.DNSName(n))
-    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
+    issuer, signer = subject, key
+    if private_ca:
+        signer = ec.generate_private_key(ec.SECP256R1())
+        issuer = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Spyglass Test Private CA")])
+    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer).public_key(key.public_key())
             .serial_number(x509.random_serial_number()).not_valid_before(start).not_valid_after(end)
             .add_extension(x509.SubjectAlternativeName(sans), critical=False)
-            .sign(key, hashes.SHA256()))
+            .sign(signer, hashes.SHA256()))
     cert_path, key_path = folder / f"{name}.pem", folder / f"{name}.key"
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,

@@ -33,7 +33,8 @@ def certs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("certs")
     return {"self-signed": make_certificate(folder, "self-signed"),
             "expired": make_certificate(folder, "expired", expired=True),
-            "other-name": make_certificate(folder, "other-name", names=("other.example",))}
+            "other-name": make_certificate(folder, "other-name", names=("other.example",)),
+            "private-ca": make_certificate(folder, "private-ca", private_ca=True)}
 
 
 async def test_a_healthy_sdk_server_passes_every_step():
@@ -240,3 +241,64 @@ async def test_a_proxy_in_the_environment_is_named_and_not_used(monkeypatch):
     assert failed(unknown).id == "dns"
     assert (failed(unknown).fix or "").endswith(f"only through the proxy http://127.0.0.1:{dead}, which Spyglass "
                                                 "does not use")
+
+
+async def test_a_certificate_from_a_private_ca(certs):
+    with serving("healthy", certs["private-ca"].server_context()) as peer:
+        report = await doctor(peer.url)
+    step = failed(report)
+    assert step.id == "tls" and step.seen[-1].startswith("issued by CN=Spyglass Test Private CA, a CA neither store")
+    assert "install that CA in the system trust store" in (step.fix or "") and "Trust this certificate" in step.fix
+
+
+async def test_a_pinned_certificate_that_changed(certs):
+    with serving("healthy", certs["self-signed"].server_context()) as peer:
+        report = await doctor(peer.url, tls_pin=certs["expired"].sha256)
+    step = failed(report)
+    assert step.id == "tls" and step.seen[-1].startswith("the certificate is not the one trusted for this server")
+
+
+async def test_tls_on_a_plain_http_port():
+    with serving("healthy") as peer:
+        report = await doctor(peer.url.replace("http://", "https://"))
+    step = failed(report)
+    assert step.id == "tls" and "try the http:// URL" in (step.fix or "")
+
+
+@pytest.mark.parametrize(("case", "seen", "fix", "code"), [
+    ("403-origin", "HTTP 403: Invalid Host header", "not CORS", E.EXIT_AUTH),
+    ("500", "HTTP 500: Internal Server Error: database is locked", "the server failed: see its log", E.EXIT_CONNECT),
+    ("plain", "content type text/plain, neither JSON nor an event stream: OK", "check the path", E.EXIT_INVALID),
+])
+async def test_answers_that_are_not_mcp(case, seen, fix, code):
+    with serving(case) as peer:
+        report = await doctor(peer.url)
+    step = failed(report)
+    assert step.id == "post" and step.seen[-1] == seen and fix in (step.fix or "") and report.exit_code == code
+
+
+async def test_a_post_that_is_never_answered():
+    with serving("slow") as peer:
+        report = await doctor(peer.url, DoctorOptions(timeout=0.3))
+    step = failed(report)
+    assert step.id == "post" and report.exit_code == E.EXIT_TIMEOUT
+    assert step.seen[-1] == f"POST {peer.url}: no complete answer within 0.3 s"
+
+
+@pytest.mark.parametrize(("case", "step_id", "seen"), [
+    ("401-issuer", "auth-server", "its issuer is 'https://elsewhere.example', not "),
+    ("401-nopkce", "auth-server", "code_challenge_methods_supported does not list S256"),
+])
+async def test_authorization_server_metadata_a_client_must_refuse(case, step_id, seen):
+    with serving(case) as peer:
+        report = await doctor(peer.url)
+    step = failed(report)
+    assert step.id == step_id and step.seen[-1].startswith(seen) and report.exit_code == E.EXIT_AUTH
+
+
+async def test_a_token_the_server_refuses():
+    with serving("401-meta") as peer:
+        report = await doctor(peer.url, DoctorOptions(timeout=2.0, auth_token="expired-token"))
+    step = failed(report)
+    assert step.id == "auth-challenge" and step.seen[-1].startswith("the server refused the credentials given")
+    assert "get a new one" in (step.fix or "")
