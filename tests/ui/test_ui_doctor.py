@@ -8,7 +8,7 @@ import json
 
 from doctor_peers import make_certificate, serving
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import QLabel, QPushButton, QTreeWidget
 from uikit import find, hostile_cmd, shot, until
 
@@ -54,6 +54,13 @@ async def test_diagnose_a_server_that_exits_at_once(open_window):
         assert copied == dialog.report.as_text() and "✗ process stays up: failed" in copied
         await shot(dialog, "doctor-stdio-failed")
         dialog.reject()
+        assert not dialog.isVisible() and not dialog.running()
+        window.findChild(QAction, "actionDiagnose").trigger()  # the Server menu's way in, for any server
+        again = window.doctor.dialog
+        assert again is not dialog and again.objectName() == "doctorDialog"
+        await until(lambda: again.isVisible() and not again.running(), 20, "the second run")
+        assert checklist(again)["stays-up"] == "failed"
+        again.reject()
 
 
 async def test_trust_a_self_signed_certificate_for_one_server(open_window, tmp_path):

@@ -8,10 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 import shiboken6
 from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu
 
 from ...doctor import DoctorOptions
 from ...doctor.tls import shown_fingerprint
 from ..servers.doctor_dialog import DoctorDialog
+from . import menus
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -25,13 +28,24 @@ class DoctorLink(QObject):
         self.window = window
         self.dialog: DoctorDialog | None = None
         window.status_card.diagnose.connect(self.open)
+        # also for a server that connects but misbehaves, from the Server menu, the list and the command palette
+        self.act_diagnose = QAction("Diagnose connection…", window)
+        self.act_diagnose.setObjectName("actionDiagnose")
+        self.act_diagnose.setToolTip("Run the steps of the selected server's connection one by one: where it "
+                                     "breaks, and what to do")
+        self.act_diagnose.triggered.connect(lambda _=False: self.open())
+        menu = window.findChild(QMenu, "serverMenu")
+        if menu is not None:
+            menus.insert_after_group(menu, [self.act_diagnose])
+        window.server_view.addAction(self.act_diagnose)
 
     def open(self) -> DoctorDialog | None:
         conn = self.window.selected_connection()
         if conn is None:
             return None
         if self.dialog is not None and shiboken6.isValid(self.dialog):
-            self.dialog.close()
+            self.dialog.reject()  # one checklist at a time: the last one asked for
+            self.dialog.deleteLater()
         transport = conn.session.options.transport
         options = DoctorOptions(timeout=min(float(transport.connect_timeout), MAX_TIMEOUT),
                                 auth_token=transport.auth_token, client_id=conn.spec.oauth.get("client_id"))
