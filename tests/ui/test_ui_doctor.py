@@ -86,3 +86,16 @@ async def test_trust_a_self_signed_certificate_for_one_server(open_window, tmp_p
             dialog.reject()
             find(window, QPushButton, "retryButton").click()
             await until(lambda: conn.session.status is Status.CONNECTED, 20, "the pinned connection")
+
+
+def test_editing_a_server_keeps_its_pin_while_the_host_stays(qapp):
+    from inspector.ui.servers.add_dialog import AddServerDialog
+
+    pin = "AB" * 32
+    dialog = AddServerDialog(spec=ServerSpec(name="dev", url="https://127.0.0.1:8443/mcp", tls_pin=pin), editing=True)
+    assert dialog.spec().tls_pin == pin
+    dialog.url.setText("https://127.0.0.1:8443/other")
+    assert dialog.spec().tls_pin == pin
+    dialog.url.setText("https://127.0.0.1:9443/mcp")
+    assert dialog.spec().tls_pin == ""
+    dialog.deleteLater()
