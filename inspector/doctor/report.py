@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import errors as E
+from ..secrets import Tally, mask_text
 from ..terminal import one_line, visible
 
 PASSED = "passed"
@@ -73,6 +74,9 @@ class Report:
     on_step: OnStep | None = None  # told when a step starts and when it ends (the window's live checklist)
     connected: bool = False
     notes: list[str] = field(default_factory=list)
+    # the server's own secrets (its env values, headers, a token given): masked wherever a step saw them,
+    # with every secret shape besides, since the report is meant to be pasted into a bug report
+    secrets: Tally = field(default_factory=Tally)
 
     def step(self, step_id: str) -> Step:
         for s in self.steps:
@@ -109,6 +113,8 @@ class Report:
             step.outcome, step.fix, step.code = FAILED, failure.fix, failure.code
             step.saw(failure.seen)
         finally:
+            step.seen = [mask_text(seen, self.secrets) for seen in step.seen]
+            step.fix = mask_text(step.fix, self.secrets) if step.fix else step.fix
             step.ms = (time.monotonic() - begun) * 1000.0
             if self.on_step is not None:
                 self.on_step(step)

@@ -6,7 +6,7 @@ import shlex
 from dataclasses import dataclass
 
 from ..config import ServerSpec
-from ..secrets import mask_url
+from ..secrets import mask_args, mask_url, secrets_of
 from . import stdio, web
 from .report import OnStep, Report, Step
 
@@ -28,8 +28,10 @@ def plan(spec: ServerSpec) -> Report:
     if spec.url is not None:
         steps, transport, target = web.STEPS, "http", mask_url(spec.url)
     else:
-        steps, transport, target = stdio.STEPS, "stdio", shlex.join(spec.command) or spec.name
-    return Report(target=target, transport=transport, steps=[Step(i, title) for i, title in steps])
+        steps, transport, target = stdio.STEPS, "stdio", shlex.join(mask_args(spec.command)) or spec.name
+    report = Report(target=target, transport=transport, steps=[Step(i, title) for i, title in steps])
+    report.secrets.learn(secrets_of(spec))
+    return report
 
 
 async def diagnose(spec: ServerSpec, options: DoctorOptions | None = None, on_step: OnStep | None = None,
@@ -38,6 +40,8 @@ async def diagnose(spec: ServerSpec, options: DoctorOptions | None = None, on_st
     options = options or DoctorOptions()
     report = report or plan(spec)
     report.on_step = on_step
+    if options.auth_token:
+        report.secrets.learn([options.auth_token])
     if spec.url is not None:
         await web.HttpDoctor(spec, options.timeout, options.auth_token, options.client_id).run(report)
     else:

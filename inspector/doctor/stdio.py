@@ -18,6 +18,7 @@ from typing import Any
 from .. import errors as E
 from ..config import ServerSpec
 from ..protocol import jsonrpc as rpc
+from ..secrets import mask_args
 from ..transport import process
 from . import eras
 from .report import Report, Step, StepFailed, StepSkipped
@@ -109,7 +110,7 @@ class StdioDoctor:
                              E.EXIT_USAGE)
         program = self.spec.command[0]
         path_env = self.env.get("PATH")
-        step.saw(f"command: {shlex.join(self.spec.command)}")
+        step.saw(f"command: {shlex.join(mask_args(self.spec.command))}")
         if self.spec.cwd is not None and not os.path.isdir(self.spec.cwd):
             raise StepFailed(f"the working directory does not exist: {self.spec.cwd}",
                              "fix the server's working directory (--cwd, or cwd in its definition)")
@@ -132,7 +133,7 @@ class StdioDoctor:
             self.proc = process.start(self.spec.command, env=self.spec.env, cwd=self.spec.cwd)
         except E.ConnectError as exc:
             raise StepFailed(exc.message, "check that the command runs in a terminal: "
-                             f"{shlex.join(self.spec.command)}") from None
+                             f"{shlex.join(mask_args(self.spec.command))}") from None
         self.started_at = time.monotonic()
         step.saw(f"started, pid {self.proc.pid}")
         loop = asyncio.get_running_loop()
@@ -224,7 +225,7 @@ class StdioDoctor:
             fix = ("set " + ", ".join(missing) + " in the server's environment (-e NAME=VALUE, or env in its "
                    "definition): its stderr says they are missing")
         else:
-            fix = ("run the command in a terminal to see why it stops: " + shlex.join(self.spec.command)
+            fix = ("run the command in a terminal to see why it stops: " + shlex.join(mask_args(self.spec.command))
                    + " (a server waits for messages on stdin; one that exits at once has failed to start)")
         return StepFailed(seen, fix)
 

@@ -3,6 +3,7 @@ passes every step): the failing step, what it saw, and its advice."""
 
 from __future__ import annotations
 
+import json
 import sys
 
 from support import demo_cmd, hostile_cmd
@@ -112,3 +113,15 @@ async def test_the_text_report_escapes_controls():
     text = report.as_text()
     assert "\x1b" not in text and "\x07" not in text and "spy\\x1b]0;owned\\x07glass" in text
     assert report.step("command").outcome == FAILED
+
+
+async def test_the_servers_secrets_are_masked_in_the_report():
+    token = "ghp_" + "x1Y2z3" * 6
+    code = (f"import sys\nprint('using token {token} and password=hunter2secret', file=sys.stderr, flush=True)\n"
+            "sys.exit(1)\n")
+    report = await doctor([sys.executable, "-c", code, "--api-key", "sk-abcdefghijklmnopqrstuvwx"],
+                          GITHUB_TOKEN=token)
+    text = report.as_text() + json.dumps(report.as_json())
+    assert failed(report).id == "stays-up"
+    assert token not in text and "hunter2secret" not in text and "sk-abcdefghijklmnopqrstuvwx" not in text
+    assert "using token" in text
