@@ -317,6 +317,9 @@ class Catalog:
         spec.sandbox = raw.get("sandbox") is True
         pin = raw.get("pin")
         spec.pin = pin if isinstance(pin, str) and pin else None
+        pin = raw.get("tls_pin")
+        spec.tls_pin = pin.upper() if isinstance(pin, str) and len(pin) == 64 and all(
+            c in "0123456789abcdefABCDEF" for c in pin) else ""  # a SHA-256 fingerprint, or nothing trusted
         watch = raw.get("watch")
         entry.watch = dict(watch) if isinstance(watch, dict) else None
         return entry
@@ -443,6 +446,8 @@ class Catalog:
                 item["sandbox"] = True
             if spec.pin:
                 item["pin"] = spec.pin
+            if spec.tls_pin:
+                item["tls_pin"] = spec.tls_pin
             if entry.roots is not None:
                 item["roots"] = [dict(r) for r in entry.roots]
             if entry.watch is not None:

@@ -35,6 +35,9 @@ class ServerSpec:
     sandbox: bool = False
     # a lock file written by `spyglass pin`: the window marks what differs from it (inspector.checks.pin)
     pin: str | None = None
+    # the SHA-256 fingerprint (64 hex digits) of a certificate the user trusted for this server only (a
+    # self-signed or private-CA development server): its HTTP transport trusts that certificate and no other
+    tls_pin: str = ""
 
 
 class ConfigError(UsageError):

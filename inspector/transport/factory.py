@@ -102,7 +102,7 @@ def open_transport(spec: ServerSpec, options: TransportOptions | None = None, *,
 
     auth = options.auth() if options.auth is not None and uses_oauth(spec, options.auth_token) else None
     settings = HttpSettings(headers=spec.headers, auth_token=options.auth_token, insecure=options.insecure,
-                            connect_timeout=options.connect_timeout, auth=auth)
+                            connect_timeout=options.connect_timeout, auth=auth, tls_pin=spec.tls_pin)
     url = spec.url
     kind = transport_kind(spec)
     if kind == "sse":

@@ -5,6 +5,7 @@ and saying what went wrong, briefly and in words (asyncio + httpx, no Qt).
 
 from __future__ import annotations
 
+import hashlib
 import socket
 import ssl
 import weakref
@@ -20,10 +21,43 @@ MAX_BODY = 64 * 1024 * 1024
 EXCERPT = 300
 
 
-def ssl_context(insecure: bool) -> ssl.SSLContext | bool:
-    """The operating system's trust store, or no verification with --insecure."""
+class PinnedSSLObject(ssl.SSLObject):
+    """A TLS connection that trusts one certificate: after the handshake, before any byte of the request,
+    the server's certificate must have the SHA-256 fingerprint pinned on its context."""
+
+    def do_handshake(self) -> None:
+        super().do_handshake()
+        der = self.getpeercert(binary_form=True) or b""
+        pin = getattr(self.context, "pin", "")
+        if hashlib.sha256(der).hexdigest().upper() != pin:
+            raise ssl.SSLCertVerificationError(
+                1, "the server's certificate is not the one trusted for this server (its SHA-256 fingerprint "
+                   "differs from the pinned one)")
+
+
+class PinnedContext(ssl.SSLContext):
+    """The context of a server whose certificate the user trusted, for that server only (the catalog keeps
+    the pin): no trust store is asked, only the fingerprint is (PinnedSSLObject)."""
+
+    sslobject_class = PinnedSSLObject
+    pin = ""
+
+
+def pinned_context(pin: str) -> PinnedContext:
+    ctx = PinnedContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE  # the fingerprint is checked instead, before anything is sent
+    ctx.pin = pin.upper()
+    return ctx
+
+
+def ssl_context(insecure: bool, pin: str = "") -> ssl.SSLContext | bool:
+    """The operating system's trust store, one pinned certificate (a server's `tls_pin`), or no verification
+    with --insecure."""
     if insecure:
         return False
+    if pin:
+        return pinned_context(pin)
     try:
         import truststore
 
@@ -53,8 +87,10 @@ class HttpSettings:
     """What the user configures per HTTP server."""
 
     def __init__(self, *, headers: Mapping[str, str] | None = None, auth_token: str | None = None,
-                 insecure: bool = False, connect_timeout: float = 10.0, auth: AuthProvider | None = None) -> None:
+                 insecure: bool = False, connect_timeout: float = 10.0, auth: AuthProvider | None = None,
+                 tls_pin: str = "") -> None:
         self.auth = auth
+        self.tls_pin = tls_pin
         self.headers = dict(headers or {})
         if auth_token:
             self.headers["Authorization"] = f"Bearer {auth_token}"
@@ -63,7 +99,7 @@ class HttpSettings:
 
     def client(self) -> httpx.AsyncClient:
         timeout = httpx.Timeout(connect=self.connect_timeout, read=None, write=30.0, pool=self.connect_timeout)
-        verify = ssl_context(self.insecure)
+        verify = ssl_context(self.insecure, self.tls_pin)
         # TCP_NODELAY: a request's headers and body go out as separate writes;
         # with Nagle's algorithm the body waits for the server's delayed ACK
         # (40 ms on Linux) on every request.

@@ -17,6 +17,7 @@ import os
 import shlex
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QGuiApplication
@@ -328,6 +329,7 @@ class AddServerDialog(QDialog):
         self.trace_context.setChecked(spec.trace_context)
         self.sandbox.setChecked(spec.sandbox)
         self.pin.setText(spec.pin or "")
+        self._pinned = (spec.url, spec.tls_pin) if spec.url and spec.tls_pin else None
         self._fill(spec)
 
     def _fill(self, spec: ServerSpec) -> None:
@@ -416,7 +418,8 @@ class AddServerDialog(QDialog):
                 raise ValueError("a client secret needs the client ID it belongs to")
             return ServerSpec(name=name or mask_url(url), url=url, headers=headers,
                               transport=self.transport.currentData() or None, oauth=oauth,
-                              trace_context=self.trace_context.isChecked(), pin=self.pin.text().strip() or None)
+                              trace_context=self.trace_context.isChecked(), pin=self.pin.text().strip() or None,
+                              tls_pin=self._kept_pin(url))
         if looks_pasted(self.command.text()) and not self.take_paste(self.command.text()):
             raise ValueError(self.error.text())
         if self.tabs.currentIndex() == 1:
@@ -433,6 +436,13 @@ class AddServerDialog(QDialog):
                           env=self.env.pairs(), cwd=cwd, transport="stdio",
                           trace_context=self.trace_context.isChecked(), sandbox=self.sandbox.isChecked(),
                           pin=self.pin.text().strip() or None)
+
+    def _kept_pin(self, url: str) -> str:
+        """A certificate trusted for this server stays trusted while it is the same host and port."""
+        pinned = getattr(self, "_pinned", None)
+        if pinned is None or urlsplit(url).netloc.lower() != urlsplit(pinned[0]).netloc.lower():
+            return ""
+        return str(pinned[1])
 
     def _accept(self) -> None:
         try:

@@ -97,6 +97,7 @@ class CatalogLink:
         twin = next((e for e in self.catalog.servers if e.id not in ids and same_definition(e.spec, spec)), None)
         if twin is not None:  # e.g. `spyglass -- CMD` run again after it was saved
             spec.name = twin.name
+            spec.tls_pin = spec.tls_pin or twin.spec.tls_pin  # a certificate trusted for it stays trusted
             return twin.id
         if not save:
             return None

@@ -161,6 +161,7 @@ class StatusCard(QFrame):
     """Reason, last stderr lines and Retry for a server in error or exited state."""
 
     retry = Signal()
+    diagnose = Signal()  # find out where the connection broke (the connection doctor)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -188,8 +189,13 @@ class StatusCard(QFrame):
         self.retry_button = QPushButton("Retry", self)
         self.retry_button.setObjectName("retryButton")
         self.retry_button.clicked.connect(self.retry)
+        self.diagnose_button = QPushButton("Diagnose", self)
+        self.diagnose_button.setObjectName("diagnoseButton")
+        self.diagnose_button.setToolTip("Run the steps of the connection one by one: where it breaks, and what to do")
+        self.diagnose_button.clicked.connect(self.diagnose)
         row = QHBoxLayout()
         row.addStretch(1)
+        row.addWidget(self.diagnose_button)
         row.addWidget(self.retry_button)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(8, 8, 8, 8)

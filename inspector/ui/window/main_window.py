@@ -65,6 +65,7 @@ from .collections_link import CollectionsLink
 from .command_palette import CommandPalette
 from .composer_link import ComposerLink
 from .devloop_link import DevLoopLink
+from .doctor_link import DoctorLink
 from .files import DropImporter, ServerFiles
 from .playground_link import PlaygroundLink
 from .preferences import Preferences
@@ -122,6 +123,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         self.sessions = WindowSessions(self)  # File → Open, Recent, Import, Export session; Compare with…
         self.collections = CollectionsLink(self)  # the Collections tab, File → Open collection…, Save to collection…
         self.skills = SkillsLink(self)  # the Skills tab, for a server that offers skills (SEP-2640)
+        self.doctor = DoctorLink(self)  # Diagnose, on the status card of a server that did not connect
         self.taps = TapLink(self)  # tapped conversations as read-only servers (listening: app.py starts it)
         self.devloop = DevLoopLink(self)  # Server → Restart on save, Watch settings…; the Re-run dock
         self.composer = ComposerLink(self)  # the raw composer; Edit and resend… in the traffic pane and History
