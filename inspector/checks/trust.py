@@ -41,6 +41,7 @@ BLANK_LINES = 12  # consecutive blank lines before more text: the rest is out of
 BLANK_SPACES = 300  # a run of spaces or tabs before more text, the same on one line
 STRINGS_MAX = 2000  # strings read per definition
 SHOWN = 80  # characters of the matched text quoted in a finding
+RESULT_SCAN = 100_000  # characters of a result read (the judge runs on the window's loop; a result may be 64 MiB)
 
 _SPACES = re.compile(rf"[ \t]{{{BLANK_SPACES},}}")
 _COMMENT = re.compile(r"<!--[\s\S]{0,200}?(?:-->|$)")
@@ -236,10 +237,16 @@ def result_findings(name: str, result: dict[str, Any]) -> list[Finding]:
     instructions aimed at the model."""
     out: dict[str, Finding] = {}
     content = result.get("content")
+    budget = RESULT_SCAN
     for i, block in enumerate(content if isinstance(content, list) else []):
+        if budget <= 0:
+            break
         if isinstance(block, dict) and isinstance(block.get("text"), str):
-            for f in text_findings(block["text"], f"tool:{name}", f"its result (content[{i}])", result=True):
-                out.setdefault(f.rule, f)
+            text = block["text"][:budget]
+            budget -= len(text)
+            if _suspect(text):
+                for f in text_findings(text, f"tool:{name}", f"its result (content[{i}])", result=True):
+                    out.setdefault(f.rule, f)
     return list(out.values())
 
 
