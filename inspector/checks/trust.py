@@ -65,7 +65,7 @@ SECRET = re.compile(r"""
   | ~/\.aws\b | \.aws/credentials | \.netrc\b | \.npmrc\b | \.pypirc\b | \.git-credentials | \.kube/config
   | \.docker/config\.json | claude_desktop_config\.json | \.cursor/mcp\.json | /etc/shadow | \.gnupg\b
   | \bwallet\.dat\b
-  | \b(?:read|send|include|pass|attach|upload|copy|forward|collect|extract|exfiltrate|share|append|leak|post)\b
+  | \b(?:send|include|attach|upload|copy|forward|collect|extract|exfiltrate|share|append|leak|post)\b
         [^.\n]{0,50}\b(?:api[ _-]?keys?|access[ _-]?tokens?|passwords?|credentials|secrets?|private[ _-]?keys?
         |ssh[ _-]?keys?|session[ _-]?cookies?|env(?:ironment)?\s+variables)\b
 """, re.I | re.X)

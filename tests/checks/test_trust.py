@@ -129,3 +129,31 @@ def test_human_format_shows_hidden_text_escaped_and_a_separator_never_cuts_a_lin
     assert lines["timestamp"] == "Returns the time now.\\u2028\\x1b[8mUTC"  # whole, the separator escaped
     assert lines["count_words"] == "Counts the words in a te<U+200B>xt and returns them."
     assert not invisible.find(proc.stdout.replace("\n", " ").replace("\t", " "))
+
+
+@pytest.mark.parametrize("text", [
+    "Pass your API key as the key parameter; it is sent to the weather service only.",
+    "Reads the repository's README and returns it as Markdown.",
+])
+def test_a_tool_that_takes_a_key_is_not_a_secret_reference(text):
+    assert trust.item_findings({"name": "t", "description": text}, "tool:t") == []
+
+
+def test_only_a_call_that_can_be_told_apart_is_blamed():
+    from inspector.checks.watch import Watch
+
+    tools = {"peek": {"name": "peek", "annotations": {"readOnlyHint": True}},
+             "look": {"name": "look", "annotations": {"readOnlyHint": True}}, "write": {"name": "write"}}
+    watch = Watch()
+    watch.sent("1", "tools/call", {"name": "peek"}, tools)
+    watch.sent("2", "tools/call", {"name": "look"}, tools)
+    assert watch.notified("notifications/tools/list_changed", {}) == []  # two read-only calls: neither
+    watch.answered("2")
+    found = watch.notified("notifications/resources/updated", {"uri": "file:///a"})
+    assert [(f.rule, f.target) for f in found] == [("read-only-hint-contradicted", "tool:peek")]
+    assert "(file:///a) while it was being called" in found[0].message
+    watch.answered("1")
+    assert "right after answering" in watch.notified("notifications/prompts/list_changed", None)[0].message
+    watch.sent("3", "tools/call", {"name": "write"}, tools)  # a call that may change things: nothing to blame
+    assert watch.notified("notifications/tools/list_changed", {}) == []
+    assert watch.notified("notifications/message", {}) == []
