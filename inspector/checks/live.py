@@ -48,7 +48,7 @@ class LiveCheck:
         # the tool lists of the other servers connected beside this one (the window's), for the rules across
         # servers (tool-name-shadowing, look-alikes, foreign-tool-reference); None: this server alone
         self.others: Callable[[], Mapping[str, Sequence[Any]]] | None = None
-        self._across: tuple[Any, list[Finding]] = (None, [])
+        self._across: tuple[Any, list[Finding], list[Any]] = (None, [], [])
         session.changed.connect(self._session_changed)
 
     def release(self) -> None:
@@ -163,7 +163,8 @@ class LiveCheck:
             me = self.session.name
             while me in others:
                 me += " (this one)"
-            self._across = (key, across({**others, me: mine}).get(me, []))
+            # the lists are held with their ids, so that no other list can take an id while it is cached
+            self._across = (key, across({**others, me: mine}).get(me, []), [mine, *others.values()])
         return self._across[1]
 
     def summary(self) -> dict[str, int]:
