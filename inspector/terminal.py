@@ -8,7 +8,10 @@ the terminal as itself:
 
 - `visible(text)`: text for people — C0 (but tab and newline), DEL, C1, U+2028 / U+2029 as escapes
   (`\\x1b`, `\\x7f`, `\\u009b`, `\\u2028`), bidirectional controls as `<U+202E>` so a name cannot be
-  disguised; `one_line` escapes tab and newline too, for a value printed on a line of its own layout.
+  disguised, and the other characters a model reads and a person does not see (tag characters, variation
+  selectors, zero-width characters, fillers: `inspector.invisible`) as marks such as `<U+200B>` or
+  `<U+E0072…U+E0061 ×18 hidden text: "read ~/.ssh/id_rsa">`; `one_line` escapes tab and newline too, for a
+  value printed on a line of its own layout.
 - `json_safe(text)`: a JSON document as the terminal may see it — what `json.dumps(..., ensure_ascii=False)`
   leaves raw (DEL, C1, U+2028 / U+2029, bidirectional controls) as `\\uXXXX`, which reads back the same.
 - `xml_text(text)`: text an XML 1.0 document can hold (JUnit): the C0 controls XML forbids, lone surrogates,
@@ -27,6 +30,8 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
+
+from . import invisible
 
 BIDI = (0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069)
 SEPARATORS = (0x2028, 0x2029)
@@ -50,19 +55,59 @@ def _u(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
+# the hidden characters the escapes above leave alone (those are marked instead of escaped)
+_MARKED = (invisible.TAG, invisible.VARIATION, invisible.ZERO_WIDTH, invisible.FILLER)
+
+
+def _marked(text: str) -> str:
+    """Tag characters, variation selectors, zero-width characters and fillers as `<U+…>` marks."""
+    if not invisible.ANY.search(text):
+        return text
+    runs = [run for run in invisible.find(text) if run.kind in _MARKED]
+    return invisible.marked(text, runs, brackets="<>") if runs else text
+
+
+def _escaped(text: str) -> str:
+    """The same characters as `\\uXXXX` escapes (a pair of surrogates beyond U+FFFF), valid inside JSON."""
+    if not invisible.ANY.search(text):
+        return text
+    runs = [run for run in invisible.find(text) if run.kind in _MARKED]
+    if not runs:
+        return text
+    parts, at = [], 0
+    for run in runs:
+        parts.append(text[at:run.start])
+        parts.append("".join(_json_escape(c) for c in run.chars))
+        at = run.end
+    parts.append(text[at:])
+    return "".join(parts)
+
+
+def _json_escape(c: str) -> str:
+    code = ord(c)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
 def visible(text: str) -> str:
-    """Server text for a terminal, tabs and newlines kept: every other control made a visible escape."""
+    """Server text for a terminal, tabs and newlines kept: every other control made a visible escape, and
+    every other hidden character a visible mark."""
+    text = _marked(text)
     return text.translate(_TEXT) if _TEXT_RE.search(text) else text
 
 
 def one_line(text: str) -> str:
     """Server text on a line of our layout: tabs, newlines and carriage returns escaped as well."""
+    text = _marked(text)
     return text.translate(_LINE) if _LINE_RE.search(text) else text
 
 
 def json_safe(text: str) -> str:
-    """A JSON document (from json.dumps) with the characters a terminal obeys as `\\uXXXX` escapes."""
-    return _JSON_RE.sub(_u, text)
+    """A JSON document (from json.dumps) with the characters a terminal obeys, and the hidden characters
+    a person would not see, as `\\uXXXX` escapes (it reads back the same)."""
+    return _escaped(_JSON_RE.sub(_u, text))
 
 
 def dumps(value: Any, **options: Any) -> str:
@@ -90,7 +135,7 @@ class Guard:
         self.stream = stream
 
     def write(self, text: str) -> int:
-        self.stream.write(_GUARD_RE.sub(_u, text) if _GUARD_RE.search(text) else text)
+        self.stream.write(_escaped(_GUARD_RE.sub(_u, text) if _GUARD_RE.search(text) else text))
         return len(text)
 
     def layout(self, text: str) -> None:

@@ -22,7 +22,7 @@ LAYERS = [
     ("foundation", ("inspector", "inspector.errors", "inspector.private", "inspector.secrets", "inspector.portable",
                     "inspector.messages", "inspector.media", "inspector.terminal", "inspector.templates",
                     "inspector.keystore", "inspector.config", "inspector.schemarefs", "inspector.urlpolicy",
-                    "inspector.protocol", "inspector.demo")),
+                    "inspector.invisible", "inspector.protocol", "inspector.demo")),
     ("io", ("inspector.traffic", "inspector.transport", "inspector.auth")),
     ("client", ("inspector.client",)),
     ("session", ("inspector.session", "inspector.checks", "inspector.catalog", "inspector.importers",

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from .. import schemarefs
-from . import portability
+from . import portability, trust
 from .rules import INFO, WARNING, Finding, finding
 
 T = TypeVar("T")
@@ -123,7 +123,9 @@ def review_steps(tools: list[Any], cost: Cost | None = None) -> Generator[None, 
         out.extend(_input_schema(tool.get("inputSchema"), target))
         out.extend(_annotations(tool.get("annotations"), target))
         out.extend(unportable(tool, target))
+        out.extend(trust.tool_findings(tool, target))
         yield
+    out.extend(trust.lookalikes(tools))
     if cost is None:
         cost = yield from cost_steps(tools)
     for name, (_size, toks) in cost.tools.items():

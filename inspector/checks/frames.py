@@ -20,13 +20,17 @@ from .. import schemarefs
 from ..protocol import jsonrpc as rpc
 from ..protocol import schemas
 from ..traffic.frame import Frame
+from . import trust
 from .rules import Finding, finding, mistake, times
+from .watch import Watch
 
 INVALID_PARAMS, METHOD_NOT_FOUND = -32602, -32601
 LIST_CHANGED_CAPABILITY = {"notifications/tools/list_changed": "tools",
                            "notifications/resources/list_changed": "resources",
                            "notifications/prompts/list_changed": "prompts"}
 DETAIL_MAX = 240
+LISTED = {"prompts/list": ("prompts", "name", "prompt"), "resources/list": ("resources", "uri", "resource"),
+          "resources/templates/list": ("resourceTemplates", "uriTemplate", "resource")}
 
 
 @dataclass
@@ -53,6 +57,10 @@ class Judge:
     # one call of the compiled validator
     _quick: dict[str, tuple[Any, bool]] = field(default_factory=dict)
     _quick_for: tuple[Any, Any] = (None, None)
+    # the trust rules' findings of listings, results and what the server did: one per rule and target,
+    # however often the same listing or result came back
+    trusted: dict[tuple[str, str], Finding] = field(default_factory=dict)
+    watch: Watch = field(default_factory=Watch)
 
     def ready(self, revision: str, capabilities: dict[str, Any] | None) -> None:
         self.revision = revision if revision in schemas.REVISIONS else None
@@ -91,7 +99,11 @@ class Judge:
         for f in self.findings:
             count = self.repeats.get(mistake(f), 1)
             out.append(f if count == 1 else replace(f, message=f"{f.message} ({times(f, count)})"))
-        return out
+        return out + list(self.trusted.values())
+
+    def _trust(self, found: list[Finding]) -> None:
+        for f in found:
+            self.trusted.setdefault((f.rule, f.target), f)
 
     def _quick_valid(self, message: rpc.Notification) -> bool:
         """True when `message` is valid against its revision's schema and no capability rule can concern
@@ -132,7 +144,9 @@ class Judge:
         for item in data if isinstance(data, list) else [data]:
             if isinstance(item, dict) and isinstance(item.get("method"), str) and "id" in item:
                 params = item.get("params")
-                self._sent[_key(item["id"])] = _Sent(item["method"], params if isinstance(params, dict) else {})
+                key = _key(item["id"])
+                self._sent[key] = _Sent(item["method"], params if isinstance(params, dict) else {})
+                self.watch.sent(key, item["method"], self._sent[key].params, self.tools)
 
     # ------------------------------------------------------------------ what the server sent
     def _judge(self, target: str, message: Any, raw: bytes) -> list[Finding]:
@@ -140,6 +154,7 @@ class Judge:
             sent = self._sent.pop(_key(message.id), None)
             if sent is None:
                 return []  # an answer to nothing we asked (the traffic pane shows it unpaired)
+            self.watch.answered(_key(message.id))
             if isinstance(message, rpc.Response):
                 return self._response(target, sent, message.result)
             return self._error(target, sent, message, raw)
@@ -155,6 +170,7 @@ class Judge:
 
     def _notification(self, target: str, whole: dict[str, Any]) -> list[Finding]:
         method = whole["method"]
+        self._trust(self.watch.notified(method, whole.get("params")))
         return self._schema(target, method, whole, "Notification") + self._capability(target, method)
 
     def _response(self, target: str, sent: _Sent, result: Any) -> list[Finding]:
@@ -165,6 +181,8 @@ class Judge:
             self.ready(str(result.get("protocolVersion")), result.get("capabilities"))
         if sent.method == "tools/call" and isinstance(result, dict):
             out += self._call_result(target, sent, result)
+        if isinstance(result, dict):
+            self._trust_listing(sent, result)
         if sent.method == "logging/setLevel" and self.capabilities is not None and "logging" not in self.capabilities:
             out += self._undeclared(target, "logging/setLevel", "logging/setLevel was answered with a result although "
                                                        "the server declares no logging capability")
@@ -247,6 +265,23 @@ class Judge:
             return []  # once each: a flood of list_changed is one mistake
         self._reported_capabilities.add(what)
         return [finding("capability-undeclared", target, f"{message}; declare it in the initialize result")]
+
+    def _trust_listing(self, sent: _Sent, result: dict[str, Any]) -> None:
+        """The trust rules on what a listing, the instructions and a tool's result say to a model (a tool
+        list's definitions are reviewed with the list: `definitions.review_tools`; here, only a redefinition)."""
+        method = sent.method
+        if method == "tools/list":
+            self._trust(self.watch.listed(result.get("tools")))
+        elif method in LISTED:
+            key, ident, kind = LISTED[method]
+            items = result.get(key)
+            for item in items if isinstance(items, list) else []:
+                if isinstance(item, dict):
+                    self._trust(trust.item_findings(item, f"{kind}:{item.get(ident)}"))
+        elif method in ("initialize", "server/discover") and isinstance(result.get("instructions"), str):
+            self._trust(trust.item_findings(result["instructions"], "server", "the server's instructions"))
+        elif method == "tools/call" and isinstance(sent.params.get("name"), str):
+            self._trust(trust.result_findings(sent.params["name"], result))
 
     # ------------------------------------------------------------------ observed tool calls
     def _call_result(self, target: str, sent: _Sent, result: dict[str, Any]) -> list[Finding]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..session.hooks import Hook
@@ -28,6 +28,7 @@ from .frames import Judge
 from .pin import PinWatch
 from .rules import SEVERITIES, Finding, worst_first
 from .run import Check, Report, collapse
+from .trust import across
 
 if TYPE_CHECKING:
     from ..session import ServerSession
@@ -46,6 +47,10 @@ class LiveCheck:
         self._reviewing = 0  # the generation of the tool list under review
         self._tasks: set[asyncio.Task[None]] = set()
         self.pin = PinWatch()  # the definitions compared with the pin file the server's definition names
+        # the tool lists of the other servers connected beside this one (the window's), for the rules across
+        # servers (tool-name-shadowing, look-alikes, foreign-tool-reference); None: this server alone
+        self.others: Callable[[], Mapping[str, Sequence[Any]]] | None = None
+        self._across: tuple[Any, list[Finding], list[Any]] = (None, [], [])
         session.changed.connect(self._session_changed)
 
     def release(self) -> None:
@@ -155,7 +160,24 @@ class LiveCheck:
     def findings(self) -> list[Finding]:
         """Everything found on this connection, worst first, one finding per mistake."""
         extra = [f for f in self.report.findings if f.rule in ACTIVE] if self.report else []
-        return worst_first(collapse(self.definitions + extra) + self.judge.reported() + self.pin.findings)
+        return worst_first(collapse(self.definitions + extra) + self.judge.reported() + self.across()
+                           + self.pin.findings)
+
+    def across(self) -> list[Finding]:
+        """What this server's tools get beside the other servers' (`others`), worked out again only when a
+        tool list changed."""
+        others = self.others() if self.others is not None else {}
+        mine = self.session.tools.items
+        if not others or not mine:
+            return []
+        key = (id(mine), len(mine), tuple((name, id(tools), len(tools)) for name, tools in others.items()))
+        if self._across[0] != key:
+            me = self.session.name
+            while me in others:
+                me += " (this one)"
+            # the lists are held with their ids, so that no other list can take an id while it is cached
+            self._across = (key, across({**others, me: mine}).get(me, []), [mine, *others.values()])
+        return self._across[1]
 
     def summary(self) -> dict[str, int]:
         found = self.findings()

@@ -15,6 +15,7 @@ SEVERITIES = (ERROR, WARNING, INFO)  # worst first
 
 SPEC = "https://modelcontextprotocol.io/specification"
 TOOLS = f"{SPEC}/2025-11-25/server/tools"
+TRUST = f"{TOOLS}#security-considerations"
 
 
 @dataclass(frozen=True)
@@ -57,8 +58,30 @@ _ALL = [
          "https://json-schema.org/understanding-json-schema"),
     Rule("tool-list-cost", INFO, "the tool list stays small enough for a model to read on every turn",
          f"{TOOLS}#listing-tools"),
+    # trust: what a model reads that a person would miss, and what a server does that its words deny
+    Rule("hidden-tag-characters", ERROR, "no Unicode tag characters (invisible ASCII) in what a model reads",
+         TRUST),
+    Rule("hidden-variation-selectors", ERROR, "no runs of variation selectors (invisible bytes)", TRUST),
+    Rule("hidden-zero-width", WARNING, "no zero-width characters outside emoji and joining scripts", TRUST),
+    Rule("hidden-bidi-controls", ERROR, "no bidirectional controls that reorder what a person sees", TRUST),
+    Rule("hidden-fillers", WARNING, "no invisible fillers (U+00AD, U+3164, U+115F, U+1160, U+FFA0)", TRUST),
+    Rule("hidden-control-characters", WARNING, "no C0 / C1 controls or U+2028 / U+2029", TRUST),
+    Rule("hidden-html-comment", WARNING, "no HTML comments (a Markdown view hides them)", TRUST),
+    Rule("hidden-after-blank-lines", ERROR, "no text pushed out of sight by blank lines or spaces", TRUST),
+    Rule("model-instruction", ERROR, "descriptions and results describe; they do not instruct the model", TRUST),
+    Rule("secret-reference", ERROR, "descriptions do not point the model at keys, credentials or private files",
+         TRUST),
+    Rule("tool-name-lookalike", WARNING, "a tool name does not read like another one, nor mix scripts",
+         f"{TOOLS}#tool-names"),
+    Rule("tool-name-shadowing", WARNING, "a tool name is not another server's tool name", TRUST),
+    Rule("foreign-tool-reference", WARNING, "a description does not name another server's tools", TRUST),
+    Rule("read-only-hint-contradicted", ERROR, "a tool marked read-only changes no listing and no resource",
+         f"{SPEC}/2025-11-25/schema#toolannotations"),
+    Rule("definition-changed", WARNING, "a tool's definition stays as it was first listed (no rug pull)", TRUST),
 ]
 RULES: dict[str, Rule] = {rule.id: rule for rule in _ALL}
+# the rules that judge whether a server can be trusted (docs/security.md#trust-rules)
+TRUST_RULES = frozenset(r.id for r in _ALL[_ALL.index(RULES["hidden-tag-characters"]):])
 
 
 @dataclass(frozen=True)

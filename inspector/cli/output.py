@@ -131,8 +131,8 @@ def as_text(method: str, result: Any) -> str:
             title = item.get("title") or (item.get("annotations") or {}).get("title")
             if isinstance(title, str) and title and title != name:
                 name = f"{name} ({title})"
-            desc = (item.get("description") or "").strip().splitlines()
-            lines.append(f"{name}\t{desc[0] if desc else ''}{_app_note(item) if key == 'tools' else ''}")
+            desc = first_line(item.get("description"))
+            lines.append(f"{name}\t{desc}{_app_note(item) if key == 'tools' else ''}")
     elif method == "resources/read" and isinstance(result, dict):
         for item in result.get("contents") or []:
             lines.append(item.get("text") if isinstance(item.get("text"), str) else _blob_text(item))
@@ -144,6 +144,14 @@ def as_text(method: str, result: Any) -> str:
     else:
         return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
     return "\n".join(lines) + "\n"
+
+
+def first_line(text: Any) -> str:
+    """The first line of a description, cut at a newline only: `str.splitlines` also cuts at U+2028, U+2029,
+    U+0085 and other controls, and would hide what follows them (the terminal shows them escaped)."""
+    if not isinstance(text, str):
+        return ""
+    return text.strip(" \t\r\n").split("\n", 1)[0].rstrip("\r")
 
 
 def _app_note(tool: Any) -> str:

@@ -19,7 +19,7 @@ from typing import Any, TextIO
 from .. import errors as E
 from ..protocol import skills as S
 from .common import visible
-from .output import print_result
+from .output import first_line, print_result
 
 METHODS = (S.LIST_METHOD, S.GET_METHOD)
 EXIT_NONCONFORMANT = 7
@@ -85,8 +85,7 @@ def check_skills_arguments(args: argparse.Namespace) -> None:
 def as_text(entry: S.SkillEntry) -> str:
     """`--format human`: a skill per line, its name, the first line of its description and its URI; then, indented,
     each file of its manifest with its size and digest (or that it has none: "dynamic")."""
-    desc = entry.description.strip().splitlines()
-    lines = [f"{entry.name}\t{desc[0] if desc else ''}\t{entry.uri}"]
+    lines = [f"{entry.name}\t{first_line(entry.description)}\t{entry.uri}"]
     if entry.resources is None:
         lines.append('  resources: "dynamic" (no digests)')
     for f in entry.resources or ():

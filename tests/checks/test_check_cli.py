@@ -15,7 +15,7 @@ from xml.etree import ElementTree as ET
 import pytest
 from support import PY, ROOT, SDK_SERVER, SLOWDOWN, demo_cmd, everything_cmd, hostile_cmd
 
-from inspector.checks.rules import RULES
+from inspector.checks.rules import RULES, TRUST_RULES
 
 PLANTED = [PY, str(Path(__file__).with_name("planted_server.py"))]
 FILESYSTEM = ROOT / "tests/peers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
@@ -66,7 +66,8 @@ def found(data: dict, rule: str) -> list[dict]:
 
 
 def test_every_rule_has_a_planted_defect():
-    assert set(PLANTED_DEFECTS) == set(RULES)
+    # (the trust rules' defects are planted in tests/hostile/trust_server.py: tests/checks/test_trust.py)
+    assert set(PLANTED_DEFECTS) == set(RULES) - TRUST_RULES
 
 
 @pytest.mark.parametrize("rule", sorted(PLANTED_DEFECTS))
@@ -201,6 +202,7 @@ def test_server_everything_is_told_what_a_real_author_would_be():
     code, data = report("--", *everything_cmd())  # (its read-only tools include a 10 s long-running one)
     rules = {f["rule"] for f in data["findings"]}
     assert "schema-violation" not in rules and code == 0
+    assert not rules & TRUST_RULES, data["findings"]  # nothing hidden, no instructions, no look-alikes
     assert found(data, "unknown-tool-not-protocol-error")  # it answers an unknown tool with isError
     assert data["cost"]["count"] >= 10
 
@@ -216,6 +218,7 @@ def test_server_filesystem(tmp_path):
 def test_the_sdk_server_in_both_eras(protocol):
     code, data = report("--protocol", protocol, "--", PY, str(SDK_SERVER))
     assert code == 0 and "schema-violation" not in {f["rule"] for f in data["findings"]}
+    assert not {f["rule"] for f in data["findings"]} & TRUST_RULES, data["findings"]
     assert data["server"]["name"] == "spyglass-sdk-peer"
 
 

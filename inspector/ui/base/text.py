@@ -1,8 +1,11 @@
-"""Text hygiene for everything a server sends: visible bidi controls, masked secrets.
+"""Text hygiene for everything a server sends: hidden characters made visible, masked secrets.
 
-Server text is untrusted: widgets show it as plain text, and names
-and titles go through `visible()` first so a right-to-left override cannot make
-one tool look like another.
+Server text is untrusted: widgets show it as plain text, and names, titles, descriptions, instructions,
+prompt and result texts go through `visible()` or `visible_block()` first, so that a right-to-left override
+cannot make one tool look like another and the person sees the text the model reads: every invisible or
+direction-changing character (`inspector.invisible`: tag characters, variation selectors, zero-width and
+bidi controls, fillers, C0 / C1 controls, U+2028 / U+2029) as a mark such as `⟨U+200B⟩`, a run of tag
+characters with the hidden text it spells; `hidden_tooltip()` says the same in words for a hover.
 """
 
 from __future__ import annotations
@@ -12,31 +15,43 @@ import json
 import re
 from typing import Any
 
+from ... import invisible
 from ...secrets import MASK, is_secret_name, mask_env_value
 
-__all__ = ["MASK", "is_secret_name", "masked", "plain_tooltip", "pretty_json", "visible", "visible_block"]
+__all__ = ["MASK", "hidden_tooltip", "is_secret_name", "masked", "plain_tooltip", "pretty_json", "visible",
+           "visible_block"]
 
-
-# Bidi embeddings/overrides/isolates, marks, and other invisible format characters.
-_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2069\u061c\ufeff\u180e]")
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+# Blank lines that push what follows out of sight are shown as one line that says how many.
+BLANK_LINES_SHOWN = 3
+_BLANKS = re.compile(rf"\n(?:[ \t\r\f\v]*\n){{{BLANK_LINES_SHOWN + 1},}}")
 
 
 def visible(text: Any, limit: int = 500) -> str:
-    """One line, control and bidi characters shown as ⟨U+XXXX⟩, cut at `limit`."""
+    """One line, every hidden character shown as a mark (⟨U+XXXX⟩), cut at `limit`."""
     s = text if isinstance(text, str) else ("" if text is None else str(text))
-    s = _INVISIBLE.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", s)
-    s = _CONTROL.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩" if m.group() not in "\t" else " ", s)
-    s = s.replace("\n", " ").replace("\r", " ")
+    s = invisible.marked(s)
+    s = s.replace("\n", " ").replace("\r", " ").replace("\t", " ")
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
 def visible_block(text: Any, limit: int = 20000) -> str:
-    """Multi-line text (descriptions, instructions) with bidi controls made visible."""
+    """Multi-line text (descriptions, instructions, results) with every hidden character shown as a mark,
+    and a long run of blank lines shown as one line that says how many there were."""
     s = text if isinstance(text, str) else ("" if text is None else str(text))
-    s = _INVISIBLE.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", s)
-    s = _CONTROL.sub(lambda m: "" if m.group() == "\r" else f"⟨U+{ord(m.group()):04X}⟩", s)
+    s = invisible.marked(s).replace("\r", "")
+    if "\n\n" in s:
+        s = _BLANKS.sub(_blanks, s)
     return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def _blanks(match: re.Match[str]) -> str:
+    return f"\n\n⟨{match.group().count(chr(10)) - 1} blank lines⟩\n\n"
+
+
+def hidden_tooltip(text: Any) -> str:
+    """A tooltip (rich text, escaped) naming the hidden characters in `text` with their code points and the
+    text they spell; "" when there are none."""
+    return plain_tooltip(invisible.hover(text)) if isinstance(text, str) else ""
 
 
 def plain_tooltip(text: str) -> str:

@@ -39,7 +39,7 @@ from ...session.tools import HINTS_NOTE, app_summary, badges, display_name, flag
 from ..base import theme
 from ..base.json_view import JsonView
 from ..base.layout import title_label
-from ..base.text import plain_tooltip, visible, visible_block
+from ..base.text import hidden_tooltip, plain_tooltip, visible, visible_block
 from ..render.result_view import ResultView
 from . import confirm
 from .book import WindowCalls
@@ -306,6 +306,7 @@ class ToolCallPanel(QWidget):
         desc = tool.get("description")
         text = visible_block(desc) if isinstance(desc, str) and desc else "(no description)"
         self.description.setPlainText(text)
+        self.description.setToolTip(hidden_tooltip(desc))
         fm = self.description.fontMetrics()
         lines = min(4, max(1, text.count("\n") + 1 + len(text) // 90))
         self.description.setFixedHeight(lines * fm.lineSpacing() + 14)

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ... import invisible
 from ...checks.definitions import Cost
 from ...protocol.tasks import task_support
 from ...session import ServerSession, Status
@@ -180,6 +181,9 @@ class ToolModel(QAbstractListModel):
         icon_note = self._icon(row)[1]
         if icon_note:
             tip.append(icon_note)
+        hidden = invisible.hover(t.get("description")) if isinstance(t.get("description"), str) else ""
+        if hidden:
+            tip.append(hidden)
         tip += ["", hints_tooltip(t)]
         return plain_tooltip("\n".join(tip))
 

@@ -20,7 +20,7 @@ from ...session import Status
 from ..base import theme
 from ..base.layout import ListHeader, heading_label, plain_label, scrolling_column, title_label
 from ..base.tasks import spawn
-from ..base.text import visible, visible_block
+from ..base.text import hidden_tooltip, visible, visible_block
 from ..render.results import ContentView
 from ..render.text import fill_one_text
 from ..servers.connection import Connection
@@ -233,6 +233,7 @@ class PromptsPane(QWidget):
         self.name.setVisible(bool(self.name.text()))
         desc = prompt.get("description") if isinstance(prompt.get("description"), str) else ""
         self.description.setText(visible_block(desc, 4000))
+        self.description.setToolTip(hidden_tooltip(desc))
         self.description.setVisible(bool(desc))
         can = self.conn is not None and self.conn.session.library.can_complete
         self.form.set_arguments(prompt.get("arguments") or [],

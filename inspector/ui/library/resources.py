@@ -26,7 +26,7 @@ from ...templates import TemplateError, check, expand
 from ..base import theme
 from ..base.layout import ListHeader, heading_label, plain_label, scrolled_page, scrolling_column, title_label
 from ..base.tasks import spawn
-from ..base.text import visible, visible_block
+from ..base.text import hidden_tooltip, visible, visible_block
 from ..render.results import render_resource_contents
 from ..render.text import fill_one_text
 from ..servers.connection import Connection
@@ -317,6 +317,7 @@ class ResourcesPane(QWidget):
         self.title.setText(visible(title_of(item, "uri", "uriTemplate"), 200))
         desc = item.get("description") if isinstance(item.get("description"), str) else ""
         self.description.setText(visible_block(desc, 4000))
+        self.description.setToolTip(hidden_tooltip(desc))
         self.description.setVisible(bool(desc))
         meta = []
         if isinstance(item.get("name"), str) and item["name"] != self.title.text():

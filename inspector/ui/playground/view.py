@@ -5,7 +5,11 @@ Every tool call the model makes is checked (`inspector.model.conversation`) and 
 same rules as a manual call: the confirmation policy asks first for a tool that may change things, and the
 call runs through the server's session, into its history, rendered by the tool panel's `ResultView`. With
 `playgroundSampling` on, a server's sampling request is answered by the chosen model instead of the
-sampling dialog. Every exchange with the model is in the traffic pane (kind `model`)."""
+sampling dialog. Every exchange with the model is in the traffic pane (kind `model`).
+
+A tool whose definition carries hidden text (`inspector.invisible`: tag characters, variation selectors,
+zero-width and bidi controls…) is named in `playgroundHidden`, with what it spells; the first Send with such
+tools offered only warns (the button becomes "Send anyway"), the second sends."""
 
 from __future__ import annotations
 
@@ -31,6 +35,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ... import invisible
+from ...checks.trust import strings
 from ...model import Finished, Message, ModelConnection, ModelError, TextDelta, ToolCall, ToolSpec, Usage
 from ...model.conversation import CallOutcome, Checked, Conversation
 from ...model.types import tool_specs
@@ -101,6 +107,9 @@ class PlaygroundView(QWidget):
         self.sampling.setObjectName("playgroundSampling")
         self.sampling.setToolTip("Off: each sampling request opens the sampling dialog, as usual")
         self.offered = text_label("", self, name="playgroundOffered", role="muted")
+        self.hidden = text_label("", self, name="playgroundHidden", role="warning")
+        self.hidden.setVisible(False)
+        self._warned: frozenset[str] = frozenset()  # the hidden texts the user chose to send anyway
         self.transcript = Transcript(self)
         self.input = QPlainTextEdit(self)
         self.input.setObjectName("playgroundInput")
@@ -137,6 +146,7 @@ class PlaygroundView(QWidget):
         head_lay.addLayout(top)
         head_lay.addLayout(servers_row)
         head_lay.addWidget(self.offered)
+        head_lay.addWidget(self.hidden)
         lay = QVBoxLayout(self)
         lay.addWidget(head)
         split = QSplitter(Qt.Vertical, self)
@@ -200,6 +210,13 @@ class PlaygroundView(QWidget):
         names = ", ".join(t.name for t in tools[:12]) + (f" and {len(tools) - 12} more" if len(tools) > 12 else "")
         self.offered.setText(f"The model is offered {len(tools)} tool{'s' if len(tools) != 1 else ''}: {names}"
                              if tools else "No tools offered: tick a connected server (the model can still chat).")
+        hidden = hidden_text(tools)
+        self.hidden.setText("⚠ Hidden text the model would read, which you do not see: "
+                            + "; ".join(f"{invisible.marked(name)} — {what}" for name, what in list(hidden.items())[:4])
+                            + (f"; and {len(hidden) - 4} more tools" if len(hidden) > 4 else "")
+                            + ". The first Send only warns; Send again to send anyway." if hidden else "")
+        self.hidden.setVisible(bool(hidden))
+        self.send_button.setText("Send anyway" if hidden and self._warned >= frozenset(hidden.values()) else "Send")
 
     # ------------------------------------------------------------------ a turn
     def chat_for(self, connection: ModelConnection) -> ChatModel:
@@ -218,6 +235,15 @@ class PlaygroundView(QWidget):
         text = self.input.toPlainText().strip()
         if not text or (self.job is not None and not self.job.done()):
             return
+        tools = self.tools()
+        hidden = frozenset(hidden_text(tools).values())
+        if hidden and not hidden <= self._warned:
+            self._warned |= hidden  # said once; Send again sends
+            self._say_offered()
+            self.transcript.error(f"Not sent: {len(hidden)} offered tool{'s carry' if len(hidden) > 1 else ' carries'} "
+                                  "hidden text (named above, with what it spells). Send again to send anyway, or "
+                                  "untick the server.")
+            return
         connection = self.model.connection()
         if connection is None:
             self.transcript.error("No model to ask: add a model connection in File → Preferences… → Models "
@@ -227,7 +253,7 @@ class PlaygroundView(QWidget):
         self.transcript.user(text)
         self._current = connection
         self._stopping = False
-        self.job = asyncio.ensure_future(self._turn(text, connection, self.tools()))
+        self.job = asyncio.ensure_future(self._turn(text, connection, tools))
         self.job.add_done_callback(self._ended)
         self._busy(True)
 
@@ -363,3 +389,16 @@ class _Shown:
         card = self.cards.get(checked.call.id)
         if card is not None:
             card.set_outcome(outcome)
+
+
+def hidden_text(tools: list[ToolSpec]) -> dict[str, str]:
+    """Tool name (as the model sees it) -> the hidden characters its definition carries, in words."""
+    out: dict[str, str] = {}
+    for spec in tools:
+        definition = spec.definition or {"description": spec.description, "inputSchema": spec.input_schema}
+        for where, text in strings(definition):
+            runs = invisible.find(text) if invisible.ANY.search(text) else []
+            if runs:
+                out[spec.name] = f"{where}: {runs[0].describe()}"
+                break
+    return out

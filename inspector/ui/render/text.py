@@ -21,7 +21,7 @@ from ..base import theme
 from ..base.highlight import JsonHighlighter
 from ..base.layout import mono_font as fixed_font
 from ..base.layout import small_button, text_label
-from ..base.text import visible_block
+from ..base.text import hidden_tooltip, visible_block
 
 log = logging.getLogger("spyglass.ui.results")
 
@@ -158,6 +158,7 @@ class TextView(QWidget):
         if len(preview) < len(text) and "\n" not in preview[:LINE_PREVIEW_CHARS]:
             preview = preview[:LINE_PREVIEW_CHARS]
         shown = visible_block(preview, limit=PREVIEW_CHARS + 1)
+        self.edit.setToolTip(hidden_tooltip(text))
         if lexer is not None and len(text) <= HIGHLIGHT_LIMIT:
             self._highlighter = JsonHighlighter(self.edit.document(), dark=theme.is_dark(), lexer=lexer)
             self._highlighter.set_text(shown, json=True)

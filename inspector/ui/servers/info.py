@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QVBoxLayout, QW
 
 from ..base.json_view import JsonView
 from ..base.layout import label_grid, scrolled_page
-from ..base.text import plain_tooltip, visible, visible_block
+from ..base.text import hidden_tooltip, plain_tooltip, visible, visible_block
 from .check_view import summary_text
 from .connection import Connection
 from .extras import ServerExtras
@@ -71,6 +71,7 @@ class ServerInfoView(QWidget):
             label.setText(text)
             label.setToolTip(plain_tooltip(text) if len(text) > 60 else "")
         self.instructions.setPlainText(visible_block(hello.instructions) if hello and hello.instructions else "")
+        self.instructions.setToolTip(hidden_tooltip(hello.instructions) if hello else "")
         self.extras.show_connection(conn)
         if hello is None:
             self.capabilities.setPlainText("")

@@ -25,6 +25,15 @@ class CheckLink(QObject):
 
     def attach(self, conn: Connection) -> None:
         conn.findingsChanged.connect(lambda c=conn: self._changed(c))
+        conn.live.others = lambda c=conn: {o.name: o.session.tools.items for o in self.window.servers.connections
+                                           if o is not c and o.session.tools.items}
+        conn.toolsChanged.connect(lambda c=conn: self._others_changed(c))
+
+    def _others_changed(self, conn: Connection) -> None:
+        """A server's tools changed: the others' findings across servers may have (shadowing, look-alikes)."""
+        for other in self.window.servers.connections:
+            if other is not conn and other.session.tools.items:
+                other.live.changed.emit()
 
     def show(self, conn: Connection | None) -> None:
         self.view.show_connection(conn)
