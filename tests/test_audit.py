@@ -50,10 +50,10 @@ def test_the_audit_reads_the_hosts_of_the_home_folder_and_reports_shadowing(tmp_
     assert servers["demo"]["report"]["server"]["name"] == "spyglass-demo"
     assert servers["gone"]["status"] == "failed" and "command not found" in servers["gone"]["problem"]
     shadow = [(f["rule"], f["target"], f["severity"]) for f in data["findings"]]
-    assert shadow == [("cross-server-shadowing", "demo/tool:echo", "warning"),
-                      ("cross-server-shadowing", "sdk/tool:echo", "warning")]
+    assert shadow == [("tool-name-shadowing", "demo/tool:echo", "warning"),
+                      ("tool-name-shadowing", "sdk/tool:echo", "warning")]
     human = audit(home=tmp_path)
-    assert human.returncode == 0 and "cross-server-shadowing  demo/tool:echo" in human.stdout
+    assert human.returncode == 0 and "tool-name-shadowing  demo/tool:echo" in human.stdout
     assert "== gone" in human.stdout and "failed: command not found" in human.stdout
 
 

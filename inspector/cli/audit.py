@@ -1,6 +1,7 @@
 """`spyglass audit`: every MCP server the user's hosts are configured to run (Claude Desktop, Claude Code,
 Cursor, VS Code, Windsurf, or the files given), each connected and checked with the rules of `spyglass
-check`, plus the tool names two servers both offer (cross-server shadowing), in one report
+check`, plus what the trust rules find across them (a tool name two servers share, a name that reads like
+another server's tool, a description naming another server's tool: `checks.trust.across`), in one report
 (docs/security.md#audit).
 
 A server that cannot start, needs a sign-in or an answer the config leaves open is reported, never fatal.
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import errors as E
-from ..checks.rules import SEVERITIES, WARNING, Finding, Rule, worst_first
+from ..checks.rules import SEVERITIES, Finding, worst_first
 from ..terminal import one_line
 from .check import writable
 from .common import UsageParser, run_command
@@ -30,11 +31,6 @@ if TYPE_CHECKING:
     from ..checks.run import Report
     from ..config import ServerSpec
 
-SHADOW_RULE = Rule("cross-server-shadowing", WARNING, "a tool name is offered by one server only (a host that "
-                   "connects both may show the model the wrong one, or let one server's description steer "
-                   "calls meant for the other)",
-                   "https://modelcontextprotocol.io/specification/2025-11-25/server/tools#security-considerations")
-AUDIT_RULES = {SHADOW_RULE.id: SHADOW_RULE}
 DEFAULT_JOBS = 4
 DEFAULT_SERVER_TIMEOUT = 30.0
 
@@ -80,7 +76,7 @@ class Audited:
     status: str = "pending"  # checked | failed | skipped
     problem: str | None = None  # why it failed or was skipped
     report: Report | None = None
-    tools: list[str] = field(default_factory=list)
+    tools: list[dict[str, Any]] = field(default_factory=list)  # the definitions listed
 
     def findings(self) -> list[Finding]:
         return self.report.findings if self.report is not None else []
@@ -196,7 +192,7 @@ async def check_one(server: Audited, *, timeout: float, budget: float, sandbox: 
         server.status, server.problem = "failed", exc.message + (f" (stderr: {tail})" if tail else "")
         return
     server.status = "checked"
-    server.tools = sorted(check.judge.tools)
+    server.tools = [check.judge.tools[name] for name in sorted(check.judge.tools)]
 
 
 async def check_all(servers: list[Audited], *, jobs: int, timeout: float, budget: float, sandbox: bool,
@@ -211,22 +207,13 @@ async def check_all(servers: list[Audited], *, jobs: int, timeout: float, budget
 
 
 def shadowing(servers: list[Audited]) -> list[Finding]:
-    """A finding per tool name that more than one checked server offers, about each of them."""
-    offered: dict[str, list[str]] = {}
-    for server in servers:
-        for tool in server.tools:
-            offered.setdefault(tool, []).append(server.name)
-    out = []
-    for tool, names in sorted(offered.items()):
-        if len(names) < 2:
-            continue
-        for name in names:
-            others = ", ".join(repr(n) for n in names if n != name)
-            out.append(Finding(SHADOW_RULE.id, SHADOW_RULE.severity, f"{name}/tool:{tool}",
-                               f"server {name!r} offers a tool named {tool!r}, as {others} also does: "
-                               f"a host connecting both may route a call meant for one to the other",
-                               SHADOW_RULE.spec))
-    return out
+    """The trust rules across the checked servers (`checks.trust.across`: a shared tool name, a look-alike
+    name, a description naming another server's tool), each finding's target prefixed with its server."""
+    from ..checks.trust import across
+
+    found = across({s.name: s.tools for s in servers if s.status == "checked"})
+    return [Finding(f.rule, f.severity, f"{name}/{f.target}", f.message, f.spec)
+            for name, findings in found.items() for f in findings]
 
 
 # --- the report ------------------------------------------------------------------------------------
@@ -272,8 +259,7 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.server_timeout <= 0:
         raise E.UsageError("--server-timeout must be more than 0 seconds")
     settings: Settings = project_settings(Path.cwd())
-    known = [i for i in args.ignore if i.partition(":")[0] in AUDIT_RULES]
-    settings.ignore += validated_ignores([i for i in args.ignore if i not in known], "--ignore") + known
+    settings.ignore += validated_ignores(list(args.ignore), "--ignore")
     notes: list[str] = []
     if args.config:
         for name in args.config:

@@ -115,6 +115,7 @@ def test_pin_then_check_catches_one_swapped_description(tmp_path):
     assert "/description" in hits[0]["message"] and "{+ Before using any other tool" in hits[0]["message"]
     human = spyglass("check", "--pinned", str(path), "--", *TRUST, "--swapped")
     assert human.returncode == 9 and "pin-changed  tool:weather" in human.stdout
-    ignored = spyglass("check", "--ignore", "pin-changed:tool:weather", "--pinned", str(path), "--", *TRUST,
-                       "--swapped")
+    # the swapped words are caught by the trust rules too, pin or no pin: ignored as well, nothing is left
+    ignored = spyglass("check", "--ignore", "pin-changed:tool:weather", "--ignore", "model-instruction:tool:weather",
+                       "--ignore", "secret-reference:tool:weather", "--pinned", str(path), "--", *TRUST, "--swapped")
     assert ignored.returncode == 0 and "pin-changed" not in ignored.stdout, ignored.stderr
