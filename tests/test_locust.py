@@ -7,18 +7,13 @@ Locust runs in its own processes only: its gevent patches the process that impor
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import re
-import signal
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from http_peers import free_port
-from support import PY, ROOT
+from http_peers import demo_http, free_port, stop_group
+from support import PY
 
 from inspector.loadtest import Scenario, Step, render
 from inspector.loadtest.locust_stats import read
@@ -30,40 +25,6 @@ STEPS = (
     Step("divide by zero", "tools/call", {"name": "divide", "arguments": {"a": 1, "b": 0}}),
     Step("no such tool", "tools/call", {"name": "no_such_tool", "arguments": {}}),
 )
-
-
-def _stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, wait: float = 10) -> None:
-    """End a process group: `sig`, then SIGKILL if it does not go."""
-    for s in (sig, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, s)
-        except ProcessLookupError:
-            break
-        try:
-            proc.wait(wait)
-            break
-        except subprocess.TimeoutExpired:
-            continue
-
-
-@contextlib.contextmanager
-def demo_http(counts: Path, *flags: str) -> Iterator[tuple[str, subprocess.Popen]]:
-    """The demo server over HTTP on a free port (its URL), writing what it answered to `counts` when it stops."""
-    proc = subprocess.Popen([PY, "-m", "inspector.demo", "--http", "--port", "0", *flags],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env={**os.environ, "SPYGLASS_DEMO_COUNTS": str(counts), "SPYGLASS_DEMO_LOG": "WARNING"},
-                            cwd=str(ROOT), start_new_session=True)
-    try:
-        for line in iter(proc.stderr.readline, b""):
-            found = re.match(r"spyglass-demo listening on (\S+)", line.decode())
-            if found:
-                break
-        else:
-            raise AssertionError(f"the demo over HTTP never listened (exit {proc.wait(5)})")
-        yield found.group(1), proc
-    finally:
-        _stop(proc)
-        proc.stderr.close()
 
 
 def locust(locustfile: Path, *flags: str) -> subprocess.Popen:
@@ -88,7 +49,7 @@ def run_distributed(locustfile: Path, prefix: Path) -> None:
             w.wait(15)
     finally:
         for p in procs:
-            _stop(p, wait=5)
+            stop_group(p, wait=5)
             if p.stdout is not None:
                 p.stdout.close()
 
@@ -103,7 +64,7 @@ def test_locust_master_and_workers_agree_with_the_server(tmp_path, protocol, fla
         locustfile.write_text(render(Scenario(url=url, protocol=protocol, steps=STEPS, users=USERS, rate=40,
                                               duration_s=RUN_S), str(locustfile), str(prefix)))
         run_distributed(locustfile, prefix)
-        _stop(demo)
+        stop_group(demo)
         assert demo.returncode == 0
     answered = json.loads(counts_path.read_text())
     run = read(str(prefix))

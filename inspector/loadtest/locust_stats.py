@@ -132,9 +132,10 @@ class LocustRun:
         return stats
 
     def buckets(self, name: str | None = None) -> list[Bucket]:
-        """A bucket a history row: the requests and failures of that second, the percentiles Locust gave."""
-        wanted = AGGREGATED if name is None else name
-        rows = [h for h in self.history if (h.get("Name") or "") == wanted]
+        """A bucket a history row: the requests and failures of that second, the percentiles Locust gave. Locust
+        writes a history row per name only with --csv-full-history; without it, the timeline is every request's."""
+        rows = [h for h in self.history if name is not None and (h.get("Name") or "") == name] or \
+            [h for h in self.history if (h.get("Name") or "") == AGGREGATED]
         out: list[Bucket] = []
         seen = failed = 0
         for i, h in enumerate(rows):

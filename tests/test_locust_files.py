@@ -1,0 +1,151 @@
+"""Locustfiles Spyglass writes (`--cli --load … --locust FILE`) and Locust's CSV files it reads back
+(`--cli --load-compare PREFIX RUN.json`), without starting Locust: the files are compiled and read, never imported
+(Locust's gevent must stay out of this process). tests/data/locust/mix_* are the CSV files of a real Locust run
+(the MCP user, 4 users for 3 s against the demo over HTTP: echo, divide by zero, an unknown tool)."""
+
+from __future__ import annotations
+
+import ast
+import json
+
+import pytest
+from http_peers import demo_http
+from support import ROOT, demo_cmd
+from test_cli import one_line_error, out_json, spyglass
+
+from inspector import errors as E
+from inspector.loadtest import Scenario, Step, load_scenario, render
+from inspector.loadtest.locust_stats import compare, error_kind, read
+
+MIX = str(ROOT / "tests/data/locust/mix")
+
+
+def tree(text: str) -> ast.Module:
+    return ast.parse(text)
+
+
+def test_a_load_run_becomes_a_locustfile_with_its_tool_arguments_rate_and_users(tmp_path):
+    with demo_http(tmp_path / "counts.json") as (url, _demo):
+        path = tmp_path / "weather_load.py"
+        proc = spyglass("--load", "--load-concurrency", "8", "--load-rate", "40", "--load-duration", "30",
+                        "--tool-name", "weather", "--tool-arg", "city=Paris", "--header", "X-Team: blue",
+                        "--header", "X-Api-Key: s3cret-value", "--locust", str(path), url)
+    assert proc.returncode == 0, proc.stderr
+    assert f"wrote {path}" in proc.stdout and "locust -f" in proc.stdout
+    text = path.read_text()
+    module = tree(text)
+    classes = [n for n in module.body if isinstance(n, ast.ClassDef)]
+    assert [c.name for c in classes] == ["McpLoad"]
+    assert "self.call_tool('weather', {'city': 'Paris'})" in text
+    assert "USERS = 8" in text and "RATE = 40" in text and "constant_throughput(RATE / USERS)" in text
+    assert f"HOST = {url!r}" in text and "protocol = '2026-07-28'" in text  # the version the server agreed
+    assert "-u 8 -r 8 -t 30s" in text and "--master" in text and "--worker --master-host" in text
+    assert "'X-Team': 'blue'" in text and "os.environ.get('MCP_HEADER_X_API_KEY', '')" in text
+    assert "s3cret" not in text  # a secret header is read from the environment when Locust runs
+    assert path.stat().st_mode & 0o077 == 0
+
+
+def test_locust_needs_a_server_over_http_and_a_load(tmp_path):
+    proc = spyglass("--load", "--tool-name", "echo", "--tool-arg", "message=hi", "--locust",
+                    str(tmp_path / "x.py"), "--", *demo_cmd())
+    assert proc.returncode == 1
+    assert "--locust needs a server reached over HTTP" in one_line_error(proc)
+    proc = spyglass("--tool-name", "echo", "--locust", str(tmp_path / "x.py"), "--", *demo_cmd())
+    assert proc.returncode == 1 and "--locust requires --load." in one_line_error(proc)
+    assert not (tmp_path / "x.py").exists()
+
+
+def test_a_name_a_server_chose_cannot_break_out_of_the_file():
+    evil = 'x"""\nimport os; os.system("boom")\n"""'
+    text = render(load_scenario("http://127.0.0.1:1/mcp", "2025-11-25", evil, {"q": evil}, concurrency=2,
+                                duration_s=None, requests=10, rate=None))
+    module = tree(text)
+    assert [type(n).__name__ for n in module.body] == ["Expr", "ImportFrom", "ImportFrom", "ImportFrom", "Assign",
+                                                       "Assign", "Assign", "ClassDef"]
+    call = [n for n in ast.walk(module) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "call_tool"][0]
+    assert ast.literal_eval(call.args[0]) == evil and ast.literal_eval(call.args[1]) == {"q": evil}
+    assert "CALLS_PER_USER = 5" in text and "raise StopUser()" in text and "constant(0)" in text
+
+
+def test_steps_become_weighted_tasks_with_distinct_names():
+    steps = (Step("echo", "tools/call", {"name": "echo", "arguments": {}}, weight=3),
+             Step("echo", "tools/call", {"name": "echo", "arguments": {"message": "b"}}),
+             Step("request", "resources/read", {"uri": "demo://clock"}),
+             Step("greet", "prompts/get", {"name": "greeting", "arguments": {"name": "Ada"}}))
+    module = tree(render(Scenario("http://127.0.0.1:1/mcp", "2026-07-28", steps)))
+    cls = [n for n in module.body if isinstance(n, ast.ClassDef)][0]
+    tasks = [f for f in cls.body if isinstance(f, ast.FunctionDef)]
+    assert [f.name for f in tasks] == ["echo", "echo_2", "request_3", "greet"]
+    weights = [ast.unparse(f.decorator_list[0]) for f in tasks]
+    assert weights == ["task(3)", "task", "task", "task"]
+    assert ast.unparse(tasks[2].body[0]) == "self.read_resource('demo://clock')"
+    assert ast.unparse(tasks[3].body[0]) == "self.get_prompt('greeting', {'name': 'Ada'})"
+
+
+def test_locust_csv_files_read_back_as_a_load_runs_figures():
+    run = read(MIX)
+    assert run.aggregated.requests == 112 and run.aggregated.failures == 50
+    assert {(f.name, f.kind, f.code, f.occurrences) for f in run.failures} == {
+        ("tools/call no_such_tool", "rpc_error", -32602, 27), ("tools/call divide", "tool_error", None, 23)}
+    every = run.summary()
+    assert every["errorsByKind"] == {"rpc_error": 27, "tool_error": 23}
+    assert every["toolErrors"] == 23 and every["errors"] == 27 and every["ok"] == 62 and every["users"] == 4
+    assert every["errorMessages"] == [{"message": "rpc_error -32602: Unknown tool: no_such_tool", "count": 27}]
+    echo = run.summary("tools/call echo")
+    assert echo["requests"] == echo["ok"] == 50 and echo["errorRate"] == 0
+    assert echo["latencyMs"] == {"min": 1.46, "mean": 3.93, "p50": 3, "p90": 7, "p99": 9, "max": 8.64}
+    assert sum(h["count"] for h in echo["histogram"]) == 50
+    snap = run.snapshot("tools/call divide")
+    assert snap.tool_errors == snap.completed == 23 and not snap.running
+    # without --csv-full-history Locust keeps a timeline of every request only: that one is plotted
+    assert [b.calls for b in snap.buckets] == [0, 48, 40] and snap.buckets[1].width_s == 1.0
+    assert sum(n for _, _, n in snap.histogram) == 23
+
+
+@pytest.mark.parametrize(("error", "kind", "code"), [
+    ("CatchResponseError('rpc_error -32602: Unknown tool')", "rpc_error", -32602),
+    ('CatchResponseError("tool_error: it\'s broken")', "tool_error", None),
+    ("ConnectionRefusedError(111, 'Connection refused')", "locust", None),
+    ("http_error 503: busy", "http_error", 503),
+])
+def test_a_failures_kind_and_code_come_from_its_text(error, kind, code):
+    assert error_kind(error)[:2] == (kind, code)
+
+
+def test_a_missing_or_foreign_csv_is_a_usage_error(tmp_path):
+    with pytest.raises(E.UsageError, match="does not exist: give the prefix"):
+        read(str(tmp_path / "nothing"))
+    (tmp_path / "x_stats.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(E.UsageError, match="is not one of Locust's CSV files"):
+        read(str(tmp_path / "x"))
+
+
+def test_load_compare_puts_a_locust_run_beside_a_local_run(tmp_path):
+    with demo_http(tmp_path / "counts.json") as (url, _demo):
+        proc = spyglass("--load", "--load-requests", "20", "--tool-name", "echo", "--tool-arg", "message=hi",
+                        "--format", "json", url)
+    assert proc.returncode == 0, proc.stderr
+    local = tmp_path / "run.json"
+    local.write_text(proc.stdout)
+    proc = spyglass("--load-compare", MIX, str(local), "--format", "human")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("Load test of echo: local run (10 at once) against Locust") and "4 users" in lines[0]
+    assert lines[2].split() == ["calls", "20", "50", "+150.0", "%"]
+    assert any(line.split()[:3] == ["latency", "p50,", "ms"] for line in lines)
+    result = out_json(spyglass("--load-compare", MIX, str(local)))
+    assert result["locust"]["requests"] == 50 and result["local"]["requests"] == 20
+    assert [r["figure"] for r in result["compared"]][:3] == ["calls", "ok", "tool errors"]
+    bad = spyglass("--load-compare", MIX, str(tmp_path / "counts.json"))
+    assert bad.returncode == 1 and "is not a load run's summary" in one_line_error(bad)
+
+
+def test_compare_says_which_change_is_better():
+    rows = {r["figure"]: r for r in compare({"requests": 10, "errors": 4, "throughput": 100.0,
+                                             "latencyMs": {"p50": 10.0}},
+                                            {"requests": 20, "errors": 2, "throughput": 50.0,
+                                             "latencyMs": {"p50": 12.5}})}
+    assert rows["calls"]["changePercent"] == 100 and rows["calls"]["verdict"] is None
+    assert rows["errors"]["verdict"] == "better" and rows["throughput, calls/s"]["verdict"] == "worse"
+    assert rows["latency p50, ms"]["changePercent"] == 25 and rows["latency p50, ms"]["verdict"] == "worse"
+    assert json.dumps(rows)  # plain data, as --format json prints it
