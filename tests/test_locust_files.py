@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import ast
 import json
+import subprocess
 
 import pytest
 from http_peers import demo_http
-from support import ROOT, demo_cmd
+from support import PY, ROOT, demo_cmd
 from test_cli import one_line_error, out_json, spyglass
 
 from inspector import errors as E
@@ -149,3 +150,42 @@ def test_compare_says_which_change_is_better():
     assert rows["errors"]["verdict"] == "better" and rows["throughput, calls/s"]["verdict"] == "worse"
     assert rows["latency p50, ms"]["changePercent"] == 25 and rows["latency p50, ms"]["verdict"] == "worse"
     assert json.dumps(rows)  # plain data, as --format json prints it
+
+
+def test_a_steps_expectations_judge_each_answer_as_spyglass_test_does():
+    from inspector.loadtest.expectations import checker
+
+    tool_error = {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "by zero"}],
+                                                        "isError": True}}
+    assert checker("tools/call", {"isError": True, "text": {"contains": "zero"}})(tool_error, 3.0) is None
+    assert checker("tools/call", {"text": {"contains": "zero"}})(tool_error, 3.0) == "isError: expected false, got true"
+    rpc = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "Unknown tool: x"}}
+    assert checker("tools/call", {"error": {"code": -32602}})(rpc, 1.0) is None
+    assert checker("tools/call", {"error": {"code": -32601}})(rpc, 1.0) == "error code: expected -32601, got -32602"
+    listed = {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "echo"}]}}
+    check = checker("tools/list", {"listed": {"present": ["echo", "divide"]}, "maxMs": 50, "snapshot": True})
+    said = check(listed, 80.0)
+    assert said.startswith("maxMs: expected 50, got 80.0; listed present: expected ") and "missing divide" in said
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--rate", "5"], "--rate is for --locust"),
+    (["--locust", "x.py", "--weight", "nope=2"], "--weight names no step of smoke.yaml: 'nope'"),
+    (["--locust", "x.py", "--weight", "echo"], "--weight expects STEP=N"),
+    (["--locust", "x.py", "--junit", "j.xml"], "--locust writes a locustfile; it runs nothing"),
+])
+def test_collection_to_locust_refuses_what_it_cannot_do(tmp_path, extra, message):
+    (tmp_path / "smoke.yaml").write_text("name: smoke\nsteps:\n  - name: echo\n    call: echo\n"
+                                         "    arguments: {message: hi}\n")
+    # refused before any connection: nothing listens at this address
+    proc = subprocess.run([PY, "-m", "inspector", "test", "smoke.yaml", *extra, "http://127.0.0.1:9/mcp"],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 1 and message in proc.stderr, proc.stderr
+    assert not (tmp_path / "x.py").exists()
+
+
+def test_collection_to_locust_needs_a_server_over_http(tmp_path):
+    (tmp_path / "smoke.yaml").write_text("name: smoke\nsteps:\n  - name: echo\n    call: echo\n")
+    proc = subprocess.run([PY, "-m", "inspector", "test", "smoke.yaml", "--locust", "x.py", "--", *demo_cmd()],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 1 and "--locust needs a server reached over HTTP" in proc.stderr

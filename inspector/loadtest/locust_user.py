@@ -63,7 +63,9 @@ from inspector.protocol.versions import (
 ACCEPT = "application/json, text/event-stream"
 SNIPPET = 200  # characters of a tool error's text or a body kept in the failure's message
 
-Check = Callable[[dict[str, Any]], str | None]  # a result -> None when it is as expected, else what was expected
+# a check of an answer (the JSON-RPC response, the request's time in ms): None when it is as expected, else what was
+# expected (inspector/loadtest/expectations.py makes one from a collection step's `expect`)
+Check = Callable[[dict[str, Any], float], str | None]
 
 
 class McpFailure(Exception):
@@ -192,7 +194,8 @@ class McpUser(FastHttpUser):
 
     def request(self, method: str, params: dict[str, Any] | None = None, *, name: str | None = None,
                 expect: Check | None = None) -> dict[str, Any] | None:
-        """Send one request, report it to Locust (a failure with its kind), and return its result or None."""
+        """Send one request, report it to Locust (a failure with its kind), and return its result or None. With
+        `expect`, the check decides: what it says was expected is a failure of kind `expectation`."""
         params = dict(params or {})
         if self.modern:
             params["_meta"] = {**params.get("_meta", {}), META_PROTOCOL_VERSION: MODERN_VERSION,
@@ -202,11 +205,15 @@ class McpUser(FastHttpUser):
         with self.client.request("POST", "", data=json.dumps(message), headers=self._headers(message),
                                  name=name or request_name(method, params), catch_response=True) as response:
             try:
-                result = self._answer(response, request_id, method)
-                if expect is not None:
-                    wrong = expect(result)
+                answer = self._answer(response, request_id, method)
+                if expect is None:
+                    result = judge(answer)
+                else:
+                    wrong = expect(answer, float(response.request_meta.get("response_time") or 0.0))
                     if wrong:
                         raise McpFailure("expectation", wrong)
+                    found = answer.get("result")
+                    result = found if isinstance(found, dict) else {}
             except McpFailure as failure:
                 response.failure(str(failure))
                 return None
@@ -243,6 +250,7 @@ class McpUser(FastHttpUser):
         return out
 
     def _answer(self, response: Any, request_id: int, method: str) -> dict[str, Any]:
+        """The JSON-RPC response to the request, or McpFailure when the HTTP exchange did not carry one."""
         status = response.status_code
         if status != 200:
             if not status:  # no HTTP answer at all: the connection failed
@@ -252,8 +260,7 @@ class McpUser(FastHttpUser):
         if method == "initialize":
             sid = headers.get("Mcp-Session-Id") or headers.get("mcp-session-id")
             self.session_id = sid or None
-        result = judge(read_answer(response.content or b"", headers.get("Content-Type") or "", request_id))
-        return result
+        return read_answer(response.content or b"", headers.get("Content-Type") or "", request_id)
 
 
 def _on_init(environment: Environment, **_kwargs: Any) -> None:

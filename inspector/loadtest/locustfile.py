@@ -97,9 +97,10 @@ def render(scenario: Scenario, path: str = "locustfile.py", prefix: str = "locus
     lines.append(f"from locust import {', '.join(names)}")
     if s.requests is not None:
         lines.append("from locust.exception import StopUser")
-    lines += ["", "from inspector.loadtest.locust_user import McpUser"]
+    lines.append("")
     if any(step.expect for step in s.steps):
         lines.append("from inspector.loadtest.expectations import checker")
+    lines.append("from inspector.loadtest.locust_user import McpUser")
     lines.append("")
     lines += [f"HOST = {mask_url(s.url)!r}",
               f"USERS = {s.users}  # simulated MCP clients, one request in flight each (locust -u)"]
@@ -128,7 +129,7 @@ def render(scenario: Scenario, path: str = "locustfile.py", prefix: str = "locus
         if s.requests is not None:
             lines += ["        self.calls += 1", "        if self.calls > CALLS_PER_USER:",
                       "            raise StopUser()"]
-        expect = f", expect=checker({_literal(step.expect, 12)})" if step.expect else ""
+        expect = f", expect=checker({step.method!r}, {_literal(step.expect, 12)})" if step.expect else ""
         lines.append(f"        {_call(step, expect)}")
     return "\n".join(lines) + "\n"
 
@@ -146,6 +147,8 @@ def _call(step: Step, expect: str) -> str:
         return f"self.read_resource({p.get('uri')!r}{expect})"
     if step.method == "prompts/get":
         return f"self.get_prompt({p.get('name')!r}, {_literal(p.get('arguments') or {}, 8)}{expect})"
+    if not p:
+        return f"self.request({step.method!r}{expect})"
     return f"self.request({step.method!r}, {_literal(p, 8)}{expect})"
 
 
