@@ -10,7 +10,7 @@ import json
 import subprocess
 
 import pytest
-from http_peers import demo_http
+from http_peers import demo_http, stop_group
 from support import PY, ROOT, demo_cmd
 from test_cli import one_line_error, out_json, spyglass
 
@@ -189,3 +189,108 @@ def test_collection_to_locust_needs_a_server_over_http(tmp_path):
     proc = subprocess.run([PY, "-m", "inspector", "test", "smoke.yaml", "--locust", "x.py", "--", *demo_cmd()],
                           capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert proc.returncode == 1 and "--locust needs a server reached over HTTP" in proc.stderr
+
+
+def test_a_collections_steps_as_tasks_and_the_steps_left_out(tmp_path):
+    from inspector.collection.load import parse
+    from inspector.loadtest.from_collection import collection_scenario
+
+    collection = parse("""\
+name: all kinds
+steps:
+  - {name: tools, list: tools, expect: {listed: {count: 3}}}
+  - {name: clock, read: "demo://clock"}
+  - {name: greet, prompt: greeting, arguments: {name: Ada}, expect: {messages: {count: 1}, snapshot: true}}
+  - {name: pick, ask: "what is the weather in Paris"}
+  - {name: confirm, call: delete_item, arguments: {id: 1}, elicit: {accept: {confirm: true}}}
+  - {name: later, call: echo, arguments: {message: "${saved}"}}
+""", tmp_path / "all.yaml")
+    scenario, notes = collection_scenario(collection, "http://127.0.0.1:1/mcp", "2025-11-25", users=2, duration_s=None,
+                                          rate=None, weights={"clock": 4})
+    assert [(s.name, s.method, s.params, s.weight, s.expect) for s in scenario.steps] == [
+        ("tools", "tools/list", {}, 1, {"listed": {"count": 3}}),
+        ("clock", "resources/read", {"uri": "demo://clock"}, 4, None),
+        ("greet", "prompts/get", {"name": "greeting", "arguments": {"name": "Ada"}}, 1,
+         {"messages": {"count": 1}})]
+    assert notes == ["step 'pick' left out: an ask step needs a model",
+                     "step 'confirm' left out: it answers the server's questions (elicit, sampling), which the Locust "
+                     "user cannot",
+                     "step 'later' left out: it uses ${…}: a value saved by an earlier step or taken from the "
+                     "environment"]
+    text = render(scenario)
+    assert "self.request('tools/list', expect=checker('tools/list', {'listed': {'count': 3}}))" in text
+    assert "@task(4)" in text and "from inspector.loadtest.expectations import checker" in text
+    only, _ = collection_scenario(collection, "http://127.0.0.1:1/mcp", "2025-11-25", users=2, duration_s=None,
+                                  rate=None, weights={}, only=["clock"])
+    assert [s.name for s in only.steps] == ["clock"]
+    with pytest.raises(E.UsageError, match="no step of all.yaml can run under Locust"):
+        collection_scenario(collection, "http://127.0.0.1:1/mcp", "2025-11-25", users=2, duration_s=None, rate=None,
+                            weights={}, only=["pick"])
+
+
+def test_the_demo_over_http_says_what_it_refuses(tmp_path):
+    import httpx
+
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    with demo_http(tmp_path / "counts.json", "--sse") as (url, demo), httpx.Client(timeout=10) as http:
+        assert http.post(url.replace("/mcp", "/other"), json=init).status_code == 404
+        assert http.get(url).status_code == 405
+        assert http.post(url, content=b"{not json").status_code == 400
+        assert http.post(url, json=[init]).status_code == 400
+        listed = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        missing = http.post(url, json=listed)
+        assert missing.status_code == 400 and "Mcp-Session-Id header is required" in missing.text
+        assert http.post(url, json=listed, headers={"Mcp-Session-Id": "nope"}).status_code == 404
+        opened = http.post(url, json=init)  # JSON: the client does not take event streams
+        assert opened.headers["content-type"] == "application/json"
+        sid = opened.headers["mcp-session-id"]
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert http.post(url, json=note, headers={"Mcp-Session-Id": sid}).status_code == 202
+        streamed = http.post(url, json=listed, headers={"Mcp-Session-Id": sid, "Accept": "text/event-stream"})
+        assert streamed.headers["content-type"] == "text/event-stream"
+        assert streamed.text.startswith("event: message\ndata: {") and '"tools":' in streamed.text
+        assert http.delete(url, headers={"Mcp-Session-Id": sid}).status_code == 200
+        assert http.delete(url, headers={"Mcp-Session-Id": sid}).status_code == 404
+        stop_group(demo)
+    assert json.loads((tmp_path / "counts.json").read_text()) == {
+        "initialize": {"answered": 1, "toolErrors": 0, "rpcErrors": {}},
+        "tools/list": {"answered": 1, "toolErrors": 0, "rpcErrors": {}}}
+
+
+def test_an_answer_read_from_json_or_an_event_stream_and_judged():
+    from inspector.loadtest.answers import McpFailure, judge, read_answer, request_name
+
+    ok = {"jsonrpc": "2.0", "id": 7, "result": {"content": []}}
+    assert read_answer(json.dumps(ok).encode(), "application/json; charset=utf-8", 7) == ok
+    stream = ('event: message\r\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{}}\r\n\r\n'
+              ': a comment\n\nid: 3\ndata: {"jsonrpc":"2.0","id":7,\ndata: "result":{"content":[]}}\n\n')
+    assert read_answer(stream.encode(), "text/event-stream", 7) == ok
+    for body, kind, said in ((b"\xff", "text/plain", "not UTF-8"), (b"<html>", "text/html", "not JSON: <html>"),
+                             (json.dumps({**ok, "id": 8}).encode(), "application/json", "no response to request 7")):
+        with pytest.raises(McpFailure, match=said) as caught:
+            read_answer(body, kind, 7)
+        assert str(caught.value).startswith("invalid_response: ")
+    assert judge(ok) == {"content": []}
+    with pytest.raises(McpFailure, match=r"^rpc_error -32601: Method not found$"):
+        judge({"id": 1, "error": {"code": -32601, "message": "Method not found"}})
+    with pytest.raises(McpFailure, match=r"^tool_error: no\s*such city$"):
+        judge({"id": 1, "result": {"isError": True, "content": [{"type": "text", "text": "no\n\nsuch city"}]}})
+    with pytest.raises(McpFailure, match=r"^invalid_response: the result is not an object: \[\]$"):
+        judge({"id": 1, "result": []})
+    assert len(str(McpFailure("tool_error", "x" * 1000))) == len("tool_error: ") + 200
+    assert request_name("tools/call", {"name": "get_weather"}) == "tools/call get_weather"
+    assert request_name("resources/read", {"uri": "demo://clock"}) == "resources/read demo://clock"
+    assert request_name("tools/list", {}) == "tools/list" and request_name("tools/call", {"name": 3}) == "tools/call"
+
+
+def test_only_locust_loads_locust():
+    """Locust's gevent patches the process that imports it: Spyglass's own modules for Locust leave it out (the
+    window's Load tab and the command line import them)."""
+    code = ("import sys, inspector.loadtest, inspector.loadtest.locust_stats, inspector.loadtest.expectations, "
+            "inspector.loadtest.answers, inspector.loadtest.from_collection, inspector.cli.load_compare, "
+            "inspector.cli.load, inspector.cli.test; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('locust', 'gevent', 'greenlet')))")
+    proc = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"

@@ -45,9 +45,6 @@ def collection_scenario(collection: Collection, url: str, protocol: str, *, user
                         rate: float | None, weights: dict[str, int], headers: dict[str, str] | None = None,
                         only: list[str] | None = None) -> tuple[Scenario, list[str]]:
     """The scenario, and a sentence for each step left out."""
-    unknown = sorted(set(weights) - {s.name for s in collection.steps})
-    if unknown:
-        raise E.UsageError(f"--weight names no step of {collection.path.name}: {', '.join(map(repr, unknown))}")
     steps, notes = [], []
     for step in collection.steps:
         if only and step.name not in only:
