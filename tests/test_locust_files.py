@@ -294,3 +294,15 @@ def test_only_locust_loads_locust():
     proc = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def test_no_secret_is_written_into_a_locustfile():
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    text = render(load_scenario(f"https://mcp.example.com/mcp?api_key={token}", "2026-07-28", "echo", {},
+                                concurrency=1, duration_s=5, requests=None, rate=None,
+                                headers={"X-Trace": token, "Authorization": f"Bearer {token}", "X-Team": "blue"}))
+    assert token not in text
+    assert "HOST = os.environ['MCP_SERVER_URL']  # the URL holds a secret: https://mcp.example.com/mcp?api_key=" in text
+    assert "'X-Trace': os.environ.get('MCP_HEADER_X_TRACE', '')" in text
+    assert "'Authorization': os.environ.get('MCP_HEADER_AUTHORIZATION', '')" in text and "'X-Team': 'blue'" in text
+    ast.parse(text)

@@ -232,9 +232,8 @@ def serve_http(make_peer: Callable[[Callable[[bytes], None]], JsonRpcPeer], host
         server = await asyncio.start_server(front.connection, host, port)
         bound = server.sockets[0].getsockname()
         shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
-        log.info("listening on http://%s:%d%s (answers as %s)", shown, bound[1], PATH,
-                 "event streams" if sse else "JSON")
-        print(f"spyglass-demo listening on http://{shown}:{bound[1]}{PATH}", file=sys.stderr, flush=True)
+        print(f"spyglass-demo listening on http://{shown}:{bound[1]}{PATH} (answers as "
+              f"{'event streams' if sse else 'JSON'})", file=sys.stderr, flush=True)
         async with server:
             await stop.wait()
 

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from ..private import write_private
-from ..secrets import is_secret_name, mask_url
+from ..secrets import is_secret_name, mask_url, mask_value
 
 TOKEN_ENV = "MCP_BEARER_TOKEN"
+URL_ENV = "MCP_SERVER_URL"  # where the URL is read from when it holds a secret (a key in its query, a password)
 # names a task must not take: McpUser's and Locust's own
 RESERVED = frozenset({"request", "call_tool", "list_tools", "read_resource", "get_prompt", "ping", "notify",
                       "initialize", "on_start", "on_stop", "run", "start", "stop", "client", "host", "tasks",
@@ -58,6 +59,11 @@ def header_env(name: str) -> str:
     return "MCP_HEADER_" + re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_").upper()
 
 
+def secret_header(name: str, value: str) -> bool:
+    """A header whose name says it is secret, or whose value has a secret's shape (a token, a key)."""
+    return is_secret_name(name) or mask_value(name, value) != value
+
+
 def run_time(seconds: float) -> str:
     return f"{seconds:g}s" if seconds < 60 or seconds % 60 else f"{int(seconds // 60)}m"
 
@@ -91,7 +97,8 @@ def render(scenario: Scenario, path: str = "locustfile.py", prefix: str = "locus
               "This is a plain Locust file: edit the tasks, weights, users and pacing as you like",
               "(https://docs.locust.io/en/stable/writing-a-locustfile.html).",
               '"""', ""]
-    if any(is_secret_name(name) for name in s.headers):
+    url_secret = mask_url(s.url) != s.url
+    if url_secret or any(secret_header(n, v) for n, v in s.headers.items()):
         lines += ["import os", ""]
     names = sorted(["task", "constant_throughput" if s.rate else "constant"])
     lines.append(f"from locust import {', '.join(names)}")
@@ -102,7 +109,8 @@ def render(scenario: Scenario, path: str = "locustfile.py", prefix: str = "locus
         lines.append("from inspector.loadtest.expectations import checker")
     lines.append("from inspector.loadtest.locust_user import McpUser")
     lines.append("")
-    lines += [f"HOST = {mask_url(s.url)!r}",
+    lines += [f"HOST = os.environ[{URL_ENV!r}]  # the URL holds a secret: {_doc(mask_url(s.url))}" if url_secret else
+              f"HOST = {s.url!r}",
               f"USERS = {s.users}  # simulated MCP clients, one request in flight each (locust -u)"]
     if s.rate:
         lines.append(f"RATE = {s.rate:g}  # tasks a second, all users together")
@@ -113,7 +121,7 @@ def render(scenario: Scenario, path: str = "locustfile.py", prefix: str = "locus
     if s.headers:
         lines.append("    headers = {")
         for name, value in s.headers.items():
-            shown = f"os.environ.get({header_env(name)!r}, '')" if is_secret_name(name) else repr(value)
+            shown = f"os.environ.get({header_env(name)!r}, '')" if secret_header(name, value) else repr(value)
             lines.append(f"        {name!r}: {shown},")
         lines.append("    }")
     lines.append("    wait_time = constant_throughput(RATE / USERS)" if s.rate else
