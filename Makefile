@@ -13,7 +13,7 @@ PEERS  := tests/peers
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,package]'
+	$(PY) -m pip install --quiet -e '.[test,package,locust]'
 	touch $@
 
 venv: $(VENV)/.installed

@@ -16,7 +16,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["--demo-server"]:  # the built-in demo server (how a frozen bundle runs it: see demo_spec)
         from .demo.server import main as demo_main
 
-        return demo_main()
+        return demo_main(argv[1:])
     if argv[:1] and argv[0] in SUBCOMMANDS:  # `spyglass check|replay|diff|export …`: never imports Qt
         import importlib
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 from support import EVERYTHING, PY, ROOT
 
@@ -60,6 +62,41 @@ def _running(cmd: list[str], env: dict | None = None) -> Iterator[subprocess.Pop
             except subprocess.TimeoutExpired:
                 continue
         proc.stderr.close()
+
+
+def stop_group(proc: subprocess.Popen, sig: int = signal.SIGTERM, wait: float = 10) -> None:
+    """End a process's group: `sig`, then SIGKILL if it does not go."""
+    for s in (sig, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, s)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(wait)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@contextlib.contextmanager
+def demo_http(counts: Path, *flags: str) -> Iterator[tuple[str, subprocess.Popen]]:
+    """The demo server over HTTP on a free port (its URL), writing what it answered to `counts` when it stops."""
+    proc = subprocess.Popen([PY, "-m", "inspector.demo", "--http", "--port", "0", *flags],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env={**os.environ, "SPYGLASS_DEMO_COUNTS": str(counts), "SPYGLASS_DEMO_LOG": "WARNING"},
+                            cwd=str(ROOT), start_new_session=True)
+    try:
+        for line in iter(proc.stderr.readline, b""):
+            found = re.match(r"spyglass-demo listening on (\S+)", line.decode())
+            if found:
+                break
+        else:
+            raise AssertionError(f"the demo over HTTP never listened (exit {proc.wait(5)})")
+        yield found.group(1), proc
+    finally:
+        stop_group(proc)
+        proc.stderr.close()
+
 
 
 @contextlib.contextmanager

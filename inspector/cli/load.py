@@ -19,7 +19,7 @@ from . import official
 from .common import visible
 from .output import print_result
 
-FLAGS = ("--load-concurrency", "--load-duration", "--load-requests", "--load-rate")
+FLAGS = ("--load-concurrency", "--load-duration", "--load-requests", "--load-rate", "--locust")
 BAR = 40  # characters of the histogram's longest bar
 HISTOGRAM_ROWS = 16
 PROGRESS_S = 0.5  # how often a terminal's progress line is rewritten
@@ -61,6 +61,12 @@ def add_load_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --load: stop after starting this many calls")
     g.add_argument("--load-rate", type=_positive_number("--load-rate"), metavar="N",
                    help="with --load: start at most N calls per second, spread evenly (default: no limit)")
+    g.add_argument("--locust", metavar="FILE",
+                   help="with --load: write a locustfile with the same tool, arguments, rate and concurrency instead "
+                        "of running the load here (an HTTP server; docs/load.md#locust)")
+    g.add_argument("--load-compare", nargs=2, metavar=("LOCUST_PREFIX", "RUN_JSON"),
+                   help="compare a Locust run (the prefix given to locust --csv) with a local --load run (the "
+                        "summary it printed, --format json or text), figure by figure; no server is started")
 
 
 def check_load_arguments(args: argparse.Namespace) -> None:
@@ -94,6 +100,8 @@ async def run_load(session: Any, args: argparse.Namespace, arguments: dict[str, 
         await client.list_tools()
     if args.tool_name not in client.tools:
         raise official.ToolNotFound(f"Tool '{args.tool_name}' not found on server.", tool=args.tool_name)
+    if args.locust:
+        return write_locustfile(session, args, arguments, out)
     run = LoadRun(tool_call(session, args.tool_name, arguments, task=args.task), options_of(args), tool=args.tool_name)
     ticker = asyncio.ensure_future(_progress(run)) if sys.stderr.isatty() else None
     try:
@@ -106,6 +114,29 @@ async def run_load(session: Any, args: argparse.Namespace, arguments: dict[str, 
         out.write(summary_text(summary))
     else:
         print_result(summary, args, out)
+    return E.EXIT_OK
+
+
+def write_locustfile(session: Any, args: argparse.Namespace, arguments: dict[str, Any], out: TextIO) -> int:
+    """`--locust FILE`: the load run the flags describe, as a locustfile; says how to run it."""
+    from ..loadtest import load_scenario, write
+
+    if session.spec.url is None:
+        raise E.UsageError("--locust needs a server reached over HTTP (its URL): Locust's users cannot start a "
+                           "stdio server")
+    options = options_of(args)
+    version = session.need_client().protocol_version or "2025-11-25"
+    scenario = load_scenario(session.spec.url, version, args.tool_name, arguments, concurrency=options.concurrency,
+                             duration_s=options.duration_s, requests=options.requests, rate=options.rate,
+                             headers=dict(session.spec.headers or {}),
+                             source=f"spyglass --cli --load --tool-name {args.tool_name} … --locust {args.locust}")
+    try:
+        write(args.locust, scenario)
+    except OSError as exc:
+        raise E.UsageError(f"cannot write {args.locust}: {exc.strerror or exc}") from None
+    print(f"spyglass: wrote {visible(args.locust)}: {scenario.users} users, {options.describe()}; "
+          f"run it with: locust -f {visible(args.locust)} --headless -u {scenario.users} -r {scenario.users}"
+          + (f" -t {options.duration_s:g}s" if options.duration_s else ""), file=out)
     return E.EXIT_OK
 
 

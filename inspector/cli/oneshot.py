@@ -500,6 +500,10 @@ def _main(argv: Sequence[str], out: TextIO | None) -> int:
 
             out.write(script(args.completion, build_parser()))
             return E.EXIT_OK
+        if args.load_compare:
+            from .load_compare import run_compare
+
+            return run_compare(args, out)
         if args.list_stored_auth:
             out.write(json.dumps(official.stored_urls(), ensure_ascii=False) + "\n")
             return E.EXIT_OK

@@ -50,6 +50,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json"), default="text", help="report format (default text)")
     p.add_argument("--init", action="store_true", help="write a starter collection for the server given")
     p.add_argument("--output", metavar="FILE", help=f"with --init: the file to write (default {STARTER})")
+    locust = p.add_argument_group("Locust (docs/load.md#locust)")
+    locust.add_argument("--locust", metavar="FILE",
+                        help="write the steps as a locustfile (weighted tasks, expectations checked on every answer) "
+                             "instead of running them; the server must be reached over HTTP")
+    locust.add_argument("--weight", action="append", default=[], metavar="STEP=N",
+                        help="with --locust: how often a step is picked against the others (default 1; repeatable)")
+    locust.add_argument("--users", type=int, default=10, metavar="N",
+                        help="with --locust: simulated users, one request in flight each (default 10)")
+    locust.add_argument("--rate", type=float, metavar="N", help="with --locust: tasks a second, all users together")
+    locust.add_argument("--duration", type=float, metavar="SECONDS", help="with --locust: the run's length")
     model = p.add_argument_group("a model for ask steps")
     model.add_argument("--model-url", metavar="URL",
                        help="the model endpoint's base URL (e.g. http://localhost:11434/v1 for Ollama)")
@@ -74,6 +84,21 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
         raise E.UsageError(f"--init writes a collection; it reads none ({args.collection!r}): use --output FILE")
     if not args.init and not args.collection:
         raise E.UsageError("give the collection file: spyglass test COLLECTION [-- COMMAND… | URL]")
+    locust_only = [f for f, v in (("--weight", args.weight), ("--rate", args.rate), ("--duration", args.duration),
+                                  ("--users", args.users != 10)) if v]
+    if locust_only and not args.locust:
+        raise E.UsageError(f"{locust_only[0]} is for --locust")
+    if args.locust and (args.init or args.junit or args.update_snapshots):
+        raise E.UsageError("--locust writes a locustfile; it runs nothing (no --init, --junit, --update-snapshots)")
+    for flag, value in (("--users", args.users), ("--rate", args.rate), ("--duration", args.duration)):
+        if value is not None and not value > 0:
+            raise E.UsageError(f"{flag} must be positive")
+    args.weights = {}
+    for item in args.weight:
+        step, sep, n = item.rpartition("=")
+        if not sep or not step or not n.isdigit() or int(n) < 1:
+            raise E.UsageError(f"--weight expects STEP=N with N a positive whole number, got {item!r}")
+        args.weights[step] = int(n)
     if args.output and not args.init:
         raise E.UsageError("--output is for --init")
     if bool(args.model_url) != bool(args.model):
@@ -121,6 +146,9 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
         unknown = [name for name in args.step if name not in {s.name for s in collection.steps}]
         if unknown:
             raise E.UsageError(f"no step named {', '.join(repr(n) for n in unknown)} in {collection.path.name}")
+        weighed = sorted(set(args.weights) - {s.name for s in collection.steps})
+        if weighed:
+            raise E.UsageError(f"--weight names no step of {collection.path.name}: {', '.join(map(repr, weighed))}")
     if args.command or args.config:
         spec = server_spec(args)
     elif collection is not None and collection.server is not None:
@@ -139,6 +167,8 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
         await session.open(open_transport(spec, options))
         if collection is None:
             return await _init(args, session, spec, out)
+        if args.locust:
+            return _locust(args, collection, session, spec, out)
         timeout = args.timeout if args.timeout_given or collection.timeout is None else collection.timeout
         report = await run_collection(collection, session, answers, only=args.step,
                                       update_snapshots=args.update_snapshots, timeout=timeout,
@@ -177,6 +207,31 @@ def _model(args: argparse.Namespace) -> Any:
         key = SecretStore(what="Model keys").get(key_name(args.model_url))
     connection = ModelConnection("command line", args.model_api, args.model_url, args.model, timeout=args.timeout)
     return open_chat(connection, key)
+
+
+def _locust(args: argparse.Namespace, collection: Any, session: Any, spec: ServerSpec, out: TextIO) -> int:
+    """`--locust FILE`: the steps as a locustfile, in the protocol the server agreed to; nothing is run."""
+    from ..loadtest import write
+    from ..loadtest.from_collection import collection_scenario
+
+    if spec.url is None:
+        raise E.UsageError("--locust needs a server reached over HTTP (its URL): Locust's users cannot start a "
+                           "stdio server")
+    version = session.need_client().protocol_version or "2025-11-25"
+    scenario, notes = collection_scenario(collection, spec.url, version, users=args.users, duration_s=args.duration,
+                                          rate=args.rate, weights=args.weights, headers=dict(spec.headers or {}),
+                                          only=args.step)
+    try:
+        write(args.locust, scenario)
+    except OSError as exc:
+        raise E.UsageError(f"cannot write {args.locust}: {exc.strerror or exc}") from None
+    for note in notes:
+        print(f"spyglass test: {visible(note)}", file=sys.stderr)
+    tasks = ", ".join(f"{visible(s.name)} ×{s.weight}" for s in scenario.steps)
+    out.write(f"wrote {visible(args.locust)}: {len(scenario.steps)} tasks ({tasks}) for {scenario.users} users; run "
+              f"it with: locust -f {visible(args.locust)} --headless -u {scenario.users} -r {scenario.users}"
+              + (f" -t {args.duration:g}s" if args.duration else "") + "\n")
+    return E.EXIT_OK
 
 
 async def _init(args: argparse.Namespace, session: object, spec: ServerSpec, out: TextIO) -> int:

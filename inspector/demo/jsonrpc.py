@@ -187,6 +187,11 @@ class JsonRpcPeer:
             return None
         return invalid(reply_id, "not a request, notification or response")
 
+    async def answer(self, request_id: Any, method: str, params: Any) -> JsonObject:
+        """The response to one request, its result or its error (for a transport that answers each request
+        on its own, as HTTP does)."""
+        return await self._respond(request_id, method, params)
+
     def _track(self, task: asyncio.Task[T]) -> asyncio.Task[T]:
         self._running.add(task)
         task.add_done_callback(self._running.discard)

@@ -8,6 +8,7 @@ legacy session opened by ``initialize``. Transport details live in
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import copy
 import json
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import SERVER_INFO, prompts, resources, tools
+from .http import serve_http
 from .jsonrpc import JsonRpcPeer, RemoteError, id_key, run_stdio, valid_id
 from .wire import (
     INVALID_PARAMS,
@@ -385,13 +387,21 @@ class DemoServer(JsonRpcPeer):
 
 # ---------------------------------------------------------------------- entry point
 
-def main() -> int:
-    """Serve MCP on stdin/stdout until stdin closes; log to stderr."""
+def main(argv: list[str] | None = None) -> int:
+    """Serve MCP on stdin/stdout until stdin closes, or over HTTP with `--http` (see .http); log to stderr."""
+    parser = argparse.ArgumentParser(prog="python -m inspector.demo", description="Spyglass's demo MCP server")
+    parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="with --http: the address to listen on")
+    parser.add_argument("--port", type=int, default=0, help="with --http: the port (0: any free one)")
+    parser.add_argument("--sse", action="store_true", help="with --http: answer as event streams")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     level = os.environ.get("SPYGLASS_DEMO_LOG", "INFO").upper()
     if not isinstance(logging.getLevelName(level), int):
         level = "INFO"
     logging.basicConfig(stream=sys.stderr, level=level,
                         format="%(asctime)s spyglass-demo %(levelname)s %(message)s")
+    if args.http:
+        return serve_http(DemoServer, args.host, args.port, sse=args.sse)
     log.info("spyglass-demo %s ready on stdio (protocols: %s)", SERVER_INFO["version"],
              ", ".join(SUPPORTED_VERSIONS))
     status = run_stdio(DemoServer)

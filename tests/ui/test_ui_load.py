@@ -10,7 +10,16 @@ import time
 
 from calling import connected, dialog, select_tool
 from PySide6.QtCharts import QChartView
-from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QLabel, QPlainTextEdit, QPushButton, QSpinBox, QTableWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QToolButton,
+)
 from support import SLOWDOWN
 from uikit import demo_cmd, everything_cmd, find, shot, until
 
@@ -201,3 +210,45 @@ async def test_closing_the_window_during_a_run_ends_it_quietly(open_window):
         run = view.start()
         await until(lambda: run.snapshot().completed > 3, 10, "a few calls")
     assert not run.running and run.gone  # the server went with the window, and the run with it
+
+
+async def test_export_for_locust_and_open_a_locust_run(open_window, tmp_path):
+    """Export for Locust… writes the tool, the form's arguments and the tab's bounds as a locustfile (a server over
+    HTTP only); Open Locust results… reads a real Locust run's CSV files into the plots and Compare runs."""
+    import ast
+
+    from http_peers import demo_http
+    from support import ROOT
+
+    async with open_window() as window:
+        stdio = window.add_server(ServerSpec(name="demo", command=demo_cmd()), mode="legacy")
+        await connected(stdio)
+        select_tool(window, "echo")
+        view = load_tab(window)
+        status = find(window, QLabel, "loadStatus")
+        assert view.export_locust(str(tmp_path / "x.py")) is None and "reach a server over HTTP" in status.text()
+        await stdio.session.disconnect()
+        with demo_http(tmp_path / "counts.json") as (url, _demo):
+            conn = window.add_server(ServerSpec(name="demo over http", url=url), mode="modern")
+            await connected(conn)
+            select_tool(window, "echo")
+            window.tool_detail.form.set_value({"message": "from the window"})
+            bounds(window, concurrency=6, duration=45, rate=30)
+            path = view.export_locust(str(tmp_path / "echo_load.py"))
+            await conn.session.disconnect()
+        assert path and status.text().startswith(f"Wrote {path}. Run it with: locust -f {path} --headless -u 6")
+        text = (tmp_path / "echo_load.py").read_text()
+        ast.parse(text)
+        assert "self.call_tool('echo', {'message': 'from the window'})" in text
+        assert "USERS = 6" in text and "RATE = 30" in text and "-t 45s" in text and "protocol = '2026-07-28'" in text
+        menu = find(window, QToolButton, "loadLocust").menu()
+        assert [a.text() for a in menu.actions()] == ["Export for Locust…", "Open Locust results…"]
+        assert [a.objectName() for a in menu.actions()] == ["loadExportLocust", "loadOpenLocust"]
+        summary = view.open_locust(str(ROOT / "tests/data/locust/mix_stats.csv"))
+        assert summary is not None and summary["tool"] == "tools/call echo" and summary["requests"] == 50
+        assert points(window, "loadRateChart") >= 3 and view.charts.bins.count() > 0  # the timeline, the histogram
+        assert find(window, QLabel, "loadSummary").text().startswith("50 calls · 50 ok")
+        assert find(window, QComboBox, "loadCompareB").currentText() == "Locust · tools/call echo · mix · 4 users"
+        await shot(window, "load-locust-light")
+        assert view.open_locust(str(tmp_path / "none_stats.csv")) is None
+        assert status.text().startswith("Not opened: ") and "does not exist" in status.text()

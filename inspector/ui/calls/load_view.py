@@ -16,6 +16,8 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer
@@ -23,17 +25,24 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
+    QFileDialog,
     QGridLayout,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
     QTabWidget,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from ... import errors as E
+from ...loadtest import load_scenario
+from ...loadtest import write as write_locustfile
+from ...loadtest.locust_stats import read as read_locust
 from ...session import LoadOptions, LoadRun, Snapshot, tool_call
 from ...session.tools import HINTS_NOTE, display_name, lists
 from ..base import theme
@@ -175,12 +184,28 @@ class LoadView(QWidget):
         self.stop_button.setObjectName("loadStop")
         self.stop_button.setToolTip("Start no more calls (those in flight finish); press again to cancel them")
         self.stop_button.clicked.connect(self.stop)
+        # Locust's two actions under one small button: the tab shares its width with the tool's form
+        self.locust_button = QToolButton(self)
+        self.locust_button.setObjectName("loadLocust")
+        self.locust_button.setText("Locust")
+        self.locust_button.setToolTip("Run this load test with Locust, from many machines, and read its results back "
+                                      "(docs/load.md#locust)")
+        self.locust_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.locust_button)
+        self.export_action = menu.addAction("Export for Locust…", lambda: self.export_locust())
+        self.export_action.setObjectName("loadExportLocust")
+        self.export_action.setToolTip("Write the tool, the form's arguments and these bounds as a locustfile")
+        self.open_action = menu.addAction("Open Locust results…", lambda: self.open_locust())
+        self.open_action.setObjectName("loadOpenLocust")
+        self.open_action.setToolTip("Read a Locust run's CSV files (PREFIX_stats.csv) into the plots and Compare runs")
+        self.locust_button.setMenu(menu)
         row.addStretch(1)
         lay.addLayout(row)
         buttons = QHBoxLayout()
         buttons.addWidget(self.start_button)
         buttons.addWidget(self.stop_button)
         buttons.addStretch(1)
+        buttons.addWidget(self.locust_button)
         lay.addLayout(buttons)
         self.status = QLabel(self)
         self.status.setObjectName("loadStatus")
@@ -337,6 +362,75 @@ class LoadView(QWidget):
         self.plots()[0].show_snapshot(snap)
         if snap.running:
             self.summary.setText(live_line(snap))
+
+    # ------------------------------------------------------------------ Locust
+    def export_locust(self, path: str | None = None) -> str | None:
+        """Write the tool, the form's arguments and the tab's bounds as a locustfile; the path written, or None."""
+        tool, conn = self.tool, self.connection()
+        if tool is None or conn is None or conn.session.client is None:
+            self._say("Not exported: connect the server and pick a tool first.", "error")
+            return None
+        if conn.session.spec.url is None:
+            self._say("Not exported: Locust's users reach a server over HTTP, and this one runs as a command "
+                      "(stdio). Export from a server added by its URL.", "error")
+            return None
+        args, problems = self.arguments()
+        if problems:
+            self.reveal_problems()
+            self._say(f"Not exported: {problems} problem{'s' if problems != 1 else ''} in the arguments (marked in "
+                      "the form).", "error")
+            return None
+        name = str(tool.get("name"))
+        if path is None:
+            stem = "".join(c if c.isalnum() else "_" for c in name)[:40] or "tool"
+            path, _ = QFileDialog.getSaveFileName(self, "Export for Locust", f"{stem}_load.py", "Python (*.py)")
+            if not path:
+                return None
+        options = self.options()
+        scenario = load_scenario(conn.session.spec.url, conn.session.client.protocol_version or "2025-11-25", name,
+                                 args if isinstance(args, dict) else {}, concurrency=options.concurrency,
+                                 duration_s=options.duration_s, requests=options.requests, rate=options.rate,
+                                 headers=dict(conn.session.spec.headers or {}),
+                                 source=f"Spyglass's Load tab, {conn.name}")
+        try:
+            write_locustfile(path, scenario)
+        except OSError as exc:
+            self._say(f"Not exported: {visible(path, 200)}: {exc.strerror or exc}", "error")
+            return None
+        bound = f" -t {options.duration_s:g}s" if options.duration_s else ""
+        self._say(f"Wrote {visible(path, 200)}. Run it with: locust -f {visible(path, 200)} --headless "
+                  f"-u {options.concurrency} -r {options.concurrency}{bound} --csv locust", "connected")
+        return path
+
+    def open_locust(self, path: str | None = None) -> dict[str, Any] | None:
+        """Read a Locust run's CSV files into the plots and Compare runs: the shown tool's row when Locust has one,
+        else every request; its summary, or None."""
+        if path is None:
+            path, _ = QFileDialog.getOpenFileName(self, "Open Locust results", "",
+                                                  "Locust statistics (*_stats.csv);;CSV (*.csv)")
+            if not path:
+                return None
+        prefix = path[: -len("_stats.csv")] if path.endswith("_stats.csv") else path
+        try:
+            result = read_locust(prefix)
+            name = f"tools/call {self.tool.get('name')}" if self.tool is not None else None
+            if name is None or name not in {row.name for row in result.rows}:
+                name = None
+            summary, snapshot, stats = result.summary(name), result.snapshot(name), result.stats(name)
+        except E.SpyglassError as exc:
+            self._say(f"Not opened: {visible(exc.message, 300)}", "error")
+            return None
+        charts, compare = self.plots()
+        charts.reset()
+        charts.show_snapshot(snapshot)
+        self.pages.setCurrentWidget(charts)
+        label = f"Locust · {visible(summary['tool'], 60)} · {Path(prefix).name}" + \
+            (f" · {summary['users']} users" if summary.get("users") else "")
+        compare.add(label, SimpleNamespace(stats=stats), summary)
+        self._say(f"Locust run {visible(Path(prefix).name, 100)}: {visible(summary['tool'], 100)}, "
+                  f"{summary['requests']:,} requests.", "connected")
+        self.summary.setText(summary_line(summary))
+        return summary
 
     # ------------------------------------------------------------------ state
     def _update_buttons(self) -> None:
