@@ -65,7 +65,7 @@ def card_text(tool: dict[str, Any]) -> str:
     if sentence:
         lines.append(sentence)
     if words.destructive(tool):
-        lines.append("⚠ " + words.DESTRUCTIVE_WORDS)
+        lines.append("⚠ " + words.destructive_words(tool))
     return "\n".join(lines)
 
 

@@ -338,7 +338,7 @@ class PresentView(QWidget):
             self.heading.setText(words.tool_title(tool))
         about = " ".join(str(tool.get("description") or "").split())
         if words.destructive(tool):
-            about = (about + "\n" if about else "") + "⚠ " + words.DESTRUCTIVE_WORDS + "."
+            about = (about + "\n" if about else "") + "⚠ " + words.destructive_words(tool) + "."
         self.about.setText(about)
         self.about.setVisible(bool(about))
         self.form_note.hide()
