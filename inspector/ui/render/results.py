@@ -41,6 +41,7 @@ Reader = Callable[[str], Awaitable[dict]]
 
 
 KNOWN_KINDS = ("text", "image", "audio", "resource", "resource_link")
+MARKDOWN_TYPES = ("text/markdown", "text/x-markdown")  # a resource's text read rendered, its source a click away
 
 
 class BlockFrame(QFrame):
@@ -146,45 +147,36 @@ def annotation_badges(block: Any) -> list[tuple[str, str]]:
     return out
 
 
-class TextBlock(BlockFrame):
-    def __init__(self, block: dict, parent: QWidget | None = None) -> None:
-        super().__init__("text", block, parent)
-        text = block.get("text")
-        text = text if isinstance(text, str) else pretty_json(text)
-        self.text = text
-        self.is_json, value = try_json(text)
+class MarkdownSwitch:
+    """A text shown as sent (`view`) or rendered as Markdown, one checkable button between them (`markdownToggle`,
+    the same on a tool's text result and on a resource's text). The rendered view goes right under the source in
+    `body`; a link clicked in it is only shown (`linkTarget`)."""
+
+    def __init__(self, text: str, view: QWidget, body: QVBoxLayout, parent: QWidget) -> None:
+        self.text, self.view, self.body, self.parent = text, view, body, parent
         self.markdown: SafeMarkdown | None = None
-        if self.is_json:
-            self.heading.setText("text · JSON")
-            self.view = TextView(pretty_json(value), self, lexer=json_lexer(), name="resultText", wrap=False)
-        else:
-            self.view = TextView(text, self, name="resultText")
-        self.body.addWidget(self.view)
-        self.md_button = small_button("Markdown", "Render this text as Markdown (no HTML, no images; links only "
-                                 "show where they point); off: the text exactly as sent", name="markdownToggle")
-        self.md_button.setCheckable(True)
-        self.md_button.toggled.connect(self.set_markdown)
-        self.add_header_button(self.md_button)
-        self.link_note = text_label("", self, name="linkTarget")
+        self.button = small_button("Markdown", "Render this text as Markdown (no HTML, no images; links only "
+                                   "show where they point); off: the text exactly as sent", name="markdownToggle")
+        self.button.setCheckable(True)
+        self.button.toggled.connect(self.set_markdown)
+        self.link_note = text_label("", parent, name="linkTarget")
         self.link_note.hide()
-        self.body.addWidget(self.link_note)
-        if not self.is_json and looks_like_markdown(text):  # Markdown is read rendered; the source a click away
-            self.set_markdown(True)
+        body.addWidget(self.link_note)
 
     def set_markdown(self, on: bool) -> None:
         if on and self.markdown is None:
-            self.markdown = SafeMarkdown(self)
+            self.markdown = SafeMarkdown(self.parent)
             self.markdown.grew.connect(self._fit_markdown)
             self.markdown.set_markdown(self.text)
             self._fit_markdown()
             self.markdown.linkShown.connect(self._show_link)
-            self.body.insertWidget(1, self.markdown)
+            self.body.insertWidget(self.body.indexOf(self.view) + 1, self.markdown)
             if len(self.text) > MARKDOWN_MAX:
                 self.link_note.setText(f"Markdown shows the first {MARKDOWN_MAX:,} of {len(self.text):,} characters; "
                                        "turn Markdown off to see all of the text.")
                 self.link_note.show()
-        if self.md_button.isChecked() != on:
-            self.md_button.setChecked(on)
+        if self.button.isChecked() != on:
+            self.button.setChecked(on)
         self.view.setVisible(not on)
         if self.markdown is not None:
             self.markdown.setVisible(on)
@@ -205,6 +197,37 @@ class TextBlock(BlockFrame):
         self.link_note.show()
         QGuiApplication.clipboard().setText(target)
         self.link_note.setToolTip("The link's full target; it was copied to the clipboard.")
+
+
+class TextBlock(BlockFrame):
+    def __init__(self, block: dict, parent: QWidget | None = None) -> None:
+        super().__init__("text", block, parent)
+        text = block.get("text")
+        text = text if isinstance(text, str) else pretty_json(text)
+        self.text = text
+        self.is_json, value = try_json(text)
+        if self.is_json:
+            self.heading.setText("text · JSON")
+            self.view = TextView(pretty_json(value), self, lexer=json_lexer(), name="resultText", wrap=False)
+        else:
+            self.view = TextView(text, self, name="resultText")
+        self.body.addWidget(self.view)
+        self.switch = MarkdownSwitch(text, self.view, self.body, self)
+        self.md_button = self.switch.button
+        self.add_header_button(self.md_button)
+        if not self.is_json and looks_like_markdown(text):  # Markdown is read rendered; the source a click away
+            self.set_markdown(True)
+
+    @property
+    def markdown(self) -> SafeMarkdown | None:
+        return self.switch.markdown
+
+    @property
+    def link_note(self) -> QLabel:
+        return self.switch.link_note
+
+    def set_markdown(self, on: bool) -> None:
+        self.switch.set_markdown(on)
 
 
 class ImageBlock(BlockFrame):
@@ -236,15 +259,31 @@ def _resource_body(item: Any, parent: QWidget) -> QWidget:
     uri = item.get("uri")
     mime = item.get("mimeType") if isinstance(item.get("mimeType"), str) else None
     head = f"{visible(uri, 400) if uri is not None else '(no uri)'}" + (f"  ·  {visible(mime, 80)}" if mime else "")
-    lay.addWidget(text_label(head, box, name="resourceUri", role="muted"))
+    uri_label = text_label(head, box, name="resourceUri", role="muted")
+    lay.addWidget(uri_label)
     if isinstance(item.get("text"), str):
         text = item["text"]
         lexer = lexer_for(mime, uri if isinstance(uri, str) else None)
+        is_json = False
         if lexer is None:
             is_json, value = try_json(text) if mime in (None, "text/plain") else (False, None)
             if is_json:
                 text, lexer = pretty_json(value), json_lexer()
-        lay.addWidget(TextView(text, box, lexer=lexer, name="resourceText", wrap=lexer is None))
+        view = TextView(text, box, lexer=lexer, name="resourceText", wrap=lexer is None)
+        lay.addWidget(view)
+        kind = (mime or "").split(";")[0].strip().lower()
+        markdown = kind in MARKDOWN_TYPES or getattr(lexer, "name", "") == "Markdown"  # or a .md file's name
+        if markdown or (lexer is None and not is_json and looks_like_markdown(text)):
+            # read rendered, as a tool's Markdown answer is; the source a click away (the same switch)
+            switch = MarkdownSwitch(text, view, lay, box)
+            box.markdown_switch = switch  # type: ignore[attr-defined]
+            lay.removeWidget(uri_label)
+            row = QHBoxLayout()
+            row.setContentsMargins(0, 0, 0, 0)
+            row.addWidget(uri_label, 1)
+            row.addWidget(switch.button)
+            lay.insertLayout(0, row)
+            switch.set_markdown(True)
     elif "blob" in item:
         try:
             raw = media.decode_base64(item.get("blob"), "the blob")
