@@ -19,7 +19,7 @@ from PySide6.QtCore import QEvent, QObject, QStringListModel, Qt, QTimer, Signal
 from PySide6.QtWidgets import QCompleter, QFormLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
 
 from ... import errors as E
-from ..base import theme
+from ..base import design, theme
 from ..base.text import plain_tooltip, visible, visible_block
 
 log = logging.getLogger("spyglass.ui.arg_form")
@@ -158,7 +158,7 @@ class ArgumentForm(QWidget):
         box = QWidget(self)
         b = QVBoxLayout(box)
         b.setContentsMargins(0, 0, 0, 0)
-        b.setSpacing(1)
+        b.setSpacing(design.space("hair"))
         b.addWidget(edit)
         b.addWidget(help_label)
         b.addWidget(hint)

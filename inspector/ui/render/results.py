@@ -27,10 +27,11 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from ... import media, urlpolicy
-from ..base import theme
+from ..base import design, theme
+from ..base.badge import Badge, BadgeRow
 from ..base.highlight import json_lexer, lexer_for
 from ..base.layout import small_button, text_label
-from ..base.text import plain_tooltip, pretty_json, visible
+from ..base.text import pretty_json, visible
 from .media import AudioView, ImageView, PixelBudget, extension_for
 from .text import MARKDOWN_MAX, SafeMarkdown, TextView, human_size, looks_like_markdown, save_bytes, try_json
 
@@ -55,10 +56,10 @@ class BlockFrame(QFrame):
         self.setFrameShape(QFrame.StyledPanel)
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Maximum)
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(8, 6, 8, 8)
-        lay.setSpacing(4)
+        lay.setContentsMargins(design.margins("m", "s", "m", "m"))
+        lay.setSpacing(design.space("xs"))
         head = QHBoxLayout()
-        head.setSpacing(6)
+        head.setSpacing(design.space("s"))
         self.heading = text_label(title or kind.replace("_", " "), self, name="blockKind", wrap=False, selectable=False)
         f = self.heading.font()
         f.setBold(True)
@@ -66,10 +67,7 @@ class BlockFrame(QFrame):
         head.addWidget(self.heading)
         self.badges: list[QLabel] = []
         for text, tip in annotation_badges(block):
-            b = text_label(text, self, name="annotationBadge", wrap=False, selectable=False)
-            b.setToolTip(plain_tooltip(tip))
-            b.setStyleSheet(f"QLabel {{ border: 1px solid {theme.colour('muted').name()}; border-radius: 7px;"
-                            f" padding: 0 6px; color: {theme.colour('muted').name()}; }}")
+            b = Badge(text, self, key="muted", tip=tip, name="annotationBadge")
             self.badges.append(b)
             head.addWidget(b)
         head.addStretch(1)
@@ -86,7 +84,7 @@ class BlockFrame(QFrame):
         head.addWidget(self.raw_button)
         lay.addLayout(head)
         self.body = QVBoxLayout()
-        self.body.setSpacing(4)
+        self.body.setSpacing(design.space("xs"))
         lay.addLayout(self.body)
         self._raw_view: QWidget | None = None
         self._meta_view: QWidget | None = None
@@ -251,7 +249,7 @@ def _resource_body(item: Any, parent: QWidget) -> QWidget:
     box = QWidget(parent)
     lay = QVBoxLayout(box)
     lay.setContentsMargins(0, 0, 0, 0)
-    lay.setSpacing(3)
+    lay.setSpacing(design.space("hair"))
     if not isinstance(item, dict):
         lay.addWidget(text_label(f"⚠ Not a resource contents object: {visible(pretty_json(item), 300)}", box,
                              role="warning"))
@@ -351,7 +349,7 @@ class ResourceLinkBlock(BlockFrame):
         self.reader = reader
         self.task: asyncio.Task[Any] | None = None
         grid = QVBoxLayout()
-        grid.setSpacing(1)
+        grid.setSpacing(design.space("hair"))
         for key in ("name", "title", "uri", "mimeType", "size", "description"):
             if key in block and block[key] is not None:
                 value = block[key]
@@ -460,7 +458,7 @@ class ContentView(QWidget):
         self.setObjectName("contentView")
         self._lay = QVBoxLayout(self)
         self._lay.setContentsMargins(0, 0, 0, 0)
-        self._lay.setSpacing(6)
+        self._lay.setSpacing(design.space("s"))
         self.widgets: list[QWidget] = []
         self._todo: Any = iter(())
         self._reader: Reader | None = None
@@ -509,7 +507,7 @@ def render_resource_contents(contents: list[dict]) -> QWidget:
     box.pixel_budget = PixelBudget()  # type: ignore[attr-defined]
     lay = QVBoxLayout(box)
     lay.setContentsMargins(0, 0, 0, 0)
-    lay.setSpacing(6)
+    lay.setSpacing(design.space("s"))
     items = contents if isinstance(contents, list) else []
     if not items:
         lay.addWidget(text_label("(the resource has no contents)", box, role="muted", name="noContent"))
@@ -518,7 +516,7 @@ def render_resource_contents(contents: list[dict]) -> QWidget:
         frame.setObjectName("resourceItem")
         frame.setFrameShape(QFrame.StyledPanel)
         fl = QVBoxLayout(frame)
-        fl.setContentsMargins(6, 4, 6, 6)
+        fl.setContentsMargins(design.margins("s", "xs", "s", "s"))
         try:
             fl.addWidget(_resource_body(item, frame))
         except Exception as exc:
@@ -527,6 +525,8 @@ def render_resource_contents(contents: list[dict]) -> QWidget:
         if isinstance(item, dict) and (item.get("_meta") is not None or item.get("annotations")):
             badges = annotation_badges(item)
             if badges:
-                fl.addWidget(text_label(" · ".join(b for b, _ in badges), frame, role="muted", name="annotationBadge"))
+                row = BadgeRow(frame, name="annotationBadges")
+                row.set_badges([(b, "muted") for b, _ in badges], tips=dict(badges))
+                fl.addWidget(row)
         lay.addWidget(frame)
     return box
