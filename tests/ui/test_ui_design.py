@@ -178,7 +178,8 @@ def test_the_scales_are_scales():
     assert set(design.ACCENT) == set(design.ON_ACCENT) == {"light", "dark", "high-contrast"}
     try:
         design.set_text_scale(2.0)
-        assert design.space("m") == 12 and design.space("none") == 0  # spacing grows with the text, half as fast
+        assert design.space("xl") == 24 and design.space("xxl") == 36  # framing grows with the text, half as fast
+        assert design.space("m") == 8 and design.space("none") == 0  # the gaps within a pane stay
     finally:
         design.set_text_scale(1.0)
     assert design.space("m") == 8

@@ -3,8 +3,8 @@ and every other colour the window draws with. Nothing else in `inspector/ui` wri
 or a colour literal (tests/ui/test_ui_design.py reads the source to keep it so).
 
 - Spacing: `space(step)` in pixels, `margins(*steps)` for `setContentsMargins` (CSS order: one step for all
-  sides; vertical, horizontal; or left, top, right, bottom). The steps are `SPACE`'s names; they grow with the
-  text size (half as fast: at 200 % text a step is 1.5 times as wide), for what is built after the size is set.
+  sides; vertical, horizontal; or left, top, right, bottom). The steps are `SPACE`'s names; those of 16 px and
+  more grow with the text size (half as fast: 1.5 times at 200 % text), for what is built after it is set.
 - Type: `size(role, base)` is a role's point size from the body's (`TYPE`: small, body, heading, title,
   display), `font(role, base)` the font.
 - Colour: `accent(look)` and `on_accent(look)` (one accent per theme: primary buttons, selection, links, focus);
@@ -28,11 +28,16 @@ def set_text_scale(ratio: float) -> None:
     _scale["text"] = ratio if ratio > 0 else 1.0
 
 
+GROWS_FROM = 16  # px: the steps from this one up frame a page and grow with the text; the smaller ones, between
+# the lines and controls of a pane, stay (grown, at 200 % the traffic message kept 7 lines, not 8)
+
+
 def space(step: str) -> int:
     """A step of the spacing scale, in pixels at the text size in use."""
     if step not in SPACE:
         raise ValueError(f"unknown spacing step {step!r}: use {', '.join(SPACE)}")
-    return round(SPACE[step] * (1 + (_scale["text"] - 1) / 2))
+    px = SPACE[step]
+    return round(px * (1 + (_scale["text"] - 1) / 2)) if px >= GROWS_FROM else px
 
 
 def margins(*steps: str) -> QMargins:
