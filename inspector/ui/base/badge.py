@@ -9,7 +9,7 @@ from typing import Any
 
 from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFontMetrics, QPainter
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from ...session.tools import UNDECLARED, UNDECLARED_NOTE
 from . import design, theme
@@ -107,22 +107,29 @@ class Badge(QLabel):
 
 
 class BadgeRow(QWidget):
-    """Badges in a row, then a muted note (which wraps); as narrow as its column makes it (badges that do not fit
-    are cut, never widening the window). `labels()` is what is shown."""
+    """Badges in a row, and under them a muted note that wraps at the column's width; as narrow as its column
+    makes it (badges that do not fit are cut, never widening the window). `labels()` is what is shown."""
 
     def __init__(self, parent: QWidget | None = None, *, name: str = "badges") -> None:
         super().__init__(parent)
         self.setObjectName(name)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.row = QHBoxLayout(self)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(design.space("hair"))
+        self.line = QWidget(self)
+        self.line.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.row = QHBoxLayout(self.line)
         self.row.setContentsMargins(0, 0, 0, 0)
         self.row.setSpacing(design.space("xs"))
+        self.row.addStretch(1)
+        column.addWidget(self.line)
         self.badges: list[Badge] = []
         self.note = QLabel(self)
         self.note.setObjectName(name + "Note")
         self.note.setTextFormat(Qt.TextFormat.PlainText)
         self.note.setWordWrap(True)
-        self.row.addWidget(self.note, 1)
+        column.addWidget(self.note)
 
     def set_badges(self, badges: list[tuple[str, str]], note: str = "", tips: dict[str, str] | None = None) -> None:
         """(label, colour key) each; `tips` overrides a label's tooltip."""
@@ -131,9 +138,10 @@ class BadgeRow(QWidget):
             b.deleteLater()
         self.badges = []
         for i, (label, key) in enumerate(badges):
-            b = Badge(label, self, key=key, tip=(tips or {}).get(label, ""), name="badge")
+            b = Badge(label, self.line, key=key, tip=(tips or {}).get(label, ""), name="badge")
             self.row.insertWidget(i, b, 0, Qt.AlignmentFlag.AlignVCenter)
             self.badges.append(b)
+        self.line.setVisible(bool(self.badges))
         self.note.setText(note)
         self.note.setStyleSheet(f"color: {theme.colour('muted').name()};")
         self.note.setVisible(bool(note))
