@@ -171,7 +171,11 @@ def test_words_say_things_plainly():
     assert words.failure_words("timeout") == "The server took too long to answer."
     assert words.failure_words("other") == "Something went wrong."
     tool = {"name": "delete_user", "title": "Delete a user", "annotations": {"destructiveHint": True}}
-    assert words.destructive(tool) and not words.destructive({"name": "x"})
+    assert words.destructive(tool) and words.destructive({"name": "x"})  # saying nothing may destroy (the spec)
+    assert not words.destructive({"name": "x", "annotations": {"readOnlyHint": True}})
+    assert not words.destructive({"name": "x", "annotations": {"destructiveHint": False}})
+    assert words.destructive_words(tool) == "Changes or deletes data"
+    assert words.destructive_words({"name": "x"}) == "May change or delete data (it does not say)"
     assert words.confirm_words(tool, {"user_id": 42}) == (
         "“Delete a user” (User id: 42) changes or deletes data, and it may not be possible to undo it. Continue?")
     # the server's questions in words
@@ -831,3 +835,30 @@ async def test_a_document_opened_from_the_answer_has_the_stages_text_size(qapp):
                     await until(lambda w=w: w.height() >= w.document().size().height(), 5, "whole lines")
     finally:
         view.deleteLater()
+
+
+async def test_presentation_asks_where_the_window_asks(open_window):
+    """A tool that declares no annotations may destroy (the spec's default): the window asks before calling it
+    (`session.tools.may_destroy`), so presentation mode asks too, and its card says so in words."""
+    from support import SDK_SERVER
+
+    from inspector.ui.calls.confirm import DEFAULT, needs_confirmation
+
+    async with open_window() as window:
+        conn, view = await present(window, [PY, str(SDK_SERVER)], "sdk")
+        echo = next(t for t in conn.session.tools.items if t["name"] == "echo")
+        assert "annotations" not in echo and needs_confirmation(echo, DEFAULT)  # the window asks
+        cards = find(window, QAbstractItemView, "presentCards")
+        text = next(cards.model().index(r, 0).data() for r in range(cards.model().rowCount())
+                    if cards.model().index(r, 0).data(Qt.UserRole) == "echo")
+        assert text.endswith("⚠ May change or delete data (it does not say)")
+        assert view.open_tool("echo", {"message": "hi"})
+        calls = len(conn.session.calls.history)
+        assert view.run() is None
+        assert view.confirm.isVisible()
+        assert view.confirm_text.text().startswith("“Echo” (Message: hi) may change or delete data")
+        assert len(conn.session.calls.history) == calls
+        view.confirm_yes.click()
+        await until(lambda: view.card is not None and view.card.isVisible(), 20, "the answer")
+        assert len(conn.session.calls.history) == calls + 1
+        window.present.leave()

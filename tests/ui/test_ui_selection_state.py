@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from calling import call, connected, dialog, select_tool
-from PySide6.QtWidgets import QDialog, QLabel, QListView, QPushButton
+from PySide6.QtWidgets import QDialog, QLabel, QListView, QPushButton, QWidget
 from uikit import demo_cmd, everything_cmd, find, row_of, until
 
 from inspector.config import ServerSpec
@@ -172,7 +172,7 @@ async def test_a_tool_that_declares_nothing_says_so_and_asks(open_window):
         assert UNDECLARED in row_of(view, "echo").data(BADGES_ROLE)
         assert "does not say whether this tool is read-only" in row_of(view, "echo").data(0x0003)  # ToolTipRole
         select_tool(window, "echo")
-        assert UNDECLARED in find(window, QLabel, "toolBadges").text()
+        assert UNDECLARED in find(window, QWidget, "toolBadges").labels()  # a filled badge
         window.tool_detail.form.set_value({"message": "hi"})
         find(window, QPushButton, "callButton").click()
         dlg = await dialog(window, "confirmDialog")

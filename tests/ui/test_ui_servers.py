@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QListView, QPlainTextEdit, QPushButton, QTreeView
+from PySide6.QtWidgets import QLabel, QListView, QPlainTextEdit, QPushButton, QTreeView, QWidget
 from uikit import demo_cmd, everything_cmd, find, hostile_cmd, row_of, rows, shot, until
 
 from inspector import errors as E
@@ -64,7 +64,7 @@ async def test_demo_server_tools_and_badges(open_window):
         schema = find(window, QPlainTextEdit, "toolSchema")
         assert schema.isReadOnly() and '"confirm"' in schema.toPlainText()
         assert find(window, QLabel, "toolTitle").text() == "Delete an item"
-        assert "destructive" in find(window, QLabel, "toolBadges").text()
+        assert "destructive" in find(window, QWidget, "toolBadges").labels()  # a filled badge
         # server info
         window.tabs.setCurrentIndex(1)
         assert find(window, QLabel, "serverInfo:pid").text() == str(conn.session.pid)

@@ -40,7 +40,7 @@ from ...protocol import apps
 from ...protocol.app_bridge import Ask, Note
 from ...session import CANCELLED, OK, RUNNING, TOOL_ERROR, CallRecord
 from ...session.apps import AppSession, host_context, read_document
-from ..base import theme
+from ..base import design, theme
 from ..base.layout import text_label
 from ..base.tasks import spawn
 from ..base.text import visible
@@ -103,8 +103,8 @@ class AppBlock(QFrame):
     # ------------------------------------------------------------------ construction
     def _build(self) -> None:
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(6, 4, 6, 6)
-        lay.setSpacing(4)
+        lay.setContentsMargins(design.margins("s", "xs", "s", "s"))
+        lay.setSpacing(design.space("xs"))
         head = QHBoxLayout()
         self.title = text_label(f"App · {visible(self.uri, 200)}", self, name="appTitle", wrap=False)
         f = self.title.font()

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from ... import urlpolicy
+from ..base import design
 from ..base.layout import text_label
 from ..base.text import visible
 
@@ -46,7 +47,7 @@ class LinkDialog(QDialog):
         lay.addWidget(text_label(f"The app {visible(app, 120)} asks to open this in your browser:", self))
         big = text_label(shown.host or "(nothing that can be opened)", self, name="appOpenLinkHost")
         font = big.font()
-        font.setPointSizeF(font.pointSizeF() * 1.6)
+        font.setPointSizeF(design.size("title", font.pointSizeF()))
         font.setBold(True)
         big.setFont(font)
         lay.addWidget(big)

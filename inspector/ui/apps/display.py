@@ -7,6 +7,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent, QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
+from ..base import design
 from ..base.layout import text_label
 from ..base.text import visible
 
@@ -28,7 +29,7 @@ class AppWindow(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(0)
         bar = QHBoxLayout()
-        bar.setContentsMargins(6, 2, 6, 2)
+        bar.setContentsMargins(design.margins("hair", "s"))
         bar.addWidget(text_label(visible(title, 80), self, role="muted", wrap=False), 1)
         back = QPushButton("Back inline", self)
         back.setObjectName("appBackInline")

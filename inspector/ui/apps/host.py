@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from ...protocol import apps
 from ...session import CallRecord
 from ...session.apps import INIT_TIMEOUT, HostSettings
-from ..base import opening, theme
+from ..base import design, opening, theme
 from .block import HUNG_AFTER, AppBlock
 
 log = logging.getLogger("spyglass.ui.apps")
@@ -32,13 +32,7 @@ log = logging.getLogger("spyglass.ui.apps")
 LIVE = 4
 
 
-SEMANTIC = {  # (light, dark), as theme.py's status colours
-    "--color-text-info": ("#0969da", "#58a6ff"), "--color-text-danger": ("#cf222e", "#ff7b72"),
-    "--color-text-success": ("#1a7f37", "#3fb950"), "--color-text-warning": ("#bc4c00", "#f0883e"),
-    "--color-text-secondary": ("#57606a", "#9da7b3"), "--color-background-info": ("#ddf4ff", "#0c2d48"),
-    "--color-background-danger": ("#ffebe9", "#3d1214"), "--color-background-success": ("#dafbe1", "#12261e"),
-    "--color-background-warning": ("#fff1e5", "#3d2212"),
-}
+SEMANTIC = {k: v for k, v in design.COLOURS.items() if k.startswith("--")}  # (light, dark), design tokens
 
 
 def style_variables(dark: bool) -> dict[str, str]:
@@ -58,9 +52,7 @@ def style_variables(dark: bool) -> dict[str, str]:
         "--color-ring-primary": pal.highlight().color().name(),
         "--font-sans": f'"{sans}", system-ui, sans-serif',
         "--font-mono": f'"{mono}", ui-monospace, monospace',
-        "--border-radius-sm": "3px",
-        "--border-radius-md": "6px",
-        "--border-width-regular": "1px",
+        **design.APP_RADII,
     }
     out.update({key: pair[1 if dark else 0] for key, pair in SEMANTIC.items()})
     return out

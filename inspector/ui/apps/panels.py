@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...session.apps import PRESETS, HostSettings
+from ..base import design
 from ..base.layout import text_label
 from ..base.text import pretty_json, visible, visible_block
 from ..render.results import ContentView
@@ -58,14 +59,14 @@ class AppMessages(QWidget):
         super().__init__(parent)
         self.setObjectName("appMessages")
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 4, 4, 4)
+        lay.setContentsMargins(design.margins("xs"))
         lay.addWidget(text_label("No model here: what the app would have told the conversation is shown, and the "
                                  "app is told it was accepted.", self, role="muted"))
         self.context_box = QFrame(self)
         self.context_box.setObjectName("appModelContext")
         self.context_box.setFrameShape(QFrame.StyledPanel)
         cl = QVBoxLayout(self.context_box)
-        cl.setContentsMargins(6, 4, 6, 4)
+        cl.setContentsMargins(design.margins("xs", "s"))
         self.context_title = _bold(text_label("Model context: none yet", self.context_box, name="appModelContextTitle"))
         cl.addWidget(self.context_title)
         self.context_body = QWidget(self.context_box)
@@ -92,7 +93,7 @@ class AppMessages(QWidget):
         box.setObjectName("appMessage")
         box.setFrameShape(QFrame.StyledPanel)
         bl = QVBoxLayout(box)
-        bl.setContentsMargins(6, 4, 6, 4)
+        bl.setContentsMargins(design.margins("xs", "s"))
         bl.addWidget(text_label(f"{time.strftime('%H:%M:%S')} · the app would say, as {visible(role, 20)}:", box,
                                 role="muted"))
         view = ContentView(box)
@@ -143,7 +144,7 @@ class HostContextPanel(QWidget):
         self.theme_source = theme_source  # "spyglass", "light" or "dark"
         self._loading = False
         outer = QVBoxLayout(self)
-        outer.setContentsMargins(4, 4, 4, 4)
+        outer.setContentsMargins(design.margins("xs"))
         form = QFormLayout()
         outer.addLayout(form)
         outer.addStretch(1)
@@ -253,7 +254,7 @@ class SandboxPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("appSandbox")
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 4, 4, 4)
+        lay.setContentsMargins(design.margins("xs"))
         self.summary = text_label("", self, name="appSandboxSummary")
         lay.addWidget(self.summary)
         self.csp = QPlainTextEdit(self)

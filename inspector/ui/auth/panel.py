@@ -38,7 +38,7 @@ from ... import urlpolicy
 from ...auth import KeyringStore
 from ...auth.records import FAILED, OK, PENDING, RUNNING, SKIPPED, Exchange, Step
 from ...session import uses_oauth
-from ..base import theme
+from ..base import design, theme
 from ..base.layout import scrolled_page
 from ..base.text import plain_tooltip, pretty_json, visible, visible_block
 from .session import AuthSession, open_in_browser
@@ -398,7 +398,7 @@ class BrowserDialog(QDialog):
         self.host.setTextFormat(Qt.PlainText)
         self.host.setTextInteractionFlags(Qt.TextSelectableByMouse)
         font = self.host.font()
-        font.setPointSizeF(font.pointSizeF() * 1.4)
+        font.setPointSizeF(design.size("title", font.pointSizeF()))
         font.setBold(True)
         self.host.setFont(font)
         self.problem = QLabel("The browser could not be opened: open the link below yourself.", self)
@@ -442,7 +442,7 @@ class BrowserDialog(QDialog):
         lay.addWidget(self.host)
         lay.addLayout(link_row)
         lay.addWidget(self.problem)
-        lay.addSpacing(8)
+        lay.addSpacing(design.space("m"))
         lay.addWidget(paste_note)
         lay.addLayout(paste_row)
         lay.addWidget(buttons)

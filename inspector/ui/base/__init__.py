@@ -1,7 +1,9 @@
 """What every part of the window uses, and nothing of the window itself:
 
 - `text`: text hygiene for whatever a server sends (`visible`, `visible_block`, `plain_tooltip`, masking);
-- `theme`: light and dark palettes, status colours and icons;
+- `design`: the design tokens, in one place (spacing and type scales, each theme's accent, every colour);
+- `theme`: light, dark and high-contrast palettes (from the tokens), status colours and icons, primary buttons;
+- `badge`: filled badges with their tooltips (`Badge`, `BadgeRow`, `paint_badge`, `badge_tip`);
 - `layout`: small layout pieces (`title_label`, `plain_label`, `label_grid`, `ListHeader`, `scrolling_column`);
 - `empty`: `EmptyState`, what a pane with nothing to list shows (a title, why, and the actions);
 - `items`: lists drawn alike (item roles, `ItemDelegate`, icons from data: URIs);
@@ -18,5 +20,5 @@ from . import enums as _enums
 
 _enums.install()
 
-__all__ = ["banner", "dialogs", "empty", "enums", "files", "highlight", "items", "json_view", "layout", "opening",
-           "tasks", "text", "theme"]
+__all__ = ["badge", "banner", "design", "dialogs", "empty", "enums", "files", "highlight", "items", "json_view",
+           "layout", "opening", "tasks", "text", "theme"]

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
 
-from . import theme
+from . import design, theme
 from .text import plain_tooltip, visible_block
 
 
@@ -37,7 +37,7 @@ class Banner(QFrame):
         close.setToolTip("Dismiss")
         close.clicked.connect(self.dismiss)
         lay = QHBoxLayout(self)
-        lay.setContentsMargins(10, 6, 6, 6)
+        lay.setContentsMargins(design.margins("m", "s", "s", "s"))
         lay.addWidget(self.label, 1)
         lay.addWidget(self.action, 0, Qt.AlignTop)
         lay.addWidget(close, 0, Qt.AlignTop)
@@ -45,8 +45,8 @@ class Banner(QFrame):
 
     def restyle(self) -> None:
         kind = "banner" if self.level == "error" else "info-banner"
-        self.setStyleSheet(f"#errorBanner {{ background: {theme.colour(kind).name()}; "
-                           f"border: 1px solid {theme.colour(kind + '-border').name()}; border-radius: 4px; }}")
+        self.setStyleSheet(design.box_css("#errorBanner", theme.colour(kind).name(),
+                                          theme.colour(kind + "-border").name()))
 
     def show_message(self, text: str, details: str | None = None, level: str = "error", *,
                      action: tuple[str, str, Callable[[], object]] | None = None) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
-from . import theme
+from . import design, theme
 
 MEASURE_CHARS = 70  # the longest line of the sentence, in average characters
 
@@ -34,7 +34,7 @@ class EmptyState(QWidget):
         self.title.setWordWrap(True)
         f = self.title.font()
         f.setBold(True)
-        f.setPointSizeF(f.pointSizeF() * 1.15)
+        f.setPointSizeF(design.size("heading", f.pointSizeF()))
         self.title.setFont(f)
         self.text = QLabel(text, self)
         self.text.setObjectName(f"{name}Text")
@@ -57,7 +57,7 @@ class EmptyState(QWidget):
         lay.addStretch(1)
         lay.addWidget(self.title)
         lay.addWidget(self.text)
-        lay.addSpacing(8)
+        lay.addSpacing(design.space("m"))
         lay.addLayout(row)
         lay.addStretch(2)
         self._narrow()
@@ -70,8 +70,9 @@ class EmptyState(QWidget):
 
     def _narrow(self) -> None:
         measure = self.fontMetrics().averageCharWidth() * MEASURE_CHARS
-        side = max(12, (self.width() - measure) // 2)
-        self.layout().setContentsMargins(side, 12, side, 12)
+        edge = design.space("l")
+        side = max(edge, (self.width() - measure) // 2)
+        self.layout().setContentsMargins(side, edge, side, edge)
 
     def resizeEvent(self, event: Any) -> None:
         self._narrow()

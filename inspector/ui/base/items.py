@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QRect, QSize, Qt
+from PySide6.QtCore import QEvent, QModelIndex, QRect, QSize, Qt
 from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPixmap
-from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QToolTip
 
 from ...session.tools import decode_data_uri
-from . import theme
-from .text import visible
+from . import design, theme
+from .badge import badge_size, badge_tip, paint_badge
+from .text import plain_tooltip, visible
 
 TOOL_ROLE = Qt.UserRole + 1
 BADGES_ROLE = Qt.UserRole + 2
@@ -73,6 +74,54 @@ class ItemDelegate(QStyledItemDelegate):
         fm = QFontMetrics(option.font)
         return QSize(200, fm.height() * 2 + self.PAD * 2 + 4)
 
+    @staticmethod
+    def badge_font(option: QStyleOptionViewItem) -> QFont:
+        small = QFont(option.font)
+        small.setPointSizeF(design.size("small", option.font.pointSizeF()))
+        return small
+
+    def badges_at(self, option: QStyleOptionViewItem, index: QModelIndex, x: int | None = None
+                  ) -> list[tuple[QRect, str, str]]:
+        """The badges shown on a row, (rect, label, colour key), left to right: what is wrong (and new or removed)
+        first, the annotation badges after; those are dropped first when the row is narrow."""
+        r = option.rect.adjusted(self.PAD, self.PAD, -self.PAD, -self.PAD)
+        if x is None:
+            deco = index.data(Qt.DecorationRole)
+            x = r.left() + (ICON_SIZE + 8 if isinstance(deco, QPixmap) else 0)
+        sfm = QFontMetrics(self.badge_font(option))
+        line_h = QFontMetrics(option.font).height()
+        change = index.data(CHANGE_ROLE)
+        chips = [(b, b) for b in index.data(BADGES_ROLE) or []]
+        chips = [(f, "warning") for f in index.data(FLAGS_ROLE) or []] + chips
+        if change:
+            chips.insert(0, ("changed", "changed") if change.endswith(" changed") else (change, change))
+        room, shown = r.right() - x - 90, []  # the title keeps 90 px
+        for label, key in chips:
+            w = badge_size(label, sfm).width() + 4
+            if w > room:
+                break
+            room -= w
+            shown.append((label, key))
+        out, right = [], r.right()
+        for label, key in reversed(shown):
+            size = badge_size(label, sfm)
+            out.append((QRect(right - size.width(), r.top() + (line_h - size.height()) // 2, size.width(),
+                              size.height()), label, key))
+            right -= size.width() + 4
+        return out[::-1]
+
+    def helpEvent(self, event: Any, view: Any, option: QStyleOptionViewItem, index: QModelIndex) -> bool:
+        """A badge's tooltip says what the badge means; elsewhere the row's own tooltip."""
+        if event.type() == QEvent.Type.ToolTip and index.isValid():
+            for rect, label, key in self.badges_at(option, index):
+                if rect.contains(event.pos()):
+                    tip = badge_tip(label, key)
+                    if key == "warning" and isinstance(index.data(Qt.ToolTipRole), str):
+                        tip = index.data(Qt.ToolTipRole)  # what is wrong, whole, with the findings' text
+                    QToolTip.showText(event.globalPos(), plain_tooltip(tip), view)
+                    return True
+        return super().helpEvent(event, view, option, index)
+
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
         opt = QStyleOptionViewItem(option)
         self.initStyleOption(opt, index)
@@ -99,38 +148,13 @@ class ItemDelegate(QStyledItemDelegate):
             painter.drawPixmap(target, deco)
             painter.setOpacity(1.0)
         x = r.left() + (ICON_SIZE + 8 if isinstance(deco, QPixmap) else 0)  # no icon in the list: no room kept
-        # badges, right-aligned on the first line
-        small = QFont(option.font)
-        small.setPointSizeF(max(6.5, option.font.pointSizeF() * 0.82))
-        sfm = QFontMetrics(small)
-        chips = [(b, b) for b in index.data(BADGES_ROLE) or []]
-        chips = [(f, "warning") for f in index.data(FLAGS_ROLE) or []] + chips
-        if change:
-            chips.insert(0, ("changed", "changed") if change.endswith(" changed") else (change, change))
-        right = r.right()
-        painter.setFont(small)
-        min_title = 90
-        # what is wrong (and new or removed) before the annotation badges: those are dropped first
-        room, shown_chips = right - x - min_title, []
-        for label, key in chips:
-            w = sfm.horizontalAdvance(label) + 14
-            if w > room:
-                break
-            room -= w
-            shown_chips.append((label, key))
-        for label, key in reversed(shown_chips):
-            w = sfm.horizontalAdvance(label) + 10
-            chip = QRect(right - w, r.top() + (line_h - sfm.height()) // 2 - 1, w, sfm.height() + 2)
-            c = theme.colour(key)
-            painter.setRenderHint(QPainter.Antialiasing)
-            fill = type(c)(c)
-            solid = key in theme.FILLED_BADGES  # a warning worth more than a hint: filled, light text
-            fill.setAlpha(255 if solid else 40 if not selected else 90)
-            painter.setPen(theme.colour("on-filled") if solid else c if not selected else text_colour)
-            painter.setBrush(fill)
-            painter.drawRoundedRect(chip.adjusted(0, 0, -1, -1), 4, 4)
-            painter.drawText(chip, Qt.AlignCenter, label)
-            right = chip.left() - 4
+        # badges, right-aligned on the first line, filled (base.badge)
+        small = self.badge_font(option)
+        placed = self.badges_at(option, index, x)
+        for chip, label, key in placed:
+            painter.setFont(small)
+            paint_badge(painter, chip, label, key)
+        right = placed[0][0].left() - 4 if placed else r.right()
         # title (bold), then the raw name if it differs
         bold = QFont(option.font)
         bold.setBold(True)
@@ -145,6 +169,7 @@ class ItemDelegate(QStyledItemDelegate):
         name = index.data(NAME_ROLE) or ""
         used = bfm.horizontalAdvance(shown)
         if name and name != title and used + 40 < avail:
+            sfm = QFontMetrics(small)
             painter.setFont(small)
             painter.setPen(muted)
             name_rect = QRect(x + used + 8, r.top(), avail - used - 8, line_h)

@@ -7,13 +7,13 @@ from typing import Any
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
-from . import theme
+from . import design, theme
 from .text import pretty_json
 
 HIGHLIGHT_LIMIT = 200_000  # beyond this, plain text only
 
-_LIGHT = {"key": "#0550ae", "string": "#0a3069", "number": "#953800", "keyword": "#cf222e", "punct": "#57606a"}
-_DARK = {"key": "#79c0ff", "string": "#a5d6ff", "number": "#ffa657", "keyword": "#ff7b72", "punct": "#8b949e"}
+_LIGHT = {k: v[0] for k, v in design.named("json-").items()}
+_DARK = {k: v[1] for k, v in design.named("json-").items()}
 
 
 def _kind(token: Any) -> str | None:

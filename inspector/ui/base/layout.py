@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from . import theme
+from . import design, theme
 
 
 def mono_font() -> QFont:
@@ -42,7 +42,7 @@ def scrolling_column(parent: QWidget, name: str, *widgets: QWidget) -> QScrollAr
     scroll.setFrameShape(QScrollArea.NoFrame)
     inner = QWidget(scroll)
     lay = QVBoxLayout(inner)
-    lay.setContentsMargins(0, 0, 6, 0)
+    lay.setContentsMargins(design.margins("none", "none", "s", "none"))
     for widget in widgets:
         lay.addWidget(widget)
     lay.addStretch(1)
@@ -94,7 +94,7 @@ def title_label(parent: QWidget, name: str) -> QLabel:
     label.setTextInteractionFlags(Qt.TextSelectableByMouse)
     label.setWordWrap(True)
     font = label.font()
-    font.setPointSizeF(font.pointSizeF() * 1.2)
+    font.setPointSizeF(design.size("heading", font.pointSizeF()))
     font.setBold(True)
     label.setFont(font)
     return label

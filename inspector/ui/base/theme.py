@@ -1,5 +1,7 @@
 """Light and dark palettes (Fusion), following the system unless forced; a high-contrast palette (a theme of the
-window, and presentation mode's third look); status colours and icons."""
+window, and presentation mode's third look); status colours and icons. The colours themselves, the accent of
+each theme included, are design tokens (`design`); the style fills a primary button (`mark_primary`) and edges
+a checked tool button with the accent."""
 
 from __future__ import annotations
 
@@ -7,7 +9,17 @@ from typing import Any
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPalette, QPen, QPixmap
-from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleFactory, QStyleOptionToolButton
+from PySide6.QtWidgets import (
+    QApplication,
+    QProxyStyle,
+    QPushButton,
+    QStyle,
+    QStyleFactory,
+    QStyleOptionButton,
+    QStyleOptionToolButton,
+)
+
+from . import design
 
 THEMES = ("system", "light", "dark", "high-contrast")
 THEME_NAMES = {"system": "Follow the system", "light": "Light", "dark": "Dark", "high-contrast": "High contrast"}
@@ -34,7 +46,40 @@ class _Style(QProxyStyle):
 
     def __init__(self) -> None:
         super().__init__(QStyleFactory.create("Fusion"))
-        self.fill, self.edge = QColor("#dbe6fb"), QColor("#2f6fdd")
+        self.fill, self.edge = design.accent_tint("light"), design.accent("light")
+
+    def drawControl(self, element: Any, option: Any, painter: QPainter, widget: Any = None) -> None:
+        if element == _CE_PUSHBUTTON and isinstance(widget, QPushButton) and widget.property("primary") \
+                and option.state & _STATE_ENABLED:
+            self._primary(option, painter, widget)
+            return
+        super().drawControl(element, option, painter, widget)
+
+    def _primary(self, option: Any, painter: QPainter, widget: Any) -> None:
+        """A primary button: flat, filled with the accent of the palette it is drawn with (the window's theme, or
+        presentation mode's look), its label in the colour that reads on the accent, a ring when focused."""
+        fill = QColor(option.palette.color(QPalette.ColorRole.Highlight))
+        ink = option.palette.color(QPalette.ColorRole.HighlightedText)
+        if option.state & _STATE_SUNKEN:
+            fill = fill.darker(115)
+        elif option.state & _STATE_HOVER:
+            fill = fill.lighter(108)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(QPen(fill.darker(125), design.BORDER))
+        painter.setBrush(fill)
+        box = QRectF(option.rect).adjusted(0.5, 0.5, -0.5, -0.5)
+        painter.drawRoundedRect(box, design.RADIUS, design.RADIUS)
+        if option.state & _STATE_FOCUS:
+            painter.setPen(QPen(ink, design.BORDER, Qt.PenStyle.DotLine))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(box.adjusted(2.5, 2.5, -2.5, -2.5), design.RADIUS, design.RADIUS)
+        painter.restore()
+        label = QStyleOptionButton(option)
+        palette = QPalette(option.palette)
+        palette.setColor(QPalette.ColorRole.ButtonText, ink)
+        label.palette = palette
+        super().drawControl(_CE_PUSHBUTTON_LABEL, label, painter, widget)
 
     def drawComplexControl(self, control: Any, option: Any, painter: QPainter, widget: Any = None) -> None:
         if control == _CC_TOOLBUTTON and option.state & _STATE_ON:
@@ -54,7 +99,19 @@ class _Style(QProxyStyle):
 
 
 _CC_TOOLBUTTON = QStyle.ComplexControl.CC_ToolButton
+_CE_PUSHBUTTON = QStyle.ControlElement.CE_PushButton
+_CE_PUSHBUTTON_LABEL = QStyle.ControlElement.CE_PushButtonLabel
+_STATE_SUNKEN = QStyle.StateFlag.State_Sunken
+_STATE_HOVER = QStyle.StateFlag.State_MouseOver
+_STATE_FOCUS = QStyle.StateFlag.State_HasFocus
 _STATE_ON = QStyle.StateFlag.State_On
+_STATE_ENABLED = QStyle.StateFlag.State_Enabled
+
+
+def mark_primary(button: QPushButton) -> QPushButton:
+    """The one obvious action of a pane (Call, Read, Get prompt, Run): drawn filled with the theme's accent."""
+    button.setProperty("primary", True)
+    return button
 
 
 def apply_theme(app: QApplication, mode: str = "system") -> bool:
@@ -70,10 +127,8 @@ def apply_theme(app: QApplication, mode: str = "system") -> bool:
     if style is None or app.style() is not style:
         style = _current["style"] = _Style()
         app.setStyle(style)
-    style.fill, style.edge = (QColor("#23406f"), QColor("#2f6fdd")) if dark else \
-        (QColor("#dbe6fb"), QColor("#2f6fdd"))
-    if mode == "high-contrast":
-        style.fill, style.edge = QColor("#3a3a00"), QColor("#ffff00")
+    now = look()
+    style.fill, style.edge = design.accent_tint(now), design.accent(now)
     palette = high_contrast_palette() if mode == "high-contrast" else dark_palette() if dark else light_palette()
     if app.palette() != palette:
         app.setPalette(palette)
@@ -91,96 +146,48 @@ def _follow(app: QApplication) -> None:
         apply_theme(app, "system")
 
 
-def light_palette() -> QPalette:
+def _palette(look: str) -> QPalette:
+    """The theme's palette from the design tokens; the selection, links and focus in the theme's accent."""
     p = QPalette()
-    c = {
-        QPalette.Window: "#f3f4f6", QPalette.WindowText: "#1f2328", QPalette.Base: "#ffffff",
-        QPalette.AlternateBase: "#f6f8fa", QPalette.ToolTipBase: "#ffffff", QPalette.ToolTipText: "#1f2328",
-        QPalette.PlaceholderText: "#6e7781", QPalette.Text: "#1f2328", QPalette.Button: "#eceef1",
-        QPalette.ButtonText: "#1f2328", QPalette.BrightText: "#cf222e", QPalette.Highlight: "#2f6fdd",
-        QPalette.HighlightedText: "#ffffff", QPalette.Link: "#0a58ca", QPalette.LinkVisited: "#6f42c1",
-        QPalette.Light: "#ffffff", QPalette.Midlight: "#e6e8eb", QPalette.Mid: "#c4c8cf",
-        QPalette.Dark: "#8c959f", QPalette.Shadow: "#57606a",
-    }
-    for role, colour in c.items():
-        p.setColor(role, QColor(colour))
+    for role, value in design.PALETTES[look].items():
+        if role != "disabled":
+            p.setColor(getattr(QPalette.ColorRole, role), QColor(value))
+    p.setColor(QPalette.ColorRole.Highlight, design.accent(look))
+    p.setColor(QPalette.ColorRole.HighlightedText, design.on_accent(look))
+    p.setColor(QPalette.ColorRole.Link, design.accent(look))
     for role in (QPalette.WindowText, QPalette.Text, QPalette.ButtonText):
-        p.setColor(QPalette.Disabled, role, QColor("#8c959f"))
+        p.setColor(QPalette.Disabled, role, QColor(design.PALETTES[look]["disabled"]))
     return p
+
+
+def light_palette() -> QPalette:
+    return _palette("light")
 
 
 def dark_palette() -> QPalette:
-    p = QPalette()
-    c = {
-        QPalette.Window: "#1f2227", QPalette.WindowText: "#e6e8eb", QPalette.Base: "#16181c",
-        QPalette.AlternateBase: "#1c1f24", QPalette.ToolTipBase: "#2a2e35", QPalette.ToolTipText: "#e6e8eb",
-        QPalette.PlaceholderText: "#8b949e", QPalette.Text: "#e6e8eb", QPalette.Button: "#2a2e35",
-        QPalette.ButtonText: "#e6e8eb", QPalette.BrightText: "#ff7b72", QPalette.Highlight: "#2f6fdd",
-        QPalette.HighlightedText: "#ffffff", QPalette.Link: "#58a6ff", QPalette.LinkVisited: "#bc8cff",
-        QPalette.Light: "#3a3f47", QPalette.Midlight: "#30343b", QPalette.Mid: "#2a2e35",
-        QPalette.Dark: "#101215", QPalette.Shadow: "#000000",
-    }
-    for role, colour in c.items():
-        p.setColor(role, QColor(colour))
-    for role in (QPalette.WindowText, QPalette.Text, QPalette.ButtonText):
-        p.setColor(QPalette.Disabled, role, QColor("#6e7681"))
-    return p
-
+    return _palette("dark")
 
 
 def high_contrast_palette() -> QPalette:
     """White on black with yellow focus and links (for projectors and low vision; presentation mode's third look)."""
-    p = QPalette()
-    c = {
-        QPalette.Window: "#000000", QPalette.WindowText: "#ffffff", QPalette.Base: "#000000",
-        QPalette.AlternateBase: "#101010", QPalette.ToolTipBase: "#000000", QPalette.ToolTipText: "#ffffff",
-        QPalette.PlaceholderText: "#d0d0d0", QPalette.Text: "#ffffff", QPalette.Button: "#000000",
-        QPalette.ButtonText: "#ffffff", QPalette.BrightText: "#ffff00", QPalette.Highlight: "#ffff00",
-        QPalette.HighlightedText: "#000000", QPalette.Link: "#ffff00", QPalette.LinkVisited: "#ffd700",
-        QPalette.Light: "#ffffff", QPalette.Midlight: "#ffffff", QPalette.Mid: "#ffffff",
-        QPalette.Dark: "#ffffff", QPalette.Shadow: "#ffffff",
-    }
-    for role, colour in c.items():
-        p.setColor(role, QColor(colour))
-    for role in (QPalette.WindowText, QPalette.Text, QPalette.ButtonText):
-        p.setColor(QPalette.Disabled, role, QColor("#b0b0b0"))
-    return p
-
-# ---------------------------------------------------------------------- semantic colours
-_COLOURS = {
-    # name: (light, dark)
-    "connected": ("#1a7f37", "#3fb950"),
-    "connecting": ("#9a6700", "#d29922"),
-    "error": ("#cf222e", "#ff7b72"),
-    "exited": ("#bc4c00", "#f0883e"),
-    "idle": ("#6e7781", "#8b949e"),
-    "muted": ("#57606a", "#9da7b3"),
-    "read-only": ("#1a7f37", "#3fb950"),
-    "destructive": ("#cf222e", "#ff7b72"),
-    "may change things (not declared)": ("#bc4c00", "#db6d28"),  # filled (FILLED_BADGES)
-    "on-filled": ("#ffffff", "#0d1117"),  # the text of a filled badge
-    "idempotent": ("#0969da", "#58a6ff"),
-    "open-world": ("#9a6700", "#d29922"),
-    "task": ("#8250df", "#bc8cff"),
-    "task optional": ("#8250df", "#bc8cff"),
-    "app": ("#0e7c86", "#39c5cf"),  # a tool with an MCP App (an interactive view)
-    "app-only": ("#6639ba", "#d2a8ff"),  # a tool only apps see
-    "warning": ("#bc4c00", "#f0883e"),
-    "new": ("#1a7f37", "#3fb950"),
-    "removed": ("#6e7781", "#8b949e"),
-    "changed": ("#0969da", "#58a6ff"),  # a definition that changed (after a restart, or list_changed)
-    "banner": ("#fff1e5", "#3d2212"),
-    "banner-border": ("#bc4c00", "#f0883e"),
-    "info-banner": ("#ddf4ff", "#0c2d48"),
-    "info-banner-border": ("#0969da", "#58a6ff"),
-}
+    return _palette("high-contrast")
 
 
-FILLED_BADGES = frozenset({"may change things (not declared)"})  # badges drawn filled, not tinted
+def look() -> str:
+    """The theme in use: "light", "dark" or "high-contrast"."""
+    return "high-contrast" if _current["mode"] == "high-contrast" else "dark" if is_dark() else "light"
+
+
+def accent() -> QColor:
+    """The theme's one accent colour: primary buttons, the selection, links, the focus frame."""
+    return design.accent(look())
+
+
+FILLED_BADGES = frozenset(k for k in design.COLOURS)  # every badge is drawn filled (kept for older callers)
 
 
 def colour(name: str) -> QColor:
-    light, dark = _COLOURS.get(name, _COLOURS["muted"])
+    light, dark = design.pair(name)
     return QColor(dark if is_dark() else light)
 
 
@@ -209,7 +216,7 @@ def status_icon(status_value: str, size: int = 16) -> QIcon:
         p.setPen(Qt.NoPen)
         p.setBrush(c)
         p.drawEllipse(r)
-        p.setPen(QPen(QColor("white"), 2))
+        p.setPen(QPen(colour("paper"), 2))
         m = size * 0.34
         p.drawLine(QPointF(m, m), QPointF(size - m, size - m))
         p.drawLine(QPointF(size - m, m), QPointF(m, size - m))

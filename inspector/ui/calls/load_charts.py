@@ -29,12 +29,10 @@ from PySide6.QtWidgets import (
 )
 
 from ...session.load import LoadRun, Snapshot, aligned_histograms
-from ..base import theme
+from ..base import design, theme
 
 HISTOGRAM_BINS = 40  # compared runs: neighbouring bins merged beyond this
-COLOURS = {"p50": ("#0969da", "#58a6ff"), "p90": ("#8250df", "#bc8cff"), "max": ("#bc4c00", "#f0883e"),
-           "calls": ("#1a7f37", "#3fb950"), "tool": ("#9a6700", "#d29922"), "errors": ("#cf222e", "#ff7b72"),
-           "a": ("#0969da", "#58a6ff"), "b": ("#bc4c00", "#f0883e")}
+COLOURS = design.named("chart-")  # (light, dark) per series
 
 
 def _colour(name: str) -> QColor:
@@ -123,7 +121,7 @@ class Chart(QChartView):
             axis.setLabelsColor(text)
             axis.setTitleBrush(text)
         f = QFont(self.font())
-        f.setPointSizeF(max(7.0, f.pointSizeF() - 1))
+        f.setPointSizeF(design.size("small", f.pointSizeF()))
         for axis in (self.x, self.y):
             axis.setLabelsFont(f)
             axis.setTitleFont(f)
@@ -178,7 +176,7 @@ class LiveCharts(QWidget):
         self.setObjectName("loadCharts")
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
-        grid.setSpacing(4)
+        grid.setSpacing(design.space("xs"))
         self.latency = Chart("loadLatencyChart", "Latency over time", "ms", self)
         self.p50 = self.latency.line("p50", "p50")
         self.p90 = self.latency.line("p90", "p90")
@@ -296,7 +294,7 @@ class CompareView(QWidget):
         self.setObjectName("loadComparePane")
         self.runs: list[tuple[str, LoadRun, dict[str, Any]]] = []
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 4, 0, 0)
+        lay.setContentsMargins(design.margins("none", "xs", "none", "none"))
         row = QHBoxLayout()
         self.a = QComboBox(self)
         self.a.setObjectName("loadCompareA")

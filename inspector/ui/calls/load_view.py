@@ -45,7 +45,7 @@ from ...loadtest import write as write_locustfile
 from ...loadtest.locust_stats import read as read_locust
 from ...session import LoadOptions, LoadRun, Snapshot, tool_call
 from ...session.tools import HINTS_NOTE, display_name, lists
-from ..base import theme
+from ..base import design, theme
 from ..base.dialogs import run_dialog
 from ..base.text import visible
 from . import confirm
@@ -147,8 +147,8 @@ class LoadView(QWidget):
 
     def _build(self) -> None:
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 4, 0, 0)
-        lay.setSpacing(4)
+        lay.setContentsMargins(design.margins("none", "xs", "none", "none"))
+        lay.setSpacing(design.space("xs"))
         row = QHBoxLayout()
         self.concurrency = _spin(self, "loadConcurrency", "Most calls in flight at once", 1000, 10, None)
         self.duration = QDoubleSpinBox(self)

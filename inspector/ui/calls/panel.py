@@ -36,7 +36,8 @@ from ...protocol.tasks import TASKS_VERSION, task_support
 from ...protocol.tasks import describe as describe_task
 from ...session import CallRecord
 from ...session.tools import HINTS_NOTE, app_summary, badges, display_name, flags, hints_tooltip, lists
-from ..base import theme
+from ..base import design, theme
+from ..base.badge import BadgeRow
 from ..base.json_view import JsonView
 from ..base.layout import title_label
 from ..base.text import hidden_tooltip, plain_tooltip, visible, visible_block
@@ -105,16 +106,13 @@ class ToolCallPanel(QWidget):
         top = QWidget(self.body)
         t = QVBoxLayout(top)
         t.setContentsMargins(0, 0, 0, 0)
-        t.setSpacing(3)
+        t.setSpacing(design.space("hair"))
         self.title = title_label(top, "toolTitle")
         self.name = QLabel(top)
         self.name.setObjectName("toolName")
         self.name.setTextFormat(Qt.PlainText)
         self.name.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.badges = QLabel(top)
-        self.badges.setObjectName("toolBadges")
-        self.badges.setTextFormat(Qt.PlainText)
-        self.badges.setWordWrap(True)
+        self.badges = BadgeRow(top, name="toolBadges")  # filled, each with what it means
         self.flags = QLabel(top)
         self.flags.setObjectName("toolFlags")
         self.flags.setTextFormat(Qt.PlainText)
@@ -130,11 +128,11 @@ class ToolCallPanel(QWidget):
         self.tabs.setDocumentMode(True)
         self.form_host = QWidget(self.tabs)
         self.form_layout = QVBoxLayout(self.form_host)
-        self.form_layout.setContentsMargins(0, 4, 0, 0)
+        self.form_layout.setContentsMargins(design.margins("none", "xs", "none", "none"))
         self.tabs.addTab(self.form_host, "Arguments")
         schemas = QWidget(self.tabs)
         sl = QVBoxLayout(schemas)
-        sl.setContentsMargins(0, 4, 0, 0)
+        sl.setContentsMargins(design.margins("none", "xs", "none", "none"))
         sl.addWidget(QLabel("Input schema", schemas))
         self.schema = JsonView(schemas)
         self.schema.setObjectName("toolSchema")
@@ -149,7 +147,7 @@ class ToolCallPanel(QWidget):
         t.addWidget(self.tabs, 1)
         # call row
         row = QHBoxLayout()
-        self.call_button = QPushButton("Call", top)
+        self.call_button = theme.mark_primary(QPushButton("Call", top))
         self.call_button.setObjectName("callButton")
         self.call_button.setToolTip("Call the tool with these arguments (Ctrl+Enter)")
         self.call_button.setDefault(True)
@@ -216,7 +214,7 @@ class ToolCallPanel(QWidget):
         self.body.setSizes([FORM_SHARE, 100 - FORM_SHARE])
         self._body_sized = False  # shared out once it has its real width (unless a kept divider was restored)
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(8, 0, 0, 0)
+        lay.setContentsMargins(design.margins("m", "none", "none", "none"))
         lay.addWidget(self.placeholder, 1)
         lay.addWidget(self.body, 1)
 
@@ -289,8 +287,8 @@ class ToolCallPanel(QWidget):
         self._show_task_box(tool)
         b = badges(tool)
         app = app_summary(tool)
-        self.badges.setText("Hints: " + (" · ".join(b) if b else "none") + f"   ({HINTS_NOTE})"
-                            + (f"\n{visible(app, 400)}" if app else ""))
+        self.badges.set_badges([(x, x) for x in b], ("" if b else "No hints. ") + HINTS_NOTE
+                               + (f"\n{visible(app, 400)}" if app else ""))
         self.badges.setToolTip(plain_tooltip(hints_tooltip(tool)))
         problems = flags(tool, set())
         if change == "removed":

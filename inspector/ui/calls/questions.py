@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from ... import urlpolicy
 from ...forms import SchemaForm
-from ..base import opening
+from ..base import design, opening
 from ..base.dialogs import run_dialog
 from ..base.layout import plain_label
 from ..base.text import pretty_json, visible, visible_block
@@ -83,7 +83,7 @@ class ElicitationDialog(QDialog):
             bl.addWidget(_plain("It wants you to open a page on:", box))
             h = _plain(shown.host or "(nothing that can be opened)", box, "elicitUrlHost", bold=True)
             f = h.font()
-            f.setPointSizeF(f.pointSizeF() * 1.3)
+            f.setPointSizeF(design.size("heading", f.pointSizeF()))
             h.setFont(f)
             bl.addWidget(h)
             bl.addWidget(_plain(f"Full address: {shown.full}", box, "elicitUrl"))

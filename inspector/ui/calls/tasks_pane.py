@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSplitter, QTreeWidget, 
 from ... import errors as E
 from ...protocol import tasks as T
 from ...session import Status
-from ..base import theme
+from ..base import design, theme
 from ..base.empty import EmptyState
 from ..base.json_view import JsonView
 from ..base.layout import heading_label, plain_label, scrolling_column
@@ -95,7 +95,7 @@ class TasksPane(QWidget):
         self.tree.setColumnWidth(4, 150)
         self.tree.currentItemChanged.connect(lambda *_: self._show_selected())
         t = QVBoxLayout(top)
-        t.setContentsMargins(0, 4, 0, 0)
+        t.setContentsMargins(design.margins("none", "xs", "none", "none"))
         t.addLayout(row)
         t.addWidget(self.message)
         t.addWidget(self.tree, 1)
@@ -117,7 +117,7 @@ class TasksPane(QWidget):
         self.empty = EmptyState(self, "tasksEmpty", actions=[("Refresh", "tasksEmptyRefresh", self.refresh)])
         self.split = split
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(6, 0, 0, 0)
+        lay.setContentsMargins(design.margins("s", "none", "none", "none"))
         lay.addWidget(split, 1)
         lay.addWidget(self.empty, 1)
         self._timer = QTimer(self)

@@ -32,7 +32,7 @@ from ...checks.definitions import Cost
 from ...protocol.tasks import task_support
 from ...session import ServerSession, Status
 from ...session.tools import app_badges, badges, display_name, flags, hints_tooltip
-from ..base import theme
+from ..base import design, theme
 from ..base.items import (
     BADGES_ROLE,
     CHANGE_ROLE,
@@ -255,7 +255,7 @@ class ToolListPanel(QWidget):
         top.addWidget(self.refresh_button)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(4)
+        lay.setSpacing(design.space("xs"))
         lay.addWidget(self.search)
         lay.addLayout(top)
         lay.addWidget(self.changes)

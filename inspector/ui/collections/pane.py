@@ -42,7 +42,7 @@ from ...collection.run import StepAnswers, StepResult, load_snapshots
 from ...collection.run import run as run_collection
 from ...recording.compare import MISSING
 from ...session import Status
-from ..base import theme
+from ..base import design, theme
 from ..base.empty import EmptyState
 from ..base.layout import plain_label, text_label
 from ..base.tasks import spawn
@@ -171,7 +171,7 @@ class CollectionsPane(QWidget):
         for page in (empty, self.problems, body):
             self.pages.addWidget(page)
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(8, 6, 8, 4)
+        lay.setContentsMargins(design.margins("m", "s", "m", "xs"))
         lay.addLayout(top)
         lay.addLayout(run_row)
         lay.addWidget(self.message)

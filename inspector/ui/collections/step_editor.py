@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from ...collection import edit
 from ...collection.load import CollectionError, Step, plain, yaml
-from ..base import theme
+from ..base import design, theme
 from ..base.highlight import DARK_STYLE, LIGHT_STYLE, format_for
 from ..base.layout import text_label
 from ..base.text import visible
@@ -140,7 +140,7 @@ class ExpectEditor(_Editor):
         self.text.textChanged.connect(lambda: self._mark(True))
         hint = text_label(EXPECT_HINT, self, name="collectionExpectHint", role="muted")
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 4, 0, 0)
+        lay.setContentsMargins(design.margins("none", "xs", "none", "none"))
         lay.addWidget(self.text, 1)
         lay.addWidget(hint)
         lay.addLayout(self.buttons)
@@ -199,7 +199,7 @@ class ArgumentsEditor(_Editor):
         top.addWidget(self.note, 1)
         top.addWidget(self.as_text)
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 4, 0, 0)
+        lay.setContentsMargins(design.margins("none", "xs", "none", "none"))
         lay.addLayout(top)
         lay.addWidget(self.scroll, 1)
         lay.addWidget(self.text, 1)

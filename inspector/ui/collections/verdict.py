@@ -24,7 +24,7 @@ from ...collection.expect import short
 from ...collection.load import Step
 from ...collection.run import StepResult, without_meta
 from ...recording.compare import MISSING, diff_values
-from ..base import theme
+from ..base import design, theme
 from ..base.layout import plain_label
 from ..base.text import visible
 from ..recording.json_diff import DiffColumns
@@ -78,7 +78,7 @@ class VerdictView(QWidget):
         split.setStretchFactor(1, 3)
         split.setChildrenCollapsible(False)
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 4, 0, 0)
+        lay.setContentsMargins(design.margins("none", "xs", "none", "none"))
         lay.addLayout(top)
         lay.addWidget(split, 1)
         self.show_step(None, None)

@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from ...devloop import DevLoop, Rerun, answer_of
-from ..base import theme
+from ..base import design, theme
 from ..base.layout import text_label
 from ..base.text import visible
 from ..recording.json_diff import ChangeList, DiffColumns
@@ -51,7 +51,7 @@ class RerunView(QWidget):
         split.setStretchFactor(1, 3)
         split.setSizes([90, 260, 90])
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(6, 6, 6, 6)
+        lay.setContentsMargins(design.margins("s"))
         lay.addWidget(self.summary)
         lay.addWidget(split, 1)
         self._split = split

@@ -1,6 +1,6 @@
 """A form of named string arguments with completions as you type (prompt arguments, template variables).
 
-One row per argument: its label (title or name, `*` when required), a line
+One row per argument: its label above it (title or name, `*` when required; the tool form's pattern), a line
 edit (`arg:<name>`) with a completion popup, and a help line (the
 description, or a warning when the server requires an argument it does not
 describe), followed by the suggestions the server gave. Completion requests are
@@ -19,7 +19,7 @@ from PySide6.QtCore import QEvent, QObject, QStringListModel, Qt, QTimer, Signal
 from PySide6.QtWidgets import QCompleter, QFormLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
 
 from ... import errors as E
-from ..base import theme
+from ..base import design, theme
 from ..base.text import plain_tooltip, visible, visible_block
 
 log = logging.getLogger("spyglass.ui.arg_form")
@@ -72,9 +72,11 @@ class ArgumentForm(QWidget):
         super().__init__(parent)
         self.setObjectName(name)
         self.debounce_ms = DEBOUNCE_MS
-        self._form = QFormLayout()
+        self._form = QFormLayout()  # labels above their fields, as the tool form has them (one pattern)
+        self._form.setRowWrapPolicy(QFormLayout.WrapAllRows)
         self._form.setFieldGrowthPolicy(QFormLayout.ExpandingFieldsGrow)
-        self._form.setLabelAlignment(Qt.AlignRight | Qt.AlignTop)
+        self._form.setLabelAlignment(Qt.AlignLeft | Qt.AlignTop)
+        self._form.setFormAlignment(Qt.AlignLeft | Qt.AlignTop)
         self.empty = QLabel("No arguments.", self)
         self.empty.setObjectName("argumentFormEmpty")
         self.empty.setTextFormat(Qt.PlainText)
@@ -128,6 +130,7 @@ class ArgumentForm(QWidget):
         edit = QLineEdit(self)
         edit.setObjectName(f"arg:{name}")
         edit.setClearButtonEnabled(True)
+        label.setBuddy(edit)
         desc = spec.get("description") if isinstance(spec.get("description"), str) else ""
         help_label = QLabel(self)
         help_label.setObjectName(f"argHelp:{name}")
@@ -155,7 +158,7 @@ class ArgumentForm(QWidget):
         box = QWidget(self)
         b = QVBoxLayout(box)
         b.setContentsMargins(0, 0, 0, 0)
-        b.setSpacing(1)
+        b.setSpacing(design.space("hair"))
         b.addWidget(edit)
         b.addWidget(help_label)
         b.addWidget(hint)

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSizePol
 
 from ... import errors as E
 from ...session import Status
-from ..base import theme
+from ..base import design, theme
 from ..base.layout import ListHeader, heading_label, plain_label, scrolling_column, title_label
 from ..base.tasks import spawn
 from ..base.text import hidden_tooltip, visible, visible_block
@@ -40,7 +40,7 @@ class MessageCard(QFrame):
         self.role = role or "?"
         self.setObjectName(f"promptMessage:{self.role}")
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(8, 6, 8, 8)
+        lay.setContentsMargins(design.margins("m", "s", "m", "m"))
         head = QLabel(visible(role, 40).capitalize() if role else "⚠ message without a role", self)
         head.setObjectName("promptRole")
         head.setTextFormat(Qt.PlainText)  # the role is the server's text
@@ -93,7 +93,7 @@ class PromptsPane(QWidget):
         self.description = plain_label(right, "promptDescription", selectable=True)
         self.form = ArgumentForm(right, name="promptForm")
         self.form.changed.connect(self._update_button)
-        self.get_button = QPushButton("Get prompt", right)
+        self.get_button = theme.mark_primary(QPushButton("Get prompt", right))
         self.get_button.setObjectName("getPromptButton")
         self.get_button.setToolTip("prompts/get with these arguments")
         self.get_button.clicked.connect(self.get)
@@ -109,7 +109,7 @@ class PromptsPane(QWidget):
         self.messages.setObjectName("promptMessages")
         self._msg_lay = QVBoxLayout(self.messages)
         self._msg_lay.setContentsMargins(0, 0, 0, 0)
-        self._msg_lay.setSpacing(8)
+        self._msg_lay.setSpacing(design.space("m"))
         self.placeholder = plain_label(right, "promptPlaceholder")
         self.placeholder.setAlignment(Qt.AlignCenter)
         self.placeholder.setText("Select a prompt.")
@@ -125,7 +125,7 @@ class PromptsPane(QWidget):
         d.addWidget(self.messages)
         self.scroll = scrolling_column(right, "promptScroll", self.placeholder, self.detail)
         rl = QVBoxLayout(right)
-        rl.setContentsMargins(8, 0, 0, 0)
+        rl.setContentsMargins(design.margins("m", "none", "none", "none"))
         rl.addWidget(self.scroll)
         split = QSplitter(Qt.Horizontal, self)
         split.setObjectName("promptsSplitter")
@@ -133,7 +133,7 @@ class PromptsPane(QWidget):
         split.addWidget(right)
         split.setSizes([380, 580])
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 4, 0, 0)
+        lay.setContentsMargins(design.margins("none", "xs", "none", "none"))
         lay.addWidget(split)
         self._show_prompt(None)
 

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QSplitter, QV
 from ... import errors as E
 from ...session import Status
 from ...templates import TemplateError, check, expand
-from ..base import theme
+from ..base import design, theme
 from ..base.layout import ListHeader, heading_label, plain_label, scrolled_page, scrolling_column, title_label
 from ..base.tasks import spawn
 from ..base.text import hidden_tooltip, visible, visible_block
@@ -109,7 +109,7 @@ class ResourcesPane(QWidget):
         for title, view in (("Resources", self.resource_view), ("Templates", self.template_view)):
             box = QWidget(lists)
             b = QVBoxLayout(box)
-            b.setContentsMargins(0, 4, 0, 0)
+            b.setContentsMargins(design.margins("none", "xs", "none", "none"))
             b.addWidget(heading_label(title, box))
             b.addWidget(view, 1)
             lists.addWidget(box)
@@ -126,7 +126,7 @@ class ResourcesPane(QWidget):
         self.description = plain_label(right, "resourceDescription", selectable=True)
         self.form = ArgumentForm(right, name="templateForm")
         self.expanded = plain_label(right, "expandedUri", selectable=True)
-        self.read_button = QPushButton("Read", right)
+        self.read_button = theme.mark_primary(QPushButton("Read", right))
         self.read_button.setObjectName("readButton")
         self.read_button.setToolTip("resources/read")
         self.read_button.clicked.connect(self.read)
@@ -166,7 +166,7 @@ class ResourcesPane(QWidget):
         d.addWidget(self.contents_host, 1)
         self.scroll = scrolling_column(right, "resourceScroll", self.placeholder, self.detail)
         rl = QVBoxLayout(right)
-        rl.setContentsMargins(8, 0, 0, 0)
+        rl.setContentsMargins(design.margins("m", "none", "none", "none"))
         rl.addWidget(self.subscriptions)
         rl.addWidget(self.scroll, 1)
         split = QSplitter(Qt.Horizontal, self)
@@ -175,7 +175,7 @@ class ResourcesPane(QWidget):
         split.addWidget(right)
         split.setSizes([400, 560])
         lay = scrolled_page(self)
-        lay.setContentsMargins(0, 4, 0, 0)
+        lay.setContentsMargins(design.margins("none", "xs", "none", "none"))
         lay.addWidget(split)
         self.form.changed.connect(self._update_expanded)
         self._show_detail(None, None)

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 from ... import errors as E
 from ...protocol import skills as S
 from ...session import Status
-from ..base import theme
+from ..base import design, theme
 from ..base.layout import ListHeader, heading_label, plain_label, scrolling_column, title_label
 from ..base.tasks import spawn
 from ..base.text import plain_tooltip, visible, visible_block
@@ -168,7 +168,7 @@ class SkillsPane(QWidget):
         self.status = plain_label(bottom, "skillsStatus", selectable=True)
         self.status.hide()
         b = QVBoxLayout(bottom)
-        b.setContentsMargins(0, 4, 0, 0)
+        b.setContentsMargins(design.margins("none", "xs", "none", "none"))
         b.addLayout(row)
         b.addWidget(self.content, 1)
         b.addWidget(self.status)
@@ -181,7 +181,7 @@ class SkillsPane(QWidget):
         split.addWidget(right)
         split.setSizes([300, 660])
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 4, 0, 0)
+        lay.setContentsMargins(design.margins("none", "xs", "none", "none"))
         lay.addWidget(split)
         self._show_skill(None)
 

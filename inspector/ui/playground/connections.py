@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from ...model import APIS, OPENAI, ModelConnection, ModelError
 from ...secrets import MASK
+from ..base import design
 from ..base.layout import text_label
 
 if TYPE_CHECKING:  # the providers' clients load when a chat opens, not with the window
@@ -150,7 +151,7 @@ class ConnectionsEditor(QWidget):
         self.form.addRow("API key:", self.key)
         self.form.addRow("Timeout:", self.timeout)
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(8, 8, 8, 8)
+        lay.setContentsMargins(design.margins("m"))
         lay.addLayout(top)
         lay.addLayout(self.form)
         lay.addWidget(self.note)

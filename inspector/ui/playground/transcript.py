@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from ...model import Usage
 from ...model.conversation import CallOutcome, Checked
-from ..base import theme
+from ..base import design, theme
 from ..base.layout import text_label
 from ..base.text import visible_block
 from ..render.result_view import ResultView
@@ -34,11 +34,10 @@ def _bubble(name: str, parent: QWidget, border: str) -> tuple[QFrame, QVBoxLayou
     frame.setObjectName(name)
     frame.setFrameShape(QFrame.StyledPanel)
     colour = theme.colour(border).name()
-    frame.setStyleSheet(f"QFrame#{name} {{ border: 1px solid {colour}; border-left: 4px solid {colour}; "
-                        f"border-radius: 3px; }}")
+    frame.setStyleSheet(design.outline_css(f"QFrame#{name}", colour, bar=True))
     lay = QVBoxLayout(frame)
-    lay.setContentsMargins(8, 5, 8, 6)
-    lay.setSpacing(3)
+    lay.setContentsMargins(design.margins("m", "xs", "m", "s"))
+    lay.setSpacing(design.space("hair"))
     return frame, lay
 
 
@@ -58,10 +57,10 @@ class CallCard(QFrame):
         self.setObjectName("playgroundCall")
         self.setFrameShape(QFrame.StyledPanel)
         colour = theme.colour("changed").name()
-        self.setStyleSheet(f"QFrame#playgroundCall {{ border: 1px solid {colour}; border-radius: 3px; }}")
+        self.setStyleSheet(design.outline_css("QFrame#playgroundCall", colour))
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(8, 5, 8, 6)
-        lay.setSpacing(3)
+        lay.setContentsMargins(design.margins("m", "xs", "m", "s"))
+        lay.setSpacing(design.space("hair"))
         call = checked.call
         where = f" on {server}" if server else ""
         lay.addWidget(_title(f"Tool call: {visible_block(call.name, 200)}{where}", self, "playgroundCallTitle"))
@@ -107,8 +106,8 @@ class Transcript(QScrollArea):
         self.page = QWidget(self)
         self.page.setObjectName("playgroundPage")
         self.lay = QVBoxLayout(self.page)
-        self.lay.setContentsMargins(8, 8, 8, 8)
-        self.lay.setSpacing(8)
+        self.lay.setContentsMargins(design.margins("m"))
+        self.lay.setSpacing(design.space("m"))
         self.empty = text_label("Pick a model and the servers whose tools it may use, then ask something in plain "
                                 "words. Every tool the model calls is shown here, checked, and asked about "
                                 "first when it may change things.", self.page, name="playgroundEmpty", role="muted")

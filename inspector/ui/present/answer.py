@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from ... import media
 from ...session.calls import CallRecord
+from ..base import design
 from ..render.media import AudioView
 from ..render.result_view import text_matches
 from ..render.text import SafeMarkdown
@@ -144,8 +145,8 @@ def fields_widget(value: dict[str, Any], schema: Any, parent: QWidget | None = N
     form.setLabelAlignment(Qt.AlignLeft)
     form.setRowWrapPolicy(QFormLayout.WrapLongRows)
     form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
-    form.setHorizontalSpacing(24)
-    form.setVerticalSpacing(10)
+    form.setHorizontalSpacing(design.space("xxl"))
+    form.setVerticalSpacing(design.space("m"))
     for key, item in value.items():
         label = plain_label(words.label_of(str(key), schema) + ":")
         label.setObjectName("presentFieldLabel")
@@ -208,8 +209,8 @@ class AnswerCard(QFrame):
         self.tasks: set[asyncio.Future[Any]] = set()
         self.setFrameShape(QFrame.StyledPanel)
         self.lay = QVBoxLayout(self)
-        self.lay.setContentsMargins(24, 18, 24, 18)
-        self.lay.setSpacing(12)
+        self.lay.setContentsMargins(design.margins("xl", "xxl"))
+        self.lay.setSpacing(design.space("l"))
         result = rec.result if isinstance(rec.result, dict) else {}
         self.failed = rec.outcome != "ok" and rec.outcome != "tool error"
         self.tool_error = rec.outcome == "tool error" or result.get("isError") is True
@@ -275,7 +276,7 @@ class AnswerCard(QFrame):
         head = plain_label("⚠ That didn't work", "presentErrorTitle", self)
         f = head.font()
         f.setBold(True)
-        f.setPointSizeF(f.pointSizeF() * 1.25)
+        f.setPointSizeF(design.size("heading", f.pointSizeF()))
         head.setFont(f)
         self.lay.addWidget(head)
         if self.tool_error:

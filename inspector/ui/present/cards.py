@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...session.tools import decode_data_uri
-from ..base import theme
+from ..base import design, theme
 from . import words
 
 SEARCH_ROLE = Qt.UserRole + 1
@@ -65,14 +65,14 @@ def card_text(tool: dict[str, Any]) -> str:
     if sentence:
         lines.append(sentence)
     if words.destructive(tool):
-        lines.append("⚠ " + words.DESTRUCTIVE_WORDS)
+        lines.append("⚠ " + words.destructive_words(tool))
     return "\n".join(lines)
 
 
 def title_font(font: QFont) -> QFont:
     title = QFont(font)
     title.setBold(True)
-    title.setPointSizeF(font.pointSizeF() * 1.2)
+    title.setPointSizeF(design.size("heading", font.pointSizeF()))
     return title
 
 
@@ -315,7 +315,7 @@ class ToolCards(QWidget):
         self.search.textChanged.connect(self._filter)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(12)
+        lay.setSpacing(design.space("l"))
         lay.addWidget(self.search)
         lay.addWidget(self.view, 1)
         self.setTabOrder(self.search, self.view)

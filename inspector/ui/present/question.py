@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
 from ... import urlpolicy
-from ..base import opening
+from ..base import design, opening
 from . import words
 from .friendly_form import FriendlyForm, plain_label
 
@@ -55,8 +55,8 @@ class QuestionCard(QFrame):
         self.setObjectName("presentQuestion")
         self.setFrameShape(QFrame.StyledPanel)
         self.lay = QVBoxLayout(self)
-        self.lay.setContentsMargins(24, 18, 24, 18)
-        self.lay.setSpacing(12)
+        self.lay.setContentsMargins(design.margins("xl", "xxl"))
+        self.lay.setSpacing(design.space("l"))
         message = params.get("message")
         if kind in ("form", "url") and isinstance(message, str) and message.strip():
             said = plain_label(_clip(message.strip()), "presentQuestionText", self)

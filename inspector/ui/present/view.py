@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 from ...collection import load as collection_load
 from ...private import write_private
 from ...session.calls import CallRecord
-from ..base import theme
+from ..base import design, theme
 from ..calls.questions import HANDED_BACK
 from ..servers.connection import Connection
 from . import words
@@ -106,8 +106,8 @@ class PresentView(QWidget):
     # ------------------------------------------------------------------ building
     def _build(self) -> None:
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(32, 20, 32, 20)
-        lay.setSpacing(14)
+        lay.setContentsMargins(design.margins("xl", "xxxl"))
+        lay.setSpacing(design.space("l"))
         bar = QHBoxLayout()
         self.back = named(QPushButton("← All tools"), "presentBack", "All tools", "Back to the list of tools")
         self.back.clicked.connect(self.show_cards)
@@ -176,14 +176,14 @@ class PresentView(QWidget):
         tool_page = QWidget()
         tl = QVBoxLayout(tool_page)
         tl.setContentsMargins(0, 0, 0, 0)
-        tl.setSpacing(10)
+        tl.setSpacing(design.space("m"))
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
         self.scroll.setFrameShape(QFrame.NoFrame)
         page = QWidget()
         self.page_layout = QVBoxLayout(page)
-        self.page_layout.setContentsMargins(0, 0, 12, 0)
-        self.page_layout.setSpacing(14)
+        self.page_layout.setContentsMargins(design.margins("none", "none", "l", "none"))
+        self.page_layout.setSpacing(design.space("l"))
         self.about = named(plain_label(""), "presentAbout", "About this tool")
         self.page_layout.addWidget(self.about)
         self.form_holder = QVBoxLayout()
@@ -222,8 +222,9 @@ class PresentView(QWidget):
         self.run_bar.setObjectName("presentRunBar")
         run_row = QHBoxLayout(self.run_bar)
         run_row.setContentsMargins(0, 0, 0, 0)
-        run_row.setSpacing(16)
-        self.run_button = named(QPushButton("Run"), "presentRun", "Run", "Run this tool with what is filled in (Enter)")
+        run_row.setSpacing(design.space("xl"))
+        self.run_button = named(theme.mark_primary(QPushButton("Run")), "presentRun", "Run",
+                                "Run this tool with what is filled in (Enter)")
         self.run_button.setMinimumHeight(56)
         self.run_button.setMinimumWidth(220)
         self.run_button.clicked.connect(self.run)
@@ -245,7 +246,7 @@ class PresentView(QWidget):
         self.question_scroll.setFrameShape(QFrame.NoFrame)
         qpage = QWidget()
         self.question_layout = QVBoxLayout(qpage)
-        self.question_layout.setContentsMargins(0, 0, 12, 0)
+        self.question_layout.setContentsMargins(design.margins("none", "none", "l", "none"))
         self.question_layout.addStretch(1)
         self.question_scroll.setWidget(qpage)
         self.stack.addWidget(self.question_scroll)
@@ -338,7 +339,7 @@ class PresentView(QWidget):
             self.heading.setText(words.tool_title(tool))
         about = " ".join(str(tool.get("description") or "").split())
         if words.destructive(tool):
-            about = (about + "\n" if about else "") + "⚠ " + words.DESTRUCTIVE_WORDS + "."
+            about = (about + "\n" if about else "") + "⚠ " + words.destructive_words(tool) + "."
         self.about.setText(about)
         self.about.setVisible(bool(about))
         self.form_note.hide()
@@ -535,16 +536,7 @@ class PresentView(QWidget):
             f"QWidget#presentView QMenu::item {{ padding: {pad // 3}px {pad}px {pad // 3}px {pad * 3 // 2}px; }}"
             + "".join(f"QWidget#presentView QWidget[presentScale=\"{s}\"] {{ font-size: {body * s / 100:.1f}pt; }}"
                       for s in SCALES)
-            + ("QWidget#presentView QLineEdit, QWidget#presentView QFrame#presentResult,"
-               " QWidget#presentView QFrame#presentError, QWidget#presentView QFrame#presentQuestion,"
-               " QWidget#presentView QPlainTextEdit { border: 2px solid #ffffff; background-color: #000000;"
-               " color: #ffffff; }"
-               "QWidget#presentView QSlider::groove:horizontal { border: 2px solid #ffffff; height: 6px;"
-               " background: #000000; }"
-               "QWidget#presentView QSlider::sub-page:horizontal { background: #ffff00; }"
-               "QWidget#presentView QSlider::handle:horizontal { background: #ffff00; border: 2px solid #ffffff;"
-               " width: 18px; margin: -8px 0; }"
-               if self.look == "high-contrast" else ""))
+            + (design.high_contrast_stage_css("QWidget#presentView") if self.look == "high-contrast" else ""))
         line = QFontMetrics(font_of(body)).lineSpacing()
         # Run's bar keeps the room of two lines of its note, shown or not: a message coming or going moves nothing
         self.run_bar.setFixedHeight(max(self.run_button.minimumHeight(), line * 2 + 6,

@@ -11,7 +11,7 @@ import urllib.parse
 from typing import Any
 
 from ... import urlpolicy
-from ...session.tools import display_name, hints
+from ...session.tools import display_name, hints, may_destroy
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
@@ -19,6 +19,7 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?$")
 
 DESTRUCTIVE_WORDS = "Changes or deletes data"
+UNDECLARED_WORDS = "May change or delete data (it does not say)"
 _DETERMINERS = ("your", "my", "our", "their", "the", "this", "that", "his", "her", "its")
 
 
@@ -63,9 +64,19 @@ def for_people(tool: Any) -> bool:
 
 
 def destructive(tool: dict[str, Any]) -> bool:
-    """The tool says it may delete or overwrite data (explicitly: the spec's default is not a claim)."""
-    h = hints(tool)
-    return not h["readOnlyHint"][0] and h["destructiveHint"][0] and h["destructiveHint"][1]
+    """The tool may delete or overwrite data: it says so, or it says nothing (the spec's default). The window's
+    rule (`session.tools.may_destroy`): what the window asks about, presentation mode asks about too."""
+    return may_destroy(tool)
+
+
+def declared(tool: dict[str, Any]) -> bool:
+    """Whether the server said the tool is destructive (rather than saying nothing)."""
+    return hints(tool)["destructiveHint"][1]
+
+
+def destructive_words(tool: dict[str, Any]) -> str:
+    """"Changes or deletes data", or, for a tool that does not say, that it may."""
+    return DESTRUCTIVE_WORDS if declared(tool) else UNDECLARED_WORDS
 
 
 def singular(noun: str) -> str:
@@ -232,6 +243,9 @@ def confirm_words(tool: dict[str, Any], arguments: Any) -> str:
     bits = [f"{field_label(None, str(k))}: {value_text(v)}" for k, v in (arguments or {}).items()] \
         if isinstance(arguments, dict) else []
     said = f" ({'; '.join(bits)})" if bits else ""
+    if not declared(tool):
+        return f"“{what}”{said} may change or delete data (it does not say it won't), and it may not be possible " \
+               "to undo it. Continue?"
     return f"“{what}”{said} changes or deletes data, and it may not be possible to undo it. Continue?"
 
 

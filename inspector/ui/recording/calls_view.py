@@ -25,7 +25,7 @@ from ... import errors as E
 from ...protocol.jsonrpc import code_name
 from ...recording.surface import Exchange, ServerSurface
 from ...session import OK, REJECTED, TOOL_ERROR, CallRecord
-from ..base import theme
+from ..base import design, theme
 from ..base.highlight import json_lexer
 from ..base.layout import heading_label, scrolling_column, text_label
 from ..base.text import pretty_json, visible, visible_block
@@ -80,10 +80,9 @@ def error_frame(x: Exchange, parent: QWidget) -> QFrame:
     f.setObjectName("result:error")
     f.setProperty("errorKind", "rejected")
     c = theme.colour("error").name()
-    f.setStyleSheet(f'QFrame[objectName="result:error"] {{ border: 1px solid {c}; border-left: 4px solid {c};'
-                    " border-radius: 3px; }")
+    f.setStyleSheet(design.outline_css('QFrame[objectName="result:error"]', c, bar=True))
     lay = QVBoxLayout(f)
-    lay.setContentsMargins(8, 6, 8, 8)
+    lay.setContentsMargins(design.margins("m", "s", "m", "m"))
     lay.addWidget(text_label(f"The server rejected {visible(x.method, 100)}", f, name="errorTitle", role="error"))
     code = error.get("code")
     lay.addWidget(text_label(f"{visible(code, 40)} {code_name(code)}", f, name="errorCode"))
@@ -130,7 +129,7 @@ def prompt_messages(messages: list[Any], parent: QWidget) -> list[QWidget]:
         card.setObjectName("promptMessage")
         card.setFrameShape(QFrame.StyledPanel)
         lay = QVBoxLayout(card)
-        lay.setContentsMargins(8, 6, 8, 8)
+        lay.setContentsMargins(design.margins("m", "s", "m", "m"))
         lay.addWidget(heading_label(visible(m.get("role", "?"), 40), card))
         content = m.get("content")
         view = ContentView(card)
@@ -222,8 +221,8 @@ class CallsPage(QSplitter):
         self.result = QWidget(self)
         self.result.setObjectName("sessionCallResult")
         rl = QVBoxLayout(self.result)
-        rl.setContentsMargins(8, 0, 0, 0)
-        rl.setSpacing(4)
+        rl.setContentsMargins(design.margins("m", "none", "none", "none"))
+        rl.setSpacing(design.space("xs"))
         head = QHBoxLayout()
         self.head = heading_label("", self.result)
         self.head.setObjectName("sessionCallHead")

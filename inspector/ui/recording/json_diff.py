@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...recording.compare import MISSING, pointer_part, short
-from ..base import theme
+from ..base import design, theme
 from ..base.json_view import JsonView
 from ..base.layout import heading_label, text_label
 
@@ -99,7 +99,7 @@ class JsonColumn(QWidget):
         self.marked: list[str] = []
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(2)
+        lay.setSpacing(design.space("hair"))
         lay.addWidget(self.heading)
         lay.addWidget(self.view, 1)
 

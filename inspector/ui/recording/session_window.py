@@ -35,7 +35,7 @@ from ...recording.files import Opened
 from ...recording.findings import judge_recording
 from ...recording.replay import requests_of
 from ...recording.surface import ServerSurface
-from ..base import theme
+from ..base import design, theme
 from ..base.items import DESCRIPTION_ROLE, NAME_ROLE, ItemDelegate
 from ..base.layout import text_label
 from ..base.text import visible
@@ -95,7 +95,7 @@ class SessionWindow(QMainWindow):
         self.views: dict[str, SurfaceView] = {}
         central = QWidget(self)
         lay = QVBoxLayout(central)
-        lay.setContentsMargins(6, 6, 6, 0)
+        lay.setContentsMargins(design.margins("s", "s", "s", "none"))
         self.problems = self._problems_banner(central)
         lay.addWidget(self.problems)
         n = len(self.surfaces)
@@ -175,10 +175,10 @@ class SessionWindow(QMainWindow):
         lines += [f"{visible(s.name, 60)}: {visible(p, 500)}" for s in self.surfaces for p in s.problems]
         frame = QFrame(parent)
         frame.setObjectName("sessionProblems")
-        frame.setStyleSheet(f"#sessionProblems {{ background: {theme.colour('banner').name()}; border: 1px solid "
-                            f"{theme.colour('banner-border').name()}; border-radius: 4px; }}")
+        frame.setStyleSheet(design.box_css("#sessionProblems", theme.colour("banner").name(),
+                                           theme.colour("banner-border").name()))
         fl = QVBoxLayout(frame)
-        fl.setContentsMargins(10, 6, 10, 6)
+        fl.setContentsMargins(design.margins("s", "m"))
         shown = lines[:12] + ([f"… and {len(lines) - 12} more"] if len(lines) > 12 else [])
         label = text_label("Part of this session could not be read; what could is shown.\n" +
                            "\n".join(f"• {line}" for line in shown), frame, name="sessionProblemsText")

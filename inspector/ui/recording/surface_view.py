@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 from ...recording.surface import ServerSurface
 from ...secrets import mask_text
 from ...session.tools import badges, display_name, flags, hints_tooltip
-from ..base import theme
+from ..base import design, theme
 from ..base.items import (
     BADGES_ROLE,
     DESCRIPTION_ROLE,
@@ -119,7 +119,7 @@ def list_column(parent: QWidget, heading: str, view: ItemList, note_name: str) -
     box = QWidget(parent)
     lay = QVBoxLayout(box)
     lay.setContentsMargins(0, 0, 0, 0)
-    lay.setSpacing(4)
+    lay.setSpacing(design.space("xs"))
     count = heading_label(heading, box)
     count.setObjectName(f"{view.objectName()}Count")
     note = text_label("", box, name=note_name, role="muted")
@@ -163,7 +163,7 @@ class ToolsPage(QSplitter):
                                        self.description, self.filled, self.form_host,
                                        self.definition_heading, self.definition)
         lay = QVBoxLayout(self.detail)
-        lay.setContentsMargins(8, 0, 0, 0)
+        lay.setContentsMargins(design.margins("m", "none", "none", "none"))
         lay.addWidget(self.scroll_area)
         self.addWidget(box)
         self.addWidget(self.detail)

@@ -31,7 +31,7 @@ from ...forms.validation import Checker, pointer
 from ...protocol.jsonrpc import code_name
 from ...protocol.tasks import describe as describe_task
 from ...session import CANCELLED, FAILED, OK, REJECTED, RUNNING, TIMEOUT, TOOL_ERROR, CallRecord
-from ..base import theme
+from ..base import design, theme
 from ..base.highlight import json_lexer
 from ..base.layout import text_label
 from ..base.text import pretty_json, visible, visible_block
@@ -53,20 +53,15 @@ def _frame(name: str, parent: QWidget, border: str | None = None) -> tuple[QFram
     f.setFrameShape(QFrame.StyledPanel)
     if border:
         c = theme.colour(border)
-        f.setStyleSheet(f"QFrame[objectName=\"{name}\"] {{ border: 1px solid {c.name()};"
-                        f" border-left: 4px solid {c.name()}; border-radius: 3px; }}")
+        f.setStyleSheet(design.outline_css(f'QFrame[objectName="{name}"]', c.name(), bar=True))
     lay = QVBoxLayout(f)
-    lay.setContentsMargins(8, 6, 8, 8)
-    lay.setSpacing(4)
+    lay.setContentsMargins(design.margins("m", "s", "m", "m"))
+    lay.setSpacing(design.space("xs"))
     return f, lay
 
 
-def _bold(lab: QLabel, scale: float = 1.0) -> QLabel:
-    f = lab.font()
-    f.setBold(True)
-    if scale != 1.0:
-        f.setPointSizeF(f.pointSizeF() * scale)
-    lab.setFont(f)
+def _bold(lab: QLabel, role: str = "body") -> QLabel:
+    lab.setFont(design.font(role, lab.font(), bold=True))
     return lab
 
 
@@ -244,11 +239,11 @@ class ResultView(QWidget):
         self.holder.setObjectName("resultHolder")
         self._holder_layout = QVBoxLayout(self.holder)
         self._holder_layout.setContentsMargins(0, 0, 0, 0)
-        self._holder_layout.setSpacing(6)
+        self._holder_layout.setSpacing(design.space("s"))
         self.above = QWidget(self.holder)
         self.above.setObjectName("resultAbove")
         self._above_layout = QVBoxLayout(self.above)
-        self._above_layout.setContentsMargins(0, 0, 6, 0)
+        self._above_layout.setContentsMargins(design.margins("none", "none", "s", "none"))
         self.above.hide()
         self._holder_layout.addWidget(self.above)
         self.scroll.setWidget(self.holder)
@@ -291,8 +286,8 @@ class ResultView(QWidget):
         self.page = QWidget(self.holder)
         self.page.setObjectName("resultPage")
         lay = QVBoxLayout(self.page)
-        lay.setContentsMargins(0, 0, 6, 0)
-        lay.setSpacing(6)
+        lay.setContentsMargins(design.margins("none", "none", "s", "none"))
+        lay.setSpacing(design.space("s"))
         self._holder_layout.addWidget(self.page, 1)
         self.raw_view = None
         self.meta_view = None
@@ -408,7 +403,7 @@ class ResultView(QWidget):
     def _rpc_error(self, err: E.RemoteError) -> QFrame:
         f, lay = _frame("result:error", self.page, "error")
         f.setProperty("errorKind", "rejected")
-        lay.addWidget(_bold(text_label("The request was rejected", f, name="errorTitle", role="error"), 1.1))
+        lay.addWidget(_bold(text_label("The request was rejected", f, name="errorTitle", role="error"), "heading"))
         lay.addWidget(text_label("The server refused the tools/call request itself (a JSON-RPC error): the tool did "
                              "not run, or did not get as far as producing a result.", f, role="muted"))
         lay.addWidget(_bold(text_label(f"{err.code} {code_name(err.code)}", f, name="errorCode")))
@@ -422,7 +417,7 @@ class ResultView(QWidget):
     def _tool_error(self, result: dict[str, Any], reader: Reader | None) -> QFrame:
         f, lay = _frame("result:error", self.page, "warning")
         f.setProperty("errorKind", "tool")
-        lay.addWidget(_bold(text_label("The tool ran and failed", f, name="errorTitle", role="warning"), 1.1))
+        lay.addWidget(_bold(text_label("The tool ran and failed", f, name="errorTitle", role="warning"), "heading"))
         lay.addWidget(text_label("The server ran the tool and reported an error in its result (isError: true). "
                              "Its message:", f, role="muted"))
         blocks = result.get("content")
@@ -434,7 +429,7 @@ class ResultView(QWidget):
     def _local_failure(self, rec: CallRecord) -> QFrame:
         f, lay = _frame("result:failure", self.page, "warning" if rec.outcome != FAILED else "error")
         title = {CANCELLED: "Cancelled", TIMEOUT: "No answer in time", FAILED: "The call failed"}[rec.outcome]
-        lay.addWidget(_bold(text_label(title, f, name="failureTitle"), 1.1))
+        lay.addWidget(_bold(text_label(title, f, name="failureTitle"), "heading"))
         lay.addWidget(text_label(visible_block(rec.error_text, 4000), f, name="failureMessage"))
         if rec.outcome == CANCELLED and rec.task_id is None:
             lay.addWidget(text_label("Spyglass told the server to stop (notifications/cancelled, or by closing the "
@@ -452,9 +447,9 @@ class ResultView(QWidget):
         trail = QWidget(f)
         trail.setObjectName("taskTrail")
         grid = QGridLayout(trail)
-        grid.setContentsMargins(0, 2, 0, 0)
-        grid.setHorizontalSpacing(10)
-        grid.setVerticalSpacing(1)
+        grid.setContentsMargins(design.margins("none", "hair", "none", "none"))
+        grid.setHorizontalSpacing(design.space("m"))
+        grid.setVerticalSpacing(design.space("hair"))
         grid.setColumnStretch(1, 1)
         if len(rec.task_trail) > TASK_TRAIL_SHOWN:
             grid.addWidget(text_label(f"… {len(rec.task_trail) - TASK_TRAIL_SHOWN} earlier states", trail,

@@ -27,10 +27,11 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from ... import media, urlpolicy
-from ..base import theme
+from ..base import design, theme
+from ..base.badge import Badge, BadgeRow
 from ..base.highlight import json_lexer, lexer_for
 from ..base.layout import small_button, text_label
-from ..base.text import plain_tooltip, pretty_json, visible
+from ..base.text import pretty_json, visible
 from .media import AudioView, ImageView, PixelBudget, extension_for
 from .text import MARKDOWN_MAX, SafeMarkdown, TextView, human_size, looks_like_markdown, save_bytes, try_json
 
@@ -41,6 +42,7 @@ Reader = Callable[[str], Awaitable[dict]]
 
 
 KNOWN_KINDS = ("text", "image", "audio", "resource", "resource_link")
+MARKDOWN_TYPES = ("text/markdown", "text/x-markdown")  # a resource's text read rendered, its source a click away
 
 
 class BlockFrame(QFrame):
@@ -54,10 +56,10 @@ class BlockFrame(QFrame):
         self.setFrameShape(QFrame.StyledPanel)
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Maximum)
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(8, 6, 8, 8)
-        lay.setSpacing(4)
+        lay.setContentsMargins(design.margins("m", "s", "m", "m"))
+        lay.setSpacing(design.space("xs"))
         head = QHBoxLayout()
-        head.setSpacing(6)
+        head.setSpacing(design.space("s"))
         self.heading = text_label(title or kind.replace("_", " "), self, name="blockKind", wrap=False, selectable=False)
         f = self.heading.font()
         f.setBold(True)
@@ -65,10 +67,7 @@ class BlockFrame(QFrame):
         head.addWidget(self.heading)
         self.badges: list[QLabel] = []
         for text, tip in annotation_badges(block):
-            b = text_label(text, self, name="annotationBadge", wrap=False, selectable=False)
-            b.setToolTip(plain_tooltip(tip))
-            b.setStyleSheet(f"QLabel {{ border: 1px solid {theme.colour('muted').name()}; border-radius: 7px;"
-                            f" padding: 0 6px; color: {theme.colour('muted').name()}; }}")
+            b = Badge(text, self, key="muted", tip=tip, name="annotationBadge")
             self.badges.append(b)
             head.addWidget(b)
         head.addStretch(1)
@@ -85,7 +84,7 @@ class BlockFrame(QFrame):
         head.addWidget(self.raw_button)
         lay.addLayout(head)
         self.body = QVBoxLayout()
-        self.body.setSpacing(4)
+        self.body.setSpacing(design.space("xs"))
         lay.addLayout(self.body)
         self._raw_view: QWidget | None = None
         self._meta_view: QWidget | None = None
@@ -146,45 +145,36 @@ def annotation_badges(block: Any) -> list[tuple[str, str]]:
     return out
 
 
-class TextBlock(BlockFrame):
-    def __init__(self, block: dict, parent: QWidget | None = None) -> None:
-        super().__init__("text", block, parent)
-        text = block.get("text")
-        text = text if isinstance(text, str) else pretty_json(text)
-        self.text = text
-        self.is_json, value = try_json(text)
+class MarkdownSwitch:
+    """A text shown as sent (`view`) or rendered as Markdown, one checkable button between them (`markdownToggle`,
+    the same on a tool's text result and on a resource's text). The rendered view goes right under the source in
+    `body`; a link clicked in it is only shown (`linkTarget`)."""
+
+    def __init__(self, text: str, view: QWidget, body: QVBoxLayout, parent: QWidget) -> None:
+        self.text, self.view, self.body, self.parent = text, view, body, parent
         self.markdown: SafeMarkdown | None = None
-        if self.is_json:
-            self.heading.setText("text · JSON")
-            self.view = TextView(pretty_json(value), self, lexer=json_lexer(), name="resultText", wrap=False)
-        else:
-            self.view = TextView(text, self, name="resultText")
-        self.body.addWidget(self.view)
-        self.md_button = small_button("Markdown", "Render this text as Markdown (no HTML, no images; links only "
-                                 "show where they point); off: the text exactly as sent", name="markdownToggle")
-        self.md_button.setCheckable(True)
-        self.md_button.toggled.connect(self.set_markdown)
-        self.add_header_button(self.md_button)
-        self.link_note = text_label("", self, name="linkTarget")
+        self.button = small_button("Markdown", "Render this text as Markdown (no HTML, no images; links only "
+                                   "show where they point); off: the text exactly as sent", name="markdownToggle")
+        self.button.setCheckable(True)
+        self.button.toggled.connect(self.set_markdown)
+        self.link_note = text_label("", parent, name="linkTarget")
         self.link_note.hide()
-        self.body.addWidget(self.link_note)
-        if not self.is_json and looks_like_markdown(text):  # Markdown is read rendered; the source a click away
-            self.set_markdown(True)
+        body.addWidget(self.link_note)
 
     def set_markdown(self, on: bool) -> None:
         if on and self.markdown is None:
-            self.markdown = SafeMarkdown(self)
+            self.markdown = SafeMarkdown(self.parent)
             self.markdown.grew.connect(self._fit_markdown)
             self.markdown.set_markdown(self.text)
             self._fit_markdown()
             self.markdown.linkShown.connect(self._show_link)
-            self.body.insertWidget(1, self.markdown)
+            self.body.insertWidget(self.body.indexOf(self.view) + 1, self.markdown)
             if len(self.text) > MARKDOWN_MAX:
                 self.link_note.setText(f"Markdown shows the first {MARKDOWN_MAX:,} of {len(self.text):,} characters; "
                                        "turn Markdown off to see all of the text.")
                 self.link_note.show()
-        if self.md_button.isChecked() != on:
-            self.md_button.setChecked(on)
+        if self.button.isChecked() != on:
+            self.button.setChecked(on)
         self.view.setVisible(not on)
         if self.markdown is not None:
             self.markdown.setVisible(on)
@@ -205,6 +195,37 @@ class TextBlock(BlockFrame):
         self.link_note.show()
         QGuiApplication.clipboard().setText(target)
         self.link_note.setToolTip("The link's full target; it was copied to the clipboard.")
+
+
+class TextBlock(BlockFrame):
+    def __init__(self, block: dict, parent: QWidget | None = None) -> None:
+        super().__init__("text", block, parent)
+        text = block.get("text")
+        text = text if isinstance(text, str) else pretty_json(text)
+        self.text = text
+        self.is_json, value = try_json(text)
+        if self.is_json:
+            self.heading.setText("text · JSON")
+            self.view = TextView(pretty_json(value), self, lexer=json_lexer(), name="resultText", wrap=False)
+        else:
+            self.view = TextView(text, self, name="resultText")
+        self.body.addWidget(self.view)
+        self.switch = MarkdownSwitch(text, self.view, self.body, self)
+        self.md_button = self.switch.button
+        self.add_header_button(self.md_button)
+        if not self.is_json and looks_like_markdown(text):  # Markdown is read rendered; the source a click away
+            self.set_markdown(True)
+
+    @property
+    def markdown(self) -> SafeMarkdown | None:
+        return self.switch.markdown
+
+    @property
+    def link_note(self) -> QLabel:
+        return self.switch.link_note
+
+    def set_markdown(self, on: bool) -> None:
+        self.switch.set_markdown(on)
 
 
 class ImageBlock(BlockFrame):
@@ -228,7 +249,7 @@ def _resource_body(item: Any, parent: QWidget) -> QWidget:
     box = QWidget(parent)
     lay = QVBoxLayout(box)
     lay.setContentsMargins(0, 0, 0, 0)
-    lay.setSpacing(3)
+    lay.setSpacing(design.space("hair"))
     if not isinstance(item, dict):
         lay.addWidget(text_label(f"⚠ Not a resource contents object: {visible(pretty_json(item), 300)}", box,
                              role="warning"))
@@ -236,15 +257,31 @@ def _resource_body(item: Any, parent: QWidget) -> QWidget:
     uri = item.get("uri")
     mime = item.get("mimeType") if isinstance(item.get("mimeType"), str) else None
     head = f"{visible(uri, 400) if uri is not None else '(no uri)'}" + (f"  ·  {visible(mime, 80)}" if mime else "")
-    lay.addWidget(text_label(head, box, name="resourceUri", role="muted"))
+    uri_label = text_label(head, box, name="resourceUri", role="muted")
+    lay.addWidget(uri_label)
     if isinstance(item.get("text"), str):
         text = item["text"]
         lexer = lexer_for(mime, uri if isinstance(uri, str) else None)
+        is_json = False
         if lexer is None:
             is_json, value = try_json(text) if mime in (None, "text/plain") else (False, None)
             if is_json:
                 text, lexer = pretty_json(value), json_lexer()
-        lay.addWidget(TextView(text, box, lexer=lexer, name="resourceText", wrap=lexer is None))
+        view = TextView(text, box, lexer=lexer, name="resourceText", wrap=lexer is None)
+        lay.addWidget(view)
+        kind = (mime or "").split(";")[0].strip().lower()
+        markdown = kind in MARKDOWN_TYPES or getattr(lexer, "name", "") == "Markdown"  # or a .md file's name
+        if markdown or (lexer is None and not is_json and looks_like_markdown(text)):
+            # read rendered, as a tool's Markdown answer is; the source a click away (the same switch)
+            switch = MarkdownSwitch(text, view, lay, box)
+            box.markdown_switch = switch  # type: ignore[attr-defined]
+            lay.removeWidget(uri_label)
+            row = QHBoxLayout()
+            row.setContentsMargins(0, 0, 0, 0)
+            row.addWidget(uri_label, 1)
+            row.addWidget(switch.button)
+            lay.insertLayout(0, row)
+            switch.set_markdown(True)
     elif "blob" in item:
         try:
             raw = media.decode_base64(item.get("blob"), "the blob")
@@ -312,7 +349,7 @@ class ResourceLinkBlock(BlockFrame):
         self.reader = reader
         self.task: asyncio.Task[Any] | None = None
         grid = QVBoxLayout()
-        grid.setSpacing(1)
+        grid.setSpacing(design.space("hair"))
         for key in ("name", "title", "uri", "mimeType", "size", "description"):
             if key in block and block[key] is not None:
                 value = block[key]
@@ -421,7 +458,7 @@ class ContentView(QWidget):
         self.setObjectName("contentView")
         self._lay = QVBoxLayout(self)
         self._lay.setContentsMargins(0, 0, 0, 0)
-        self._lay.setSpacing(6)
+        self._lay.setSpacing(design.space("s"))
         self.widgets: list[QWidget] = []
         self._todo: Any = iter(())
         self._reader: Reader | None = None
@@ -470,7 +507,7 @@ def render_resource_contents(contents: list[dict]) -> QWidget:
     box.pixel_budget = PixelBudget()  # type: ignore[attr-defined]
     lay = QVBoxLayout(box)
     lay.setContentsMargins(0, 0, 0, 0)
-    lay.setSpacing(6)
+    lay.setSpacing(design.space("s"))
     items = contents if isinstance(contents, list) else []
     if not items:
         lay.addWidget(text_label("(the resource has no contents)", box, role="muted", name="noContent"))
@@ -479,7 +516,7 @@ def render_resource_contents(contents: list[dict]) -> QWidget:
         frame.setObjectName("resourceItem")
         frame.setFrameShape(QFrame.StyledPanel)
         fl = QVBoxLayout(frame)
-        fl.setContentsMargins(6, 4, 6, 6)
+        fl.setContentsMargins(design.margins("s", "xs", "s", "s"))
         try:
             fl.addWidget(_resource_body(item, frame))
         except Exception as exc:
@@ -488,6 +525,8 @@ def render_resource_contents(contents: list[dict]) -> QWidget:
         if isinstance(item, dict) and (item.get("_meta") is not None or item.get("annotations")):
             badges = annotation_badges(item)
             if badges:
-                fl.addWidget(text_label(" · ".join(b for b, _ in badges), frame, role="muted", name="annotationBadge"))
+                row = BadgeRow(frame, name="annotationBadges")
+                row.set_badges([(b, "muted") for b, _ in badges], tips=dict(badges))
+                fl.addWidget(row)
         lay.addWidget(frame)
     return box

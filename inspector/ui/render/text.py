@@ -17,7 +17,7 @@ from PySide6.QtGui import QFont, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QPlainTextEdit, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
 
 from ...private import open_private
-from ..base import theme
+from ..base import design, theme
 from ..base.highlight import JsonHighlighter
 from ..base.layout import mono_font as fixed_font
 from ..base.layout import small_button, text_label
@@ -136,7 +136,7 @@ class TextView(QWidget):
         self._shown = 0
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(2)
+        lay.setSpacing(design.space("hair"))
         lay.addWidget(self.edit)
         self.more = QWidget(self)
         ml = QHBoxLayout(self.more)

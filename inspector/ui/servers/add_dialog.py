@@ -46,6 +46,7 @@ from ...config import ServerSpec
 from ...importers import PasteError, looks_pasted, read_pasted
 from ...protocol.versions import SUPPORTED_VERSIONS
 from ...secrets import mask_url
+from ..base import theme
 from ..base.text import MASK, is_secret_name, masked
 
 # "" = automatic (Streamable HTTP, else the 2024-11-05 HTTP+SSE transport)
@@ -280,7 +281,7 @@ class AddServerDialog(QDialog):
         self.error = QLabel(self)
         self.error.setObjectName("addServerError")
         self.error.setTextFormat(Qt.PlainText)
-        self.error.setStyleSheet("color: #cf222e;")
+        self.error.setStyleSheet(f"color: {theme.colour('error').name()};")
         self.error.hide()
         buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel, self)
         self.ok_button = buttons.button(QDialogButtonBox.Ok)

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from ...checks.rules import SEVERITIES, Finding
 from ...errors import SpyglassError
 from ...session import Status
+from ..base import design
 from ..base.text import plain_tooltip, visible
 from ..base.theme import severity_icon
 from .connection import Connection
@@ -109,7 +110,7 @@ class CheckView(QWidget):
         top.addWidget(self.read_only)
         top.addWidget(self.run_button)
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(6, 6, 6, 6)
+        lay.setContentsMargins(design.margins("s"))
         lay.addLayout(top)
         lay.addWidget(self.cost)
         lay.addWidget(self.status)

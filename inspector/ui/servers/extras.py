@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 
 from ... import errors as E
 from ...session import LIBRARY, path_to_root, root_to_path
-from ..base import theme
+from ..base import design, theme
 from ..base.empty import EmptyState
 from ..base.text import visible
 from .connection import Connection
@@ -69,7 +69,7 @@ class ServerExtras(QWidget):
         row2.addWidget(self.cache, 1)
         row2.addWidget(self.refresh_button, 0, Qt.AlignTop)
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 6, 0, 0)
+        lay.setContentsMargins(design.margins("none", "s", "none", "none"))
         lay.addLayout(row)
         lay.addWidget(self.extensions)
         lay.addLayout(row2)

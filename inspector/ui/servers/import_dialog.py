@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 from ...catalog import Catalog, CatalogError
 from ...importers import Choice, ImportPreview, MissingAnswers, apply
 from ...secrets import mask_args, mask_url, mask_value
-from ..base import theme
+from ..base import design, theme
 from ..base.text import masked, visible
 
 ACTION_LABELS = {
@@ -210,8 +210,8 @@ class ImportDialog(QDialog):
     def _choice_widget(self, entry: Any, parent: QWidget) -> QWidget:
         box = QWidget(parent)
         lay = QVBoxLayout(box)
-        lay.setContentsMargins(2, 2, 2, 2)
-        lay.setSpacing(2)
+        lay.setContentsMargins(design.margins("hair"))
+        lay.setSpacing(design.space("hair"))
         combo = QComboBox(box)
         combo.setObjectName(f"importAction:{entry.key}")
         for action in actions_for(entry):
@@ -271,7 +271,7 @@ class ImportDialog(QDialog):
                 row = QWidget(group)
                 rl = QVBoxLayout(row)
                 rl.setContentsMargins(0, 0, 0, 0)
-                rl.setSpacing(1)
+                rl.setSpacing(design.space("hair"))
                 rl.addWidget(field)
                 hint = QLabel(visible(text, 200), row)
                 hint.setTextFormat(Qt.PlainText)
@@ -329,7 +329,7 @@ class ImportDialog(QDialog):
             for q in exc.questions:
                 field = self.answer_fields.get(q.token)
                 if field is not None:
-                    field.setStyleSheet(f"border: 1px solid {theme.colour('error').name()};")
+                    field.setStyleSheet(design.border_css(theme.colour("error").name()))
             return None
         except (CatalogError, ValueError, KeyError) as exc:
             self._fail(f"Nothing was imported: {getattr(exc, 'message', None) or exc}")

@@ -7,6 +7,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
 
+from ..base import design
 from ..base.json_view import JsonView
 from ..base.layout import label_grid, scrolled_page
 from ..base.text import hidden_tooltip, plain_tooltip, visible, visible_block
@@ -36,7 +37,7 @@ class ServerInfoView(QWidget):
                               ("Capabilities", self.capabilities)):
             box = QWidget(split)
             lay = QVBoxLayout(box)
-            lay.setContentsMargins(0, 6, 0, 0)
+            lay.setContentsMargins(design.margins("none", "s", "none", "none"))
             heading = QLabel(title, box)
             f = heading.font()
             f.setBold(True)

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QVBoxLa
 from ... import errors as E
 from ...protocol.versions import LOG_LEVELS
 from ...session import LogEntry
+from ..base import design
 from .connection import Connection
 
 _RANK = {level: i for i, level in enumerate(LOG_LEVELS)}
@@ -63,7 +64,7 @@ class LogControls(QWidget):
         self.show_level.currentIndexChanged.connect(self._filter)
         self.logger.textChanged.connect(self._filter)
         bar = QHBoxLayout()
-        bar.setContentsMargins(4, 2, 4, 0)
+        bar.setContentsMargins(design.margins("xs", "hair", "xs", "none"))
         bar.addWidget(QLabel("Server log level:", self))
         bar.addWidget(self.level)
         bar.addWidget(self.note)
@@ -73,7 +74,7 @@ class LogControls(QWidget):
         bar.addWidget(self.logger)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(2)
+        lay.setSpacing(design.space("hair"))
         lay.addLayout(bar)
         lay.addWidget(pane, 1)
         self._tasks: set[asyncio.Task[Any]] = set()

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QAbstractItemView, QApplication, QMenu, QTreeView,
 
 from ...session import LogEntry
 from ...session.log import LOG_LIMIT
+from ..base import design
 from ..base.text import visible_block
 from .connection import Connection
 
@@ -49,8 +50,8 @@ class LogModel(QAbstractListModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self.rows: list[LogEntry] = []
-        self.loud = QBrush(QColor("#c62828"))
-        self.warn = QBrush(QColor("#b26a00"))
+        self.loud = QBrush(QColor(design.pair("log-error")[0]))
+        self.warn = QBrush(QColor(design.pair("log-warning")[0]))
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self.rows)

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from ...secrets import mask_text
 from ...session import Status
-from ..base import theme
+from ..base import design, theme
 from ..base.text import plain_tooltip, visible, visible_block
 from .connection import Connection
 
@@ -198,7 +198,7 @@ class StatusCard(QFrame):
         row.addWidget(self.diagnose_button)
         row.addWidget(self.retry_button)
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(8, 8, 8, 8)
+        lay.setContentsMargins(design.margins("m"))
         lay.addWidget(self.title)
         lay.addWidget(self.reason)
         lay.addWidget(self.stderr_label)
@@ -248,7 +248,7 @@ class ServerSidebar(QWidget):
         heading.setFont(f)
         buttons = QGridLayout()
         buttons.setContentsMargins(0, 0, 0, 0)
-        buttons.setSpacing(4)
+        buttons.setSpacing(design.space("xs"))
         self.buttons: dict[str, QToolButton] = {}
         for i, a in enumerate(actions):
             b = QToolButton(self)
@@ -264,7 +264,7 @@ class ServerSidebar(QWidget):
         self.view.setModel(model)
         self.card = StatusCard(self)
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(6, 6, 0, 6)
+        lay.setContentsMargins(design.margins("s", "s", "none", "s"))
         lay.addWidget(heading)
         lay.addLayout(buttons)
         lay.addWidget(self.view, 1)

@@ -41,7 +41,7 @@ from ...checks.compose import Problem
 from ...checks.compose import problems as judge
 from ...session import Composer, Handmade
 from ...traffic.summary import human_size
-from ..base import theme
+from ..base import design, theme
 from ..base.highlight import JsonHighlighter, palette_is_dark
 from .model import format_latency
 
@@ -82,7 +82,7 @@ def _titled(title: str, *widgets: QWidget) -> QWidget:
     box = QWidget()
     lay = QVBoxLayout(box)
     lay.setContentsMargins(0, 0, 0, 0)
-    lay.setSpacing(2)
+    lay.setSpacing(design.space("hair"))
     label = QLabel(title)
     label.setTextFormat(Qt.TextFormat.PlainText)
     lay.addWidget(label)
@@ -232,7 +232,7 @@ class FrameDialog(QDialog):
         self.headers_box = box
         lay = QVBoxLayout(box)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(2)
+        lay.setSpacing(design.space("hair"))
         row = QHBoxLayout()
         note = QLabel("HTTP headers of the POST (Name: value; a value left as •••••• is the session's own secret)")
         note.setWordWrap(True)

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import QCompleter, QInputDialog, QLineEdit, QMenu, QStyle
 from ...traffic import TrafficStore
 from ...traffic.expr import FIELDS, FLAGS, Context, FilterSyntaxError, context_at, is_expression, quote
 from ...traffic.filter import known_tools
+from ..base import design
 from ..base.highlight import palette_is_dark
 
 WORD_ROLE = Qt.ItemDataRole.UserRole  # what the typed prefix is matched against
@@ -45,7 +46,7 @@ _EXAMPLES = {"latency": ["1ms", "100ms", "500ms", "1s"], "size": ["100B", "1kB",
 
 
 def error_colour(dark: bool) -> str:
-    return "#ff7b72" if dark else "#cf222e"
+    return design.pair("error")[1 if dark else 0]
 
 
 class FilterEdit(QLineEdit):
@@ -69,8 +70,8 @@ class FilterEdit(QLineEdit):
         popup = self.completer.popup()
         popup.setObjectName("trafficFilterCompletions")
         # a frame that shows on the dark palette too, and some air around the words
-        popup.setStyleSheet("QListView#trafficFilterCompletions { border: 1px solid palette(mid); }"
-                            " QListView#trafficFilterCompletions::item { padding: 2px 6px; }")
+        popup.setStyleSheet(f"QListView#trafficFilterCompletions {{ {design.border_css('palette(mid)')} }}"
+                            f" QListView#trafficFilterCompletions::item {{ {design.padding_css('hair', 's')} }}")
         self.completer.activated[QModelIndex].connect(self._complete)
         self.context: Context | None = None
         self._error_action = QAction(self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxCritical), "", self)
@@ -208,7 +209,7 @@ def bookmark_icon(size: int = 16) -> QIcon:
     p = QPainter(pm)
     p.setRenderHint(QPainter.RenderHint.Antialiasing)
     p.setPen(Qt.PenStyle.NoPen)
-    p.setBrush(QColor("#8b949e"))
+    p.setBrush(QColor(design.pair("ribbon")[0]))
     w, h = size * 0.55, size * 0.8
     x, y = (size - w) / 2, (size - h) / 2
     p.drawPolygon(QPolygonF([QPointF(x, y), QPointF(x + w, y), QPointF(x + w, y + h), QPointF(x + w / 2, y + h * 0.7),

@@ -39,6 +39,7 @@ from ...portable import mask_frame, mask_meta
 from ...traffic import TrafficFilter, TrafficStore
 from ...traffic.expr import FilterSyntaxError, Node, is_expression, parse
 from ...traffic.summary import human_size
+from ..base import design
 from ..base.highlight import JsonHighlighter, palette_is_dark
 from ..base.layout import mono_font
 from .filter_edit import FilterEdit, SavedFilters, error_colour
@@ -190,7 +191,7 @@ class TrafficDetail(QWidget):
         self.split.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
+        layout.setSpacing(design.space("hair"))
         layout.addLayout(top)
         layout.addWidget(self.problem)
         layout.addWidget(self.split, 1)
@@ -251,7 +252,7 @@ class TrafficDetail(QWidget):
         self.problem.setText(problem)
         self.problem.setVisible(bool(problem))
         dark = palette_is_dark(self.palette())
-        self.problem.setStyleSheet(f"color: {'#ff7b72' if dark else '#cf222e'};" if rec.malformed or
+        self.problem.setStyleSheet(f"color: {error_colour(dark)};" if rec.malformed or
                                    rec.kind == "error" or store.flags.get(n) == 0 else "")
         self.highlighter.dark = dark
         self.pretty_text, is_json = self._pretty(rec.kind, raw)
@@ -343,7 +344,7 @@ class TrafficPane(QWidget):
         self.count_label.setMinimumWidth(50)  # a third of the dock is its column: the list, not the words, sets it
         bar = QHBoxLayout()
         bar.setContentsMargins(0, 0, 0, 0)
-        bar.setSpacing(4)
+        bar.setSpacing(design.space("xs"))
         # the filter keeps room for what is typed; the boxes take their longest choice's width at most
         self.filter_edit.setMinimumWidth(self.filter_edit.fontMetrics().horizontalAdvance("Filter: method, sum") + 24)
         for combo, letters in ((self.direction_combo, 9), (self.kind_combo, 12), (self.server_combo, 12)):
@@ -393,11 +394,11 @@ class TrafficPane(QWidget):
         listing.setObjectName("trafficList")
         lv = QVBoxLayout(listing)
         lv.setContentsMargins(0, 0, 0, 0)
-        lv.setSpacing(2)
+        lv.setSpacing(design.space("hair"))
         lv.addWidget(self.view, 1)
         status = QHBoxLayout()
         status.setContentsMargins(0, 0, 0, 0)
-        status.setSpacing(12)
+        status.setSpacing(design.space("l"))
         status.addWidget(self.count_label)
         status.addWidget(self.error_label, 1)
         lv.addLayout(status)
@@ -409,8 +410,9 @@ class TrafficPane(QWidget):
         self.split.setStretchFactor(1, 2)
         self.split.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 2, 4, 2)  # (the dock frames it; a 768-pixel screen holds the window)
-        layout.setSpacing(4)
+        # (the dock frames it; a 768-pixel screen holds the window)
+        layout.setContentsMargins(design.margins("hair", "xs"))
+        layout.setSpacing(design.space("xs"))
         layout.addLayout(bar)
         layout.addWidget(self.split, 1)
 

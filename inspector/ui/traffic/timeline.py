@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QTableView, QToolB
 
 from ...traffic import TrafficStore
 from ...traffic import timeline as tlm
+from ..base import design
 from ..base.highlight import palette_is_dark
 from ..base.text import plain_tooltip, visible
 
@@ -37,12 +38,7 @@ MIN_WIDTH = 2e-5  # seconds: the deepest zoom
 ZOOM_STEP = 1.25
 
 # (light, dark): the outcome and tick colours, readable on either base.
-COLOURS = {
-    "ok": ("#2f6fdd", "#58a6ff"), "cancelled": ("#8250df", "#bc8cff"), "unanswered": ("#6e7781", "#8b949e"),
-    "tool error": ("#bf8700", "#d29922"), "error": ("#cf222e", "#ff7b72"),
-    "notification": ("#6e7781", "#9da7b3"), "our notification": ("#8c959f", "#6e7681"),
-    "server request": ("#1b7c83", "#39c5cf"), "malformed": ("#cf222e", "#ff7b72"),
-}
+COLOURS = design.named("timeline-")
 LEGEND = ("ok", "error", "tool error", "cancelled", "unanswered", "notification", "server request", "malformed")
 TIPS = {"ok": "answered", "error": "a JSON-RPC error response", "tool error": "a tools/call result with isError: true",
         "cancelled": "a notifications/cancelled was sent for it", "unanswered": "no answer (yet)",
@@ -498,7 +494,7 @@ class TimelineCanvas(QWidget):
                 if room.width() >= 24:  # spans that began earlier are labelled where they show, never on top
                     bg = c[tlm.OUTCOMES[outcome[i]]]  # white on the dark ones, ink on the light (by luma)
                     luma = bg.red() * 299 + bg.green() * 587 + bg.blue() * 114
-                    p.setPen(QColor("#ffffff" if luma < 128000 else "#16181c"))
+                    p.setPen(QColor(design.pair("paper" if luma < 128000 else "ink")[0]))
                     text = fm.elidedText(visible(name, 200), Qt.TextElideMode.ElideRight, int(room.width()))
                     p.drawText(room, int(Qt.AlignmentFlag.AlignVCenter), text)
                     right = room.x() + fm.horizontalAdvance(text)
@@ -561,7 +557,7 @@ class TimelineView(QWidget):
         self._fill_methods()
         self.table.doubleClicked.connect(self._row_activated)
         bar = QHBoxLayout()
-        bar.setContentsMargins(4, 2, 4, 2)
+        bar.setContentsMargins(design.margins("hair", "xs"))
         self.fit_button = self._button("timelineFit", "Fit", "Show the whole session (Home)", self.canvas.fit)
         self.zoom_out = self._button("timelineZoomOut", "−", "Zoom out (-, or the mouse wheel)",
                                      lambda: self.canvas.zoom(1 / ZOOM_STEP))

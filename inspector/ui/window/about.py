@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from ... import __version__
 from ...catalog import Catalog
 from ...traffic.sessions import sessions_dir
+from ..base import design
 from ..servers.catalog_link import MemoryCatalog
 
 
@@ -73,7 +74,7 @@ class AboutDialog(QDialog):
         self.setWindowTitle("About Spyglass")
         title = QLabel("Spyglass", self)
         f = title.font()
-        f.setPointSizeF(f.pointSizeF() * 1.6)
+        f.setPointSizeF(design.size("title", f.pointSizeF()))
         f.setBold(True)
         title.setFont(f)
         blurb = QLabel("An inspector for MCP servers: their tools, resources and prompts, and every message on "
@@ -105,7 +106,7 @@ class AboutDialog(QDialog):
         lay = QVBoxLayout(self)
         lay.addLayout(head)
         lay.addWidget(blurb)
-        lay.addSpacing(8)
+        lay.addSpacing(design.space("m"))
         lay.addLayout(form)
         lay.addStretch(1)
         lay.addWidget(buttons)

@@ -42,6 +42,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...session.tools import display_name
+from ..base import design
 from ..base.text import visible
 from ..servers.connection import Connection
 from .palette_match import match
@@ -200,12 +201,12 @@ class CommandPalette(QDialog):
         self.empty.setObjectName("commandPaletteEmpty")
         self.empty.setWordWrap(True)
         self.empty.setTextFormat(Qt.PlainText)
-        self.empty.setContentsMargins(6, 10, 6, 10)
+        self.empty.setContentsMargins(design.margins("m", "s"))
         self.empty.hide()
         self.hint = QLabel("↑↓ choose · Enter run · Esc close", self)
         self.hint.setEnabled(False)
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(8, 8, 8, 6)
+        lay.setContentsMargins(design.margins("m", "m", "m", "s"))
         lay.addWidget(self.input)
         lay.addWidget(self.list, 1)
         lay.addWidget(self.empty)
@@ -213,10 +214,10 @@ class CommandPalette(QDialog):
         self.input.textChanged.connect(self._filter)
         self.input.installEventFilter(self)
         f = self.input.font()
-        f.setPointSizeF(f.pointSizeF() * 1.2)
+        f.setPointSizeF(design.size("heading", f.pointSizeF()))
         self.input.setFont(f)
-        self.setStyleSheet("QDialog#commandPalette { border: 1px solid palette(dark); }"
-                           "QLineEdit#commandPaletteInput { padding: 4px; }")
+        self.setStyleSheet(f"QDialog#commandPalette {{ {design.border_css('palette(dark)')} }}"
+                           f"QLineEdit#commandPaletteInput {{ padding: {design.space('xs')}px; }}")
         self._filter("")
 
     @classmethod

@@ -35,7 +35,7 @@ from ...recording.files import definition_of
 from ...session import ServerSession, SessionOptions, Status, TransportOptions
 from ..apps.host import AppHost
 from ..auth.panel import AuthPanel, WindowAuth
-from ..base import theme
+from ..base import design, theme
 from ..base.banner import Banner
 from ..base.files import save_png
 from ..base.items import CHANGE_ROLE
@@ -259,7 +259,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         self.splitter.setChildrenCollapsible(False)
         central = QWidget(self)
         c = QVBoxLayout(central)
-        c.setContentsMargins(4, 4, 4, 0)
+        c.setContentsMargins(design.margins("xs", "xs", "xs", "none"))
         c.addWidget(self.banner)
         c.addWidget(self.splitter, 1)
         self.setCentralWidget(central)

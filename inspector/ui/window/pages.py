@@ -6,6 +6,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from ..base import design
+
 
 class EmptyPage(QWidget):
     def __init__(self, add: QAction, demo: QAction, parent: QWidget | None = None) -> None:
@@ -14,7 +16,7 @@ class EmptyPage(QWidget):
         self.title = QLabel("No server yet", self)
         self.title.setObjectName("emptyTitle")
         f = self.title.font()
-        f.setPointSizeF(f.pointSizeF() * 1.5)
+        f.setPointSizeF(design.size("title", f.pointSizeF()))
         f.setBold(True)
         self.title.setFont(f)
         self.title.setAlignment(Qt.AlignCenter)
@@ -38,7 +40,7 @@ class EmptyPage(QWidget):
         lay.addStretch(2)
         lay.addWidget(self.title)
         lay.addWidget(text)
-        lay.addSpacing(12)
+        lay.addSpacing(design.space("l"))
         lay.addLayout(buttons)
         lay.addStretch(3)
 

@@ -41,7 +41,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..base import theme
+from ..base import design, theme
 from ..calls.questions import ROOTS_ASK, ROOTS_FROM_SETTINGS
 from ..playground.connections import ConnectionsEditor
 
@@ -152,6 +152,8 @@ def apply_font(app: QApplication, size: int) -> None:
         font.setPointSize(size)
     app.setFont(font)
     after = font.pointSizeF()
+    if base.pointSizeF() > 0:  # what is laid out from now on is spaced for the text size (design.space)
+        design.set_text_scale(after / base.pointSizeF())
     if before <= 0 or after <= 0 or abs(after - before) < 0.01:
         return
     ratio = after / before
@@ -160,7 +162,7 @@ def apply_font(app: QApplication, size: int) -> None:
         if widget.testAttribute(Qt.WA_SetFont):
             own = widget.font()
             if own.pointSizeF() > 0:
-                own.setPointSizeF(max(own.pointSizeF() * ratio, 4.0))
+                own.setPointSizeF(max(own.pointSizeF() * ratio, design.MIN_POINTS))
                 widget.setFont(own)
     for widget in widgets:  # fixed row heights (the traffic table, the timeline's): set from the font once
         if isinstance(widget, QTableView):
