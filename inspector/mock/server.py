@@ -1,0 +1,177 @@
+"""The answering of a mock server, apart from its transport: a request in, the recorded answer out (a
+result, or an `RpcError` carrying the recorded error), with the notifications and questions that came
+while the server answered sent again in order, each question's new answer checked against the recorded
+one. The stdio and HTTP fronts (`stdio.py`, `http.py`) only carry messages.
+
+Everything that is not answered exactly as recorded is said on stderr as it happens and kept in `problems`
+(`--strict` prints them at the end and exits 9).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..demo.wire import RpcError
+from ..protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
+from ..recording.compare import change_line, diff_values
+from ..recording.replay import clean_params
+from ..terminal import visible
+from .book import Book, Entry, Match, target_of
+
+Send = Callable[[dict[str, Any]], object]
+Ask = Callable[[str, dict[str, Any]], Awaitable[Any]]
+QUESTION_TIMEOUT = 60.0
+
+
+class Declined(Exception):
+    """The client answered a question with an error (it declined)."""
+
+
+@dataclass
+class Problem:
+    kind: str  # "unmatched" | "different"
+    line: str
+
+
+class MockServer:
+    """Answers requests from a `Book`. `timing`: None answers at once; a number plays the recorded delays
+    divided by it (1.0: as recorded; 2.0: twice as fast)."""
+
+    def __init__(self, book: Book, *, timing: float | None = None, say: Callable[[str], None] | None = None) -> None:
+        self.book = book
+        self.timing = timing
+        self.say = say or (lambda _line: None)
+        self.problems: list[Problem] = []
+        self.answered = 0
+
+    # ------------------------------------------------------------------ handshake
+
+    def initialize(self) -> Any:
+        entry = self.book.handshake.get("initialize")
+        if entry is not None:
+            return self._recorded(entry)
+        raise RpcError(METHOD_NOT_FOUND, f"this recording speaks {self.book.surface.revision or 'another revision'}"
+                                         " and has no initialize to answer with (the client should use "
+                                         "server/discover)")
+
+    def discover(self) -> Any:
+        entry = self.book.handshake.get("server/discover")
+        if entry is not None:
+            return self._recorded(entry)
+        s = self.book.surface
+        if s.era != "modern":
+            raise RpcError(METHOD_NOT_FOUND, "Method not found: server/discover")
+        result: dict[str, Any] = {"supportedVersions": [s.revision], "capabilities": s.capabilities or {}}
+        if s.server_info:
+            result["_meta"] = {"io.modelcontextprotocol/serverInfo": s.server_info}
+        if s.instructions:
+            result["instructions"] = s.instructions
+        return result
+
+    # ------------------------------------------------------------------ requests
+
+    async def answer(self, method: str, params: dict[str, Any] | None, send: Send, ask: Ask | None) -> Any:
+        """The result for one request (raising `RpcError` for a recorded error or no match)."""
+        self.answered += 1
+        if method == "initialize":
+            return self.initialize()
+        if method == "server/discover":
+            return self.discover()
+        clean = clean_params(params) or {}
+        found = self.book.match(method, clean)
+        if found is None:
+            if method == "ping":
+                return {}
+            raise self._unmatched(method, clean)
+        if not found.exact:
+            self._differs(found, method, clean)
+        await self._play(found.entry, params, send, ask)
+        return self._recorded(found.entry)
+
+    def _recorded(self, entry: Entry) -> Any:
+        x = entry.exchange
+        if x.error is not None:
+            code = x.error.get("code")
+            raise RpcError(code if isinstance(code, int) else -32603, str(x.error.get("message", "")),
+                           x.error.get("data"))
+        return copy.deepcopy(x.result)
+
+    def _unmatched(self, method: str, params: dict[str, Any] | None) -> RpcError:
+        closest = self.book.closest(method, params)
+        label = method + (f" {t}" if (t := target_of(method, params)) else "")
+        shown = json.dumps(params, ensure_ascii=False, sort_keys=True) if params else ""
+        near = f"; the closest recorded request: {closest.describe()}" if closest else "; the recording has none"
+        self.problems.append(Problem("unmatched", f"{label} {shown}".rstrip() + near))
+        self.say(f"no recorded answer for {label}{near}")
+        code = METHOD_NOT_FOUND if method not in self.book.methods else INVALID_PARAMS
+        return RpcError(code, f"spyglass mock: no recorded answer for {label}{near}")
+
+    def _differs(self, found: Match, method: str, params: dict[str, Any] | None) -> None:
+        changes = "; ".join(change_line(c.as_json()) for c in found.changes[:5])
+        more = f" (and {len(found.changes) - 5} more)" if len(found.changes) > 5 else ""
+        line = f"{found.entry.exchange.label}: answered as recorded #{found.entry.exchange.n} ({changes}{more})"
+        self.problems.append(Problem("different", line))
+        self.say(line)
+
+    async def _play(self, entry: Entry, params: dict[str, Any] | None, send: Send, ask: Ask | None) -> None:
+        """Send the notifications and ask the questions of a recorded request again, in order."""
+        begun = asyncio.get_running_loop().time()
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        for event in entry.events:
+            await self._wait(begun, event.offset)
+            if event.notification is not None:
+                message = copy.deepcopy(event.notification)
+                if message.get("method") == "notifications/progress":
+                    if token is None:
+                        continue  # the client did not ask for progress this time
+                    if isinstance(message.get("params"), dict):
+                        message["params"]["progressToken"] = token
+                send(message)
+            elif event.question is not None and ask is not None:
+                await self._ask(entry, event.question, ask)
+        await self._wait(begun, entry.latency)
+
+    async def _wait(self, begun: float, offset: float) -> None:
+        if self.timing is None or offset <= 0:
+            return
+        delay = begun + offset / self.timing - asyncio.get_running_loop().time()
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+    async def _ask(self, entry: Entry, question: Any, ask: Ask) -> None:
+        params = question.params if isinstance(question.params, dict) else {}
+        recorded = {"error": True} if question.error is not None else question.result
+        try:
+            got: Any = await asyncio.wait_for(ask(question.method, copy.deepcopy(params)), QUESTION_TIMEOUT)
+        except (Declined, TimeoutError, ConnectionError):  # declined, or no answer: compared as an error
+            got = {"error": True}
+        changes = diff_values(_plain(recorded), _plain(got))
+        if changes:
+            what = "; ".join(change_line(c.as_json()) for c in changes[:5])
+            line = f"{entry.exchange.label}: the client answered {question.method} differently ({what})"
+            self.problems.append(Problem("different", line))
+            self.say(line)
+
+    def report(self) -> str:
+        """What `--strict` prints at the end."""
+        unmatched = sum(p.kind == "unmatched" for p in self.problems)
+        different = len(self.problems) - unmatched
+        lines = [f"spyglass mock: {self.answered} requests, {unmatched} unmatched, {different} different"]
+        lines += [f"  {'unmatched' if p.kind == 'unmatched' else 'different'}: {visible(p.line)}"
+                  for p in self.problems]
+        return "\n".join(lines) + "\n"
+
+
+def _plain(value: Any) -> Any:
+    """An answer without `_meta` (a client's own), as replay compares answers."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items() if k != "_meta"}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value

@@ -1,0 +1,279 @@
+"""`spyglass mock` as a client's CI runs it: sessions recorded against the demo server, server-everything and
+the SDK peer (both eras) served as mocks, over stdio and Streamable HTTP; `spyglass replay` of a session
+against its own mock finds no difference, the official SDK client gets the same answers from the mock as
+from the real server, and `--strict` reports every unmatched request, changed argument and changed answer
+to a server's question."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import os
+import re
+import socket
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from recordings import SDK, Ada, record, record_everything, record_sdk, spyglass
+from support import PY, ROOT, SLOWDOWN, demo_cmd
+
+from inspector import errors as E
+from inspector.config import ServerSpec
+
+MOCK = [PY, "-m", "inspector", "mock"]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+async def demo_script(client: Any) -> None:
+    await client.list_tools()
+    await client.call_tool("echo", {"text": "hello demo"})
+    await client.call_tool("long_task", {"steps": 3, "step_ms": 10}, on_progress=lambda *a: None)
+    await client.call_tool("divide", {"a": 1, "b": 0})
+    await client.call_tool("ask_user", {})
+    await client.list_resources()
+    await client.list_prompts()
+    try:
+        await client.call_tool("no-such-tool", {})
+    except E.RemoteError:
+        pass
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("mock")
+    out = {f"sdk-{era}": record_sdk(folder / f"sdk-{era}.sqlite", era) for era in ("legacy", "modern")}
+    for era in ("legacy", "modern"):
+        out[f"demo-{era}"] = record(folder / f"demo-{era}.sqlite", ServerSpec(name="demo", command=demo_cmd()), era,
+                                    demo_script)
+    return out
+
+
+def mock(session: Path, *flags: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*MOCK, str(session), *flags], input=stdin, capture_output=True, text=True, env=ENV,
+                          cwd=str(ROOT), timeout=60 * SLOWDOWN)
+
+
+@pytest.mark.parametrize("name", ["sdk-legacy", "sdk-modern", "demo-legacy", "demo-modern"])
+def test_replay_of_a_session_against_its_own_mock_finds_no_difference(recorded, name):
+    era = name.split("-")[1]
+    run = spyglass("replay", str(recorded[name]), "--protocol", era, "--format", "json", "--",
+                   *MOCK, str(recorded[name]), "--strict")
+    assert run.returncode == 0, run.stdout + run.stderr
+    report = json.loads(run.stdout)
+    assert report["same"] is True and report["counts"]["same"] == len(report["steps"]) >= 8
+    assert report["revision"] == report["recordedRevision"]
+
+
+def test_everything_served_as_a_mock(tmp_path):
+    session = record_everything(tmp_path / "everything.sqlite")
+    run = spyglass("replay", str(session), "--format", "json", "--", *MOCK, str(session), "--strict")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert json.loads(run.stdout)["same"] is True
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_mock_over_http_answers_as_recorded(recorded, era):
+    """Streamable HTTP on loopback: the handshake, the calls, and the server's question (elicitation on
+    the POST's event stream in 2025-11-25, an MRTR round in 2026-07-28) as recorded."""
+    with serving(recorded[f"sdk-{era}"], "--strict") as (url, proc):
+        run = spyglass("replay", str(recorded[f"sdk-{era}"]), "--protocol", era, "--format", "json", url)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert json.loads(run.stdout)["counts"]["same"] == 9
+    assert proc.returncode == 0, proc.stderr_text
+
+
+class serving:
+    """`spyglass mock --http 0` running until the block ends (SIGTERM: it reports and exits)."""
+
+    def __init__(self, session: Path, *flags: str) -> None:
+        self.argv = [*MOCK, str(session), "--http", "0", *flags]
+
+    def __enter__(self) -> tuple[str, subprocess.Popen[bytes]]:
+        self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=ENV, cwd=str(ROOT))
+        assert self.proc.stderr is not None
+        line = self.proc.stderr.readline().decode()
+        found = re.search(r"http://127\.0\.0\.1:\d+/mcp", line)
+        if found is None:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError(f"the mock did not start: {line}")
+        return found.group(0), self.proc
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.terminate()
+        _out, err = self.proc.communicate(timeout=30)
+        self.proc.stderr_text = err.decode()  # type: ignore[attr-defined]
+
+
+def rpc(*messages: dict[str, Any]) -> str:
+    return "".join(json.dumps({"jsonrpc": "2.0", **m}) + "\n" for m in messages)
+
+
+HELLO = ({"id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                                                      "clientInfo": {"name": "ci", "version": "1"}}},
+         {"method": "notifications/initialized"})
+
+
+def answers(stdout: str) -> dict[Any, dict[str, Any]]:
+    return {m["id"]: m for m in map(json.loads, stdout.splitlines()) if "id" in m}
+
+
+def test_strict_reports_an_unmatched_request_and_a_changed_argument(recorded):
+    run = mock(recorded["sdk-legacy"], "--strict", stdin=rpc(
+        *HELLO,
+        {"id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "hello"}}},
+        {"id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "changed"}}},
+        {"id": 3, "method": "tools/call", "params": {"name": "ech", "arguments": {}}},
+        {"id": 4, "method": "nothing/here"}))
+    assert run.returncode == 9, run.stderr
+    got = answers(run.stdout)
+    assert got[0]["result"]["protocolVersion"] == "2025-11-25" and got[0]["result"]["serverInfo"]["name"]
+    assert got[1]["result"]["content"][0]["text"] == "hello"
+    # the closest recorded answer, said as it happens and in the report
+    assert got[2]["result"]["content"][0]["text"] == "hello"
+    assert got[3]["error"]["code"] == -32602
+    assert "closest recorded request: tools/call echo" in got[3]["error"]["message"]
+    assert got[4]["error"]["code"] == -32601
+    report = run.stderr[run.stderr.index("spyglass mock: 5 requests"):]
+    assert "1 unmatched" not in report and "2 unmatched, 1 different" in report
+    assert '/message: "hello" → "changed"' in report
+    assert "unmatched: tools/call ech" in report and "unmatched: nothing/here" in report
+
+
+def test_without_strict_the_same_run_exits_0(recorded):
+    run = mock(recorded["sdk-legacy"], stdin=rpc(*HELLO, {"id": 3, "method": "tools/call",
+                                                          "params": {"name": "ech", "arguments": {}}}))
+    assert run.returncode == 0, run.stderr
+    assert "no recorded answer for tools/call ech" in run.stderr
+
+
+def test_a_server_question_is_asked_again_and_the_new_answer_checked(recorded):
+    """The recorded elicitation is asked again; a client answering otherwise gets the recorded result and
+    the difference is reported under --strict."""
+    proc = subprocess.Popen([*MOCK, str(recorded["sdk-legacy"]), "--strict"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV, cwd=str(ROOT), text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(rpc(*HELLO, {"id": 1, "method": "tools/call", "params": {"name": "ask_name",
+                                                                                 "arguments": {}}}))
+        proc.stdin.flush()
+        assert "result" in json.loads(proc.stdout.readline())
+        question = json.loads(proc.stdout.readline())
+        assert question["method"] == "elicitation/create" and "id" in question
+        proc.stdin.write(rpc({"id": question["id"], "result": {"action": "accept", "content": {"name": "Bob"}}}))
+        proc.stdin.close()
+        final = json.loads(proc.stdout.readline())
+        assert final["id"] == 1 and final["result"]["content"][0]["text"] == "Hello, Ada!"
+        assert proc.wait(timeout=30) == 9
+        err = proc.stderr.read() if proc.stderr else ""
+        assert 'the client answered elicitation/create differently (/content/name: "Ada" → "Bob")' in err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream:
+                stream.close()
+
+
+def test_notifications_during_a_request_come_again_in_order(recorded):
+    run = mock(recorded["demo-legacy"], stdin=rpc(
+        *HELLO, {"id": 1, "method": "tools/call", "params": {"name": "long_task",
+                                                             "arguments": {"steps": 3, "step_ms": 10},
+                                                             "_meta": {"progressToken": "mine"}}}))
+    assert run.returncode == 0, run.stderr
+    lines = [json.loads(line) for line in run.stdout.splitlines()][1:]
+    progress = [m["params"] for m in lines if m.get("method") == "notifications/progress"]
+    assert [(p["progressToken"], p["progress"]) for p in progress] == [("mine", 1), ("mine", 2), ("mine", 3)]
+    logged = [m["params"]["data"] for m in lines if m.get("method") == "notifications/message"]
+    assert logged == [f"long_task: finished step {n} of 3" for n in (1, 2, 3)]
+    sent = [m.get("method") for m in lines]
+    assert sent == ["notifications/progress", "notifications/message"] * 3 + [None]
+    assert lines[-1]["id"] == 1 and lines[-1]["result"]["content"][0]["text"].startswith("Done: 3 steps")
+
+
+def test_sdk_client_gets_the_same_answers_from_the_mock_as_from_the_server(recorded):
+    async def steps(command: list[str]) -> list[Any]:
+        from mcp import ClientSession, StdioServerParameters, types
+        from mcp.client.stdio import stdio_client
+
+        async def elicit(context: Any, params: Any) -> Any:
+            return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+        server = StdioServerParameters(command=command[0], args=command[1:], env=ENV)
+        with open(os.devnull, "w") as quiet:
+            async with stdio_client(server, errlog=quiet) as (read, write), ClientSession(
+                    read, write, elicitation_callback=elicit) as s:
+                hello = await s.initialize()
+                out: list[Any] = [hello.server_info.model_dump(), hello.capabilities.model_dump()]
+                out.append((await s.list_tools()).model_dump())
+                for name, args in (("add", {"a": 2, "b": 3}), ("echo", {"message": "hello"}), ("fail", {}),
+                                   ("ask_name", {})):
+                    out.append((await s.call_tool(name, args)).model_dump())
+                out.append((await s.read_resource("sdk://hello")).model_dump())
+                out.append((await s.list_prompts()).model_dump())
+                return [_no_meta(x) for x in out]
+
+    real = asyncio.run(steps(SDK))
+    mocked = asyncio.run(steps([*MOCK, str(recorded["sdk-legacy"])]))
+    assert mocked == real
+
+
+def _no_meta(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _no_meta(v) for k, v in value.items() if k not in ("meta", "_meta")}
+    if isinstance(value, list):
+        return [_no_meta(v) for v in value]
+    return value
+
+
+def test_timing_recorded_plays_the_delays(recorded):
+    fast = mock(recorded["demo-legacy"], "--timing", "x1000", stdin=rpc(*HELLO))
+    assert fast.returncode == 0
+    bad = mock(recorded["demo-legacy"], "--timing", "slow")
+    assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "--timing 'slow'" in bad.stderr
+
+
+# ---------------------------------------------------------------------- bad input
+
+
+def test_a_damaged_session_serves_what_can_be_read_and_says_what_could_not(recorded, tmp_path):
+    whole = tmp_path / "whole.mcpsession"
+    assert spyglass("export", str(recorded["sdk-legacy"]), str(whole)).returncode == 0
+    lines = gzip.decompress(whole.read_bytes()).decode().splitlines(keepends=True)
+    cut = tmp_path / "cut.mcpsession"
+    cut.write_bytes(gzip.compress("".join(lines[:-3]).encode()))
+    run = mock(cut, stdin=rpc(*HELLO, {"id": 1, "method": "tools/call", "params": {"name": "add",
+                                                                                   "arguments": {"a": 2, "b": 3}}}))
+    assert run.returncode == 0, run.stderr
+    assert answers(run.stdout)[1]["result"]["content"][0]["text"] == "5"
+    assert "cut.mcpsession: the file has no end line (cut short?): 21 frames could be read" in run.stderr
+
+
+def test_a_port_in_use_is_one_line_and_exit_4(recorded):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        run = mock(recorded["sdk-legacy"], "--http", str(taken.getsockname()[1]))
+    assert run.returncode == 4
+    assert run.stderr.strip().count("\n") == 0 and "cannot listen on 127.0.0.1:" in run.stderr
+
+
+def test_a_session_with_no_server_or_no_session_is_one_line_and_exit_1(tmp_path):
+    empty = tmp_path / "empty.mcpsession"
+    header = {"format": "mcpsession", "version": 1, "servers": []}
+    text = json.dumps(header) + "\n" + json.dumps({"end": True, "frames": 0}) + "\n"
+    empty.write_bytes(gzip.compress(text.encode()))
+    run = mock(empty)
+    assert run.returncode == 1 and run.stderr.strip().count("\n") == 0 and "no server" in run.stderr, run.stderr
+    other = tmp_path / "notes.txt"
+    other.write_text("hello")
+    run = mock(other)
+    assert run.returncode == 1 and "not a Spyglass session" in run.stderr and "Traceback" not in run.stderr
+
+
+__all__ = ["Ada"]
