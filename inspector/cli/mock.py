@@ -38,6 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="at the end, report every unmatched or different request and exit 9 if there was one")
     p.add_argument("--timing", default="off", metavar="off|recorded|xN",
                    help="answer at once (off, the default), with the recorded delays, or N times as fast")
+    p.add_argument("--stubs", metavar="FILE",
+                   help="a YAML file of answers that come before the recording's (docs/mock.md#stubs)")
     return p
 
 
@@ -67,10 +69,15 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     timing = timing_of(args.timing)
     if args.http is not None and not 0 <= args.http <= 65535:
         raise E.UsageError(f"--http {args.http}: a port is 0 to 65535")
+    stubs = []
+    if args.stubs:
+        from ..mock.stubs import load_stubs
+
+        stubs = load_stubs(args.stubs)
     book, problems = load(args.session, args.server)
     for problem in problems:
         say(f"{args.session}: {problem}")
-    mock = MockServer(book, timing=timing, say=say)
+    mock = MockServer(book, timing=timing, say=say, stubs=stubs)
     if args.http is None:
         from ..mock.stdio import serve_stdio
 

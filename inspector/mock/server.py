@@ -22,6 +22,7 @@ from ..recording.compare import change_line, diff_values
 from ..recording.replay import clean_params
 from ..terminal import visible
 from .book import Book, Entry, Match, target_of
+from .stubs import Stub
 
 Send = Callable[[dict[str, Any]], object]
 Ask = Callable[[str, dict[str, Any]], Awaitable[Any]]
@@ -42,8 +43,10 @@ class MockServer:
     """Answers requests from a `Book`. `timing`: None answers at once; a number plays the recorded delays
     divided by it (1.0: as recorded; 2.0: twice as fast)."""
 
-    def __init__(self, book: Book, *, timing: float | None = None, say: Callable[[str], None] | None = None) -> None:
+    def __init__(self, book: Book, *, timing: float | None = None, say: Callable[[str], None] | None = None,
+                 stubs: list[Stub] | None = None) -> None:
         self.book = book
+        self.stubs = stubs or []
         self.timing = timing
         self.say = say or (lambda _line: None)
         self.problems: list[Problem] = []
@@ -78,6 +81,12 @@ class MockServer:
     async def answer(self, method: str, params: dict[str, Any] | None, send: Send, ask: Ask | None) -> Any:
         """The result for one request (raising `RpcError` for a recorded error or no match)."""
         self.answered += 1
+        for stub in self.stubs:
+            if stub.matches(method, params or {}):
+                result, error = await stub.answer(params or {})
+                if error is not None:
+                    raise RpcError(error["code"], error["message"], error.get("data"))
+                return result
         if method == "initialize":
             return self.initialize()
         if method == "server/discover":

@@ -277,3 +277,62 @@ def test_a_session_with_no_server_or_no_session_is_one_line_and_exit_1(tmp_path)
 
 
 __all__ = ["Ada"]
+
+
+# ---------------------------------------------------------------------- stubs
+
+STUBS = """\
+stubs:
+  - tool: echo                      # overrides the recorded answer, for one argument only
+    when:
+      /arguments/message: {contains: stub}
+    result: {content: [{type: text, text: "stubbed ${/arguments/message}"}], isError: false}
+  - tool: weather                   # a tool the recording never saw
+    when:
+      /arguments: {contains: {units: metric}}
+    result: {content: [{type: text, text: "Sunny in ${/arguments/city}"}], structuredContent: {
+             city: "${/arguments/city}", days: "${/arguments/days}"}}
+  - method: resources/read
+    uri: sdk://down
+    error: {code: -32002, message: "Resource ${/uri} not found", data: {uri: "${/uri}"}}
+    delay: 0.01
+"""
+
+
+def test_stubs_override_and_add_answers(recorded, tmp_path):
+    stubs = tmp_path / "stubs.yaml"
+    stubs.write_text(STUBS)
+    run = mock(recorded["sdk-legacy"], "--stubs", str(stubs), "--strict", stdin=rpc(
+        *HELLO,
+        {"id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "a stub please"}}},
+        {"id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "hello"}}},
+        {"id": 3, "method": "tools/call", "params": {"name": "weather",
+                                                     "arguments": {"city": "Paris", "units": "metric", "days": 3}}},
+        {"id": 4, "method": "resources/read", "params": {"uri": "sdk://down"}},
+        {"id": 5, "method": "tools/call", "params": {"name": "weather", "arguments": {"city": "Oslo"}}}))
+    got = answers(run.stdout)
+    assert got[1]["result"]["content"][0]["text"] == "stubbed a stub please"
+    assert got[2]["result"]["content"][0]["text"] == "hello"  # not matched by the stub: the recording answers
+    assert got[3]["result"]["content"][0]["text"] == "Sunny in Paris"
+    assert got[3]["result"]["structuredContent"] == {"city": "Paris", "days": 3}  # a whole template keeps its type
+    assert got[4]["error"] == {"code": -32002, "message": "Resource sdk://down not found",
+                               "data": {"uri": "sdk://down"}}
+    assert "error" in got[5]  # without units: no stub, and no recording of weather
+    assert run.returncode == 9 and "1 unmatched, 0 different" in run.stderr and "weather" in run.stderr
+
+
+def test_a_stub_file_with_problems_names_each_at_its_line(recorded, tmp_path):
+    stubs = tmp_path / "bad.yaml"
+    stubs.write_text("stubs:\n  - tool: echo\n    reslt: {}\n  - method: tools/call\n    when: {arguments: 1}\n"
+                     "    result: {}\n    delay: soon\n")
+    run = mock(recorded["sdk-legacy"], "--stubs", str(stubs))
+    assert run.returncode == 1, run.stderr
+    assert "bad.yaml:3:5: unknown key 'reslt' in stub 1 (did you mean 'result'?)" in run.stderr
+    assert "bad.yaml:2:5: stub 1 needs one answer: result or error" in run.stderr
+    assert "bad.yaml:5:12: 'arguments' is not a JSON pointer" in run.stderr
+    assert "bad.yaml:7:12: delay is a number of seconds" in run.stderr
+    assert "Traceback" not in run.stderr
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("stubs: [\n")
+    run = mock(recorded["sdk-legacy"], "--stubs", str(broken))
+    assert run.returncode == 1 and "broken.yaml:2:1: not valid YAML" in run.stderr, run.stderr
