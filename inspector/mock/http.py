@@ -107,10 +107,10 @@ class HttpMock:
     async def _reply(self, conn: h11.Connection, writer: asyncio.StreamWriter, status: int, body: bytes = b"",
                      ctype: bytes = b"application/json", extra: list[tuple[bytes, bytes]] | None = None) -> None:
         headers = [(b"Content-Type", ctype), (b"Content-Length", str(len(body)).encode()), *(extra or [])]
-        await self._send(writer, conn.send(h11.Response(status_code=status, headers=headers)))
+        data = conn.send(h11.Response(status_code=status, headers=headers)) or b""
         if body:
-            await self._send(writer, conn.send(h11.Data(data=body)))
-        await self._send(writer, conn.send(h11.EndOfMessage()))
+            data += conn.send(h11.Data(data=body)) or b""
+        await self._send(writer, data + (conn.send(h11.EndOfMessage()) or b""))  # one write: no Nagle wait
 
     async def _exchange(self, conn: h11.Connection, writer: asyncio.StreamWriter, request: h11.Request,
                         body: bytes) -> None:
