@@ -93,12 +93,12 @@ def main() -> int:
     rows: list[tuple[str, float, float]] = []
     with tempfile.TemporaryDirectory() as folder:
         demo_session = Path(folder) / "demo.sqlite"
-        asyncio.run(record(DEMO, demo_session, n, "text"))
+        asyncio.run(record(DEMO, demo_session, n, "message"))
         mock_stdio = ServerSpec(name="mock", command=[*mock, str(demo_session)])
         server, mocked = [], []
         for _ in range(a.rounds):
-            server.append(asyncio.run(timed(DEMO, n, "text")))
-            mocked.append(asyncio.run(timed(mock_stdio, n, "text")))
+            server.append(asyncio.run(timed(DEMO, n, "message")))
+            mocked.append(asyncio.run(timed(mock_stdio, n, "message")))
         rows.append(("stdio (demo server)", statistics.median(server), statistics.median(mocked)))
 
         sdk_session = Path(folder) / "sdk.sqlite"

@@ -30,7 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "as it was recorded.",
                     epilog="Exit codes: 0 done, 9 (--strict) unmatched or different requests, 1 usage or a "
                            "session that cannot be served, 4 the port cannot be had.")
-    p.add_argument("session", help="a session file (.sqlite from the window, or .mcpsession)")
+    p.add_argument("session", metavar="SESSION|COLLECTION",
+                   help="a session file (.sqlite from the window, or .mcpsession), or a collection (.yaml) whose "
+                        "stored snapshots are served")
     p.add_argument("--server", metavar="NAME", help="which server of the session (needed when it has several)")
     p.add_argument("--http", type=int, metavar="PORT",
                    help="serve Streamable HTTP on 127.0.0.1:PORT (0: any free port) instead of stdio")

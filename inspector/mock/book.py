@@ -98,7 +98,8 @@ def _is_round(params: dict[str, Any] | None) -> bool:
 class Book:
     """The answers of one recorded server."""
 
-    def __init__(self, surface: ServerSurface, store: TrafficStore) -> None:
+    def __init__(self, surface: ServerSurface, store: TrafficStore | None) -> None:
+        """`store`: the frames the surface was read from (None: answers only, no notifications or questions)."""
         self.surface = surface
         self.entries: list[Entry] = []
         self.by_key: dict[str, list[Entry]] = {}
@@ -108,7 +109,7 @@ class Book:
             if x.direction != "out" or x.answer is None or x.background and x.method not in HANDSHAKE:
                 continue
             entry = Entry(x, clean_params(x.params) or {}, latency=x.latency or 0.0)
-            entry.events = _events(store, x, questions)
+            entry.events = _events(store, x, questions) if store is not None else []
             if x.method in HANDSHAKE:
                 self.handshake.setdefault(x.method, entry)  # the first handshake is the one the server gave
                 continue

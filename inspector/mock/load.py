@@ -1,4 +1,5 @@
-"""Opening what a mock serves: one server of a session file, with what of the file could not be read."""
+"""Opening what a mock serves: one server of a session file (or a collection's snapshots), with what of the
+file could not be read."""
 
 from __future__ import annotations
 
@@ -7,11 +8,14 @@ from pathlib import Path
 from ..errors import UsageError
 from ..recording.files import open_session
 from .book import Book
+from .collection import collection_book, is_collection
 
 
 def load(path: str | Path, server: str | None = None) -> tuple[Book, list[str]]:
     """The book of one recorded server and the problems met reading it (a damaged file serves what could
     be read). UsageError for a file that is no session, or a session with no server to serve."""
+    if is_collection(path):
+        return collection_book(path)
     opened = open_session(path)
     surface = opened.surface(server)
     book = Book(surface, opened.store)

@@ -29,7 +29,7 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 async def demo_script(client: Any) -> None:
     await client.list_tools()
-    await client.call_tool("echo", {"text": "hello demo"})
+    await client.call_tool("echo", {"message": "hello demo"})
     await client.call_tool("long_task", {"steps": 3, "step_ms": 10}, on_progress=lambda *a: None)
     await client.call_tool("divide", {"a": 1, "b": 0})
     await client.call_tool("ask_user", {})
@@ -336,3 +336,58 @@ def test_a_stub_file_with_problems_names_each_at_its_line(recorded, tmp_path):
     broken.write_text("stubs: [\n")
     run = mock(recorded["sdk-legacy"], "--stubs", str(broken))
     assert run.returncode == 1 and "broken.yaml:2:1: not valid YAML" in run.stderr, run.stderr
+
+
+# ---------------------------------------------------------------------- collections
+
+COLLECTION = """\
+name: demo smoke
+server: {command: [PYTHON, -m, inspector.demo]}
+protocol: legacy
+steps:
+  - name: tools
+    list: tools
+    expect: {snapshot: true}
+  - name: echo
+    call: echo
+    arguments: {message: "hello"}
+    expect: {snapshot: true}
+    save: {said: /content/0/text}
+  - name: echo again
+    call: echo
+    arguments: {message: "${said}!"}
+    expect: {snapshot: true, text: {equals: "hello!"}}
+  - name: zero
+    call: divide
+    arguments: {a: 1, b: 0}
+    expect: {isError: true, snapshot: true}
+  - name: welcome
+    read: demo://docs/welcome.txt
+    expect: {snapshot: true}
+  - name: unknown
+    call: no_such_tool
+    expect: {error: {code: -32602}, snapshot: true}
+  - name: not stored
+    call: echo
+    arguments: {message: "x"}
+"""
+
+
+def test_a_collection_is_served_from_its_snapshots(tmp_path):
+    collection = tmp_path / "smoke.yaml"
+    collection.write_text(COLLECTION.replace("PYTHON", PY))
+    assert mock(collection).returncode == 1  # no snapshot stored yet: nothing to serve
+    stored = spyglass("test", str(collection), "--update-snapshots")
+    assert stored.returncode == 0, stored.stdout + stored.stderr
+    run = spyglass("test", str(collection), "--step", "tools", "--step", "echo", "--step", "echo again",
+                   "--step", "zero", "--step", "welcome", "--step", "unknown", "--", *MOCK, str(collection),
+                   "--strict")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "6 passed, 0 failed" in run.stdout
+    hello = mock(collection, stdin=rpc(*HELLO, {"id": 1, "method": "tools/call",
+                                                "params": {"name": "echo", "arguments": {"message": "hello!"}}}))
+    got = answers(hello.stdout)
+    assert got[0]["result"]["serverInfo"]["name"] == "demo smoke"
+    assert set(got[0]["result"]["capabilities"]) == {"tools", "resources"}
+    assert got[1]["result"]["content"][0]["text"] == "hello!"  # the saved value went into the stored request
+    assert "1 step(s) have no snapshot and are not served: not stored" in hello.stderr
