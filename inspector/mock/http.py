@@ -165,7 +165,7 @@ class HttpMock:
 
         async def run() -> None:
             try:
-                result = await self.mock.answer(rpc_method, params, send, ask)
+                result = await self.mock.answer(rpc_method, params, send, ask, request_id)
                 reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "result": result}
             except RpcError as exc:
                 reply = _error(request_id, exc)

@@ -78,7 +78,8 @@ class MockServer:
 
     # ------------------------------------------------------------------ requests
 
-    async def answer(self, method: str, params: dict[str, Any] | None, send: Send, ask: Ask | None) -> Any:
+    async def answer(self, method: str, params: dict[str, Any] | None, send: Send, ask: Ask | None,
+                     request_id: Any = None) -> Any:
         """The result for one request (raising `RpcError` for a recorded error or no match)."""
         self.answered += 1
         for stub in self.stubs:
@@ -91,6 +92,8 @@ class MockServer:
             return self.initialize()
         if method == "server/discover":
             return self.discover()
+        if method == "subscriptions/listen" and self.book.era == "modern":
+            return await self._listen(params or {}, send, request_id)
         clean = clean_params(params) or {}
         found = self.book.match(method, clean)
         if found is None:
@@ -101,6 +104,17 @@ class MockServer:
             self._differs(found, method, clean)
         await self._play(found.entry, params, send, ask)
         return self._recorded(found.entry)
+
+    async def _listen(self, params: dict[str, Any], send: Send, request_id: Any) -> Any:
+        """A 2026-07-28 notification stream: acknowledged with what was asked, then open until the client
+        ends it (a recording's notifications outside requests are not played: they came when they came)."""
+        wanted = params.get("notifications")
+        accepted = {k: v for k, v in wanted.items() if v is True or k == "resourceSubscriptions"} if isinstance(
+            wanted, dict) else {}
+        send({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+              "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": request_id}, "notifications": accepted}})
+        await asyncio.get_running_loop().create_future()  # open until cancelled
+        return {}
 
     def _recorded(self, entry: Entry) -> Any:
         x = entry.exchange

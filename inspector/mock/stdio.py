@@ -18,7 +18,7 @@ class MockPeer(JsonRpcPeer):
         self.mock = mock
 
     async def handle_request(self, request_id: Any, method: str, params: dict[str, Any]) -> Any:
-        return await self.mock.answer(method, params, self.send, self._ask)
+        return await self.mock.answer(method, params, self.send, self._ask, request_id)
 
     async def _ask(self, method: str, params: dict[str, Any]) -> Any:
         try:
