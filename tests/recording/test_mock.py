@@ -13,12 +13,13 @@ import os
 import re
 import socket
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 from recordings import SDK, Ada, record, record_everything, record_sdk, spyglass
-from support import PY, ROOT, SLOWDOWN, demo_cmd
+from support import PEERS, PY, ROOT, SLOWDOWN, demo_cmd
 
 from inspector import errors as E
 from inspector.config import ServerSpec
@@ -180,6 +181,44 @@ def test_a_server_question_is_asked_again_and_the_new_answer_checked(recorded):
                 stream.close()
 
 
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+               "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+               "io.modelcontextprotocol/clientInfo": {"name": "ci", "version": "1"}}
+
+
+def test_a_multi_round_call_checks_the_clients_input_responses(recorded):
+    """2026-07-28: the recorded input_required round comes back, the client's re-send with its answers is
+    matched by its requestState and its inputResponses compared with the recorded ones."""
+    proc = subprocess.Popen([*MOCK, str(recorded["sdk-modern"]), "--strict"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV, cwd=str(ROOT), text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        call = {"name": "ask_name", "arguments": {}, "_meta": MODERN_META}
+        proc.stdin.write(rpc({"id": 1, "method": "tools/call", "params": call}))
+        proc.stdin.flush()
+        first = json.loads(proc.stdout.readline())["result"]
+        assert first["resultType"] == "input_required"
+        [(key, question)] = first["inputRequests"].items()
+        assert question["method"] == "elicitation/create"
+        answer = {"action": "accept", "content": {"name": "Bob"}}
+        proc.stdin.write(rpc({"id": 2, "method": "tools/call", "params": {
+            **call, "inputResponses": {key: answer}, "requestState": first["requestState"]}}))
+        proc.stdin.close()
+        final = json.loads(proc.stdout.readline())
+        assert final["id"] == 2 and final["result"]["content"][0]["text"] == "Hello, Ada!"
+        assert proc.wait(timeout=30) == 9
+        err = proc.stderr.read() if proc.stderr else ""
+        assert "2 requests, 0 unmatched, 1 different" in err
+        assert f'/{key}/content/name: "Ada" → "Bob"' in err, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream:
+                stream.close()
+
+
 def test_notifications_during_a_request_come_again_in_order(recorded):
     run = mock(recorded["demo-legacy"], stdin=rpc(
         *HELLO, {"id": 1, "method": "tools/call", "params": {"name": "long_task",
@@ -221,6 +260,35 @@ def test_sdk_client_gets_the_same_answers_from_the_mock_as_from_the_server(recor
     real = asyncio.run(steps(SDK))
     mocked = asyncio.run(steps([*MOCK, str(recorded["sdk-legacy"])]))
     assert mocked == real
+
+
+OFFICIAL_CALLS = [["--method", "tools/call", "--tool-name", "echo", "--tool-arg", "message=hello"],
+                  ["--method", "tools/call", "--tool-name", "fail"],  # exit 5: the tool error, as recorded
+                  ["--method", "resources/read", "--uri", "sdk://hello"]]
+
+
+def test_official_inspector_cli_gets_the_same_answers_from_the_mock_as_from_the_server(recorded, tmp_path):
+    """The official inspector CLI (pinned in tests/peers, on Node 22), each method against the SDK peer and
+    against the mock of its recording, run side by side."""
+    node = PEERS / "node_modules" / ".bin" / "node"
+    cli = (PEERS / "node_modules" / "@modelcontextprotocol" / "inspector" / "clients" / "cli" / "build" /
+           "index.js").resolve()  # the CLI runs only when started by its real path
+    assert node.exists() and cli.exists(), "run `make peers` (npm ci in tests/peers)"
+    env = {**ENV, "HOME": str(tmp_path), "MCP_STORAGE_DIR": str(tmp_path / "store"), "NO_COLOR": "1"}
+
+    def run(target: list[str], flags: list[str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(node), str(cli), *target, "--", *flags, "--format", "json"], capture_output=True,
+                              text=True, env=env, cwd=str(ROOT), timeout=60 * SLOWDOWN)
+
+    targets = (SDK, [*MOCK, str(recorded["sdk-legacy"]), "--strict"])
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        runs = [[pool.submit(run, target, flags) for target in targets] for flags in OFFICIAL_CALLS]
+    for flags, (real, mocked) in zip(OFFICIAL_CALLS, runs):
+        real_run, mocked_run = real.result(), mocked.result()
+        assert real_run.returncode == mocked_run.returncode, (flags, real_run.stderr, mocked_run.stderr)
+        assert mocked_run.stdout == real_run.stdout or _no_meta(json.loads(mocked_run.stdout)) == _no_meta(
+            json.loads(real_run.stdout)), flags
+        assert "0 unmatched, 0 different" in mocked_run.stderr, mocked_run.stderr
 
 
 def _no_meta(value: Any) -> Any:
