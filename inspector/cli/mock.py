@@ -40,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="at the end, report every unmatched or different request and exit 9 if there was one")
     p.add_argument("--timing", default="off", metavar="off|recorded|xN",
                    help="answer at once (off, the default), with the recorded delays, or N times as fast")
+    p.add_argument("--era", choices=("recorded", "legacy", "modern"), default="recorded",
+                   help="serve the recording in the other protocol era (default: the era it was recorded in)")
     p.add_argument("--stubs", metavar="FILE",
                    help="a YAML file of answers that come before the recording's (docs/mock.md#stubs)")
     return p
@@ -79,7 +81,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     book, problems = load(args.session, args.server)
     for problem in problems:
         say(f"{args.session}: {problem}")
-    mock = MockServer(book, timing=timing, say=say, stubs=stubs)
+    mock = MockServer(book, timing=timing, say=say, stubs=stubs,
+                      era=None if args.era == "recorded" else args.era)
     if args.http is None:
         from ..mock.stdio import serve_stdio
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..demo.wire import RpcError
 from ..protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
+from ..protocol.versions import LATEST_LEGACY, LEGACY_VERSIONS, MODERN_VERSION
 from ..recording.compare import change_line, diff_values
 from ..recording.replay import clean_params
 from ..terminal import visible
@@ -44,9 +45,13 @@ class MockServer:
     divided by it (1.0: as recorded; 2.0: twice as fast)."""
 
     def __init__(self, book: Book, *, timing: float | None = None, say: Callable[[str], None] | None = None,
-                 stubs: list[Stub] | None = None) -> None:
+                 stubs: list[Stub] | None = None, era: str | None = None) -> None:
         self.book = book
         self.stubs = stubs or []
+        # the era served: the recorded one, or the other one when asked (`--era`)
+        self.era = era or book.era
+        self.cross = self.era is not None and book.era is not None and self.era != book.era
+        self.rounds: dict[str, Entry] = {}  # a legacy recording's questions asked as one MRTR round, by state
         self.timing = timing
         self.say = say or (lambda _line: None)
         self.problems: list[Problem] = []
@@ -54,22 +59,32 @@ class MockServer:
 
     # ------------------------------------------------------------------ handshake
 
-    def initialize(self) -> Any:
+    def initialize(self, params: dict[str, Any] | None = None) -> Any:
         entry = self.book.handshake.get("initialize")
-        if entry is not None:
+        if entry is not None and self.era != "modern":
             return self._recorded(entry)
+        if self.era == "legacy":  # a 2026-07-28 recording served to a legacy client: its handshake, made
+            s = self.book.surface
+            asked = (params or {}).get("protocolVersion")
+            result: dict[str, Any] = {"protocolVersion": asked if asked in LEGACY_VERSIONS else LATEST_LEGACY,
+                                      "capabilities": s.capabilities or {}, "serverInfo": s.server_info or
+                                      {"name": s.name, "version": "mock"}}
+            if s.instructions:
+                result["instructions"] = s.instructions
+            return result
         raise RpcError(METHOD_NOT_FOUND, f"this recording speaks {self.book.surface.revision or 'another revision'}"
                                          " and has no initialize to answer with (the client should use "
                                          "server/discover)")
 
     def discover(self) -> Any:
         entry = self.book.handshake.get("server/discover")
-        if entry is not None:
+        if entry is not None and (self.era != "modern" or entry.exchange.error is None):
             return self._recorded(entry)
         s = self.book.surface
-        if s.era != "modern":
+        if self.era != "modern":
             raise RpcError(METHOD_NOT_FOUND, "Method not found: server/discover")
-        result: dict[str, Any] = {"supportedVersions": [s.revision], "capabilities": s.capabilities or {}}
+        result: dict[str, Any] = {"supportedVersions": [MODERN_VERSION if self.cross else s.revision],
+                                  "capabilities": s.capabilities or {}}
         if s.server_info:
             result["_meta"] = {"io.modelcontextprotocol/serverInfo": s.server_info}
         if s.instructions:
@@ -89,11 +104,14 @@ class MockServer:
                     raise RpcError(error["code"], error["message"], error.get("data"))
                 return result
         if method == "initialize":
-            return self.initialize()
+            return self.initialize(params)
         if method == "server/discover":
             return self.discover()
-        if method == "subscriptions/listen" and self.book.era == "modern":
+        if method == "subscriptions/listen" and self.era == "modern":
             return await self._listen(params or {}, send, request_id)
+        state = (params or {}).get("requestState")
+        if isinstance(state, str) and state in self.rounds:
+            return await self._next_round(self.rounds.pop(state), params or {}, send)
         clean = clean_params(params) or {}
         found = self.book.match(method, clean)
         if found is None:
@@ -102,8 +120,55 @@ class MockServer:
             raise self._unmatched(method, clean)
         if not found.exact:
             self._differs(found, method, clean)
+        if self.cross:
+            return await self._across(found.entry, params, send, ask)
         await self._play(found.entry, params, send, ask)
         return self._recorded(found.entry)
+
+    # ------------------------------------------------------------------ the other era (--era)
+
+    async def _across(self, entry: Entry, params: dict[str, Any] | None, send: Send, ask: Ask | None) -> Any:
+        """A recorded answer in the other era's framing: a 2026-07-28 multi-round call asked as legacy
+        questions, a legacy call's questions asked as one 2026-07-28 round."""
+        x = entry.exchange
+        if self.era == "modern":
+            questions = [e.question for e in entry.events if e.question is not None]
+            if questions:
+                state = f"spyglass-mock-{len(self.rounds) + 1}-{x.n}"
+                self.rounds[state] = entry
+                return {"resultType": "input_required", "requestState": state,
+                        "inputRequests": {f"q{i}": {"method": q.method, "params": q.params or {}}
+                                          for i, q in enumerate(questions)}}
+            await self._play(entry, params, send, None)
+            return _framed(self._recorded(entry), "modern")
+        await self._play(entry, params, send, None)
+        current: Any = x.result
+        for later in x.rounds:
+            requests = current.get("inputRequests") if isinstance(current, dict) else None
+            given = (later.params or {}).get("inputResponses")
+            for key, request in (requests.items() if isinstance(requests, dict) else ()):
+                if isinstance(request, dict) and ask is not None:
+                    recorded = given.get(key) if isinstance(given, dict) else None
+                    await self._check(entry, str(request.get("method")), request.get("params") or {}, recorded, ask)
+            current = later.result
+        final = x.final
+        if final.error is not None:
+            code = final.error.get("code")
+            raise RpcError(code if isinstance(code, int) else -32603, str(final.error.get("message", "")),
+                           final.error.get("data"))
+        return _framed(copy.deepcopy(final.result), "legacy")
+
+    async def _next_round(self, entry: Entry, params: dict[str, Any], send: Send) -> Any:
+        """The re-send of a round made from a legacy recording's questions: its answers checked, then the
+        notifications and the recorded answer."""
+        given = params.get("inputResponses")
+        questions = [e.question for e in entry.events if e.question is not None]
+        for i, q in enumerate(questions):
+            got = given.get(f"q{i}") if isinstance(given, dict) else None
+            self._compare(entry, q.method, {"error": True} if q.error is not None else q.result,
+                          got if got is not None else {"error": True})
+        await self._play(entry, params, send, None)
+        return _framed(self._recorded(entry), "modern")
 
     async def _listen(self, params: dict[str, Any], send: Send, request_id: Any) -> Any:
         """A 2026-07-28 notification stream: acknowledged with what was asked, then open until the client
@@ -170,14 +235,21 @@ class MockServer:
     async def _ask(self, entry: Entry, question: Any, ask: Ask) -> None:
         params = question.params if isinstance(question.params, dict) else {}
         recorded = {"error": True} if question.error is not None else question.result
+        await self._check(entry, question.method, params, recorded, ask)
+
+    async def _check(self, entry: Entry, method: str, params: dict[str, Any], recorded: Any, ask: Ask) -> None:
+        """Ask the client a recorded question again and compare its answer with the recorded one."""
         try:
-            got: Any = await asyncio.wait_for(ask(question.method, copy.deepcopy(params)), QUESTION_TIMEOUT)
+            got: Any = await asyncio.wait_for(ask(method, copy.deepcopy(params)), QUESTION_TIMEOUT)
         except (Declined, TimeoutError, ConnectionError):  # declined, or no answer: compared as an error
             got = {"error": True}
+        self._compare(entry, method, recorded, got)
+
+    def _compare(self, entry: Entry, method: str, recorded: Any, got: Any) -> None:
         changes = diff_values(_plain(recorded), _plain(got))
         if changes:
             what = "; ".join(change_line(c.as_json()) for c in changes[:5])
-            line = f"{entry.exchange.label}: the client answered {question.method} differently ({what})"
+            line = f"{entry.exchange.label}: the client answered {method} differently ({what})"
             self.problems.append(Problem("different", line))
             self.say(line)
 
@@ -189,6 +261,15 @@ class MockServer:
         lines += [f"  {'unmatched' if p.kind == 'unmatched' else 'different'}: {visible(p.line)}"
                   for p in self.problems]
         return "\n".join(lines) + "\n"
+
+
+def _framed(result: Any, era: str) -> Any:
+    """A result in an era's framing: 2026-07-28 says `resultType` and may add cache hints; legacy has neither."""
+    if not isinstance(result, dict):
+        return result
+    if era == "modern":
+        return {"resultType": "complete", **result} if "resultType" not in result else result
+    return {k: v for k, v in result.items() if k not in ("resultType", "ttlMs", "cacheScope")}
 
 
 def _plain(value: Any) -> Any:
