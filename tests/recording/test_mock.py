@@ -138,6 +138,26 @@ def answers(stdout: str) -> dict[Any, dict[str, Any]]:
     return {m["id"]: m for m in map(json.loads, stdout.splitlines()) if "id" in m}
 
 
+def test_listings_come_page_by_page_as_recorded(tmp_path):
+    async def lists(client: Any) -> None:
+        await client.list_tools()
+        await client.list_prompts()
+
+    paged = ServerSpec(name="demo", command=demo_cmd(), env={"SPYGLASS_DEMO_PAGE_SIZE": "4"})
+    session = record(tmp_path / "paged.sqlite", paged, "legacy", lists)
+    run = mock(session, "--strict", stdin=rpc(*HELLO, {"id": 1, "method": "tools/list"}))
+    first = answers(run.stdout)[1]["result"]
+    assert len(first["tools"]) == 4 and isinstance(first["nextCursor"], str)
+    page_2 = {"id": 2, "method": "tools/list", "params": {"cursor": first["nextCursor"]}}
+    run = mock(session, "--strict", stdin=rpc(*HELLO, {"id": 1, "method": "tools/list"}, page_2))
+    second = answers(run.stdout)[2]["result"]
+    assert run.returncode == 0 and len(second["tools"]) >= 1
+    assert {t["name"] for t in second["tools"]}.isdisjoint(t["name"] for t in first["tools"])
+    replayed = spyglass("replay", str(session), "--protocol", "legacy", "--format", "json", "--", *MOCK, str(session),
+                        "--strict")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+
+
 def test_strict_reports_an_unmatched_request_and_a_changed_argument(recorded):
     run = mock(recorded["sdk-legacy"], "--strict", stdin=rpc(
         *HELLO,
@@ -314,8 +334,32 @@ def _no_meta(value: Any) -> Any:
 
 
 def test_timing_recorded_plays_the_delays(recorded):
-    fast = mock(recorded["demo-legacy"], "--timing", "x1000", stdin=rpc(*HELLO))
-    assert fast.returncode == 0
+    """--timing recorded: each notification no sooner than it came after the request, the answer no sooner
+    than the recorded latency; x4: a quarter of that; off: at once."""
+    from inspector.mock.load import load
+    from inspector.mock.server import MockServer
+
+    book, _problems = load(recorded["demo-legacy"])
+    entry = next(e for e in book.entries if e.target == "long_task")
+    assert [e.notification["method"] for e in entry.events] == ["notifications/progress",
+                                                                 "notifications/message"] * 3
+    params = {"name": "long_task", "arguments": {"steps": 3, "step_ms": 10}, "_meta": {"progressToken": 7}}
+
+    async def played(timing: float | None) -> tuple[list[float], float]:
+        loop = asyncio.get_running_loop()
+        begun = loop.time()
+        sent: list[float] = []
+        await MockServer(book, timing=timing).answer("tools/call", params, lambda _m: sent.append(loop.time() - begun),
+                                                      None)
+        return sent, loop.time() - begun
+
+    slack = 0.002  # the loop may wake a clock tick early
+    for timing in (1.0, 4.0):
+        sent, total = asyncio.run(played(timing))
+        assert all(at >= e.offset / timing - slack for at, e in zip(sent, entry.events, strict=True))
+        assert total >= entry.latency / timing - slack and entry.latency >= 0.03
+    sent, total = asyncio.run(played(None))
+    assert len(sent) == 6 and total < entry.latency
     bad = mock(recorded["demo-legacy"], "--timing", "slow")
     assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "--timing 'slow'" in bad.stderr
 
