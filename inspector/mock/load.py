@@ -22,6 +22,12 @@ def load(path: str | Path, server: str | None = None) -> tuple[Book, list[str]]:
     problems = list(opened.problems) + list(surface.problems)
     if not book.entries and not book.handshake:
         raise UsageError(f"{Path(path).name}: {surface.name} answered nothing in this session: nothing to serve")
+    unanswered = [x for x in surface.exchanges if x.direction == "out" and x.answer is None and not x.background
+                   and x.method not in ("subscriptions/listen", "notifications/initialized")]
+    if unanswered:
+        shown = ", ".join(x.label for x in unanswered[:3]) + (" …" if len(unanswered) > 3 else "")
+        problems.append(f"{len(unanswered)} recorded request(s) have no answer in the session and are not served: "
+                        f"{shown}")
     if surface.era is None:
         problems.append(f"{surface.name}'s handshake is not in the session: its requests are served, "
                         "initialize and server/discover are not")

@@ -372,12 +372,14 @@ def test_a_damaged_session_serves_what_can_be_read_and_says_what_could_not(recor
     assert spyglass("export", str(recorded["sdk-legacy"]), str(whole)).returncode == 0
     lines = gzip.decompress(whole.read_bytes()).decode().splitlines(keepends=True)
     cut = tmp_path / "cut.mcpsession"
-    cut.write_bytes(gzip.compress("".join(lines[:-3]).encode()))
+    cut.write_bytes(gzip.compress("".join(lines[:-2]).encode()))  # the end line and the last answer
     run = mock(cut, stdin=rpc(*HELLO, {"id": 1, "method": "tools/call", "params": {"name": "add",
                                                                                    "arguments": {"a": 2, "b": 3}}}))
     assert run.returncode == 0, run.stderr
     assert answers(run.stdout)[1]["result"]["content"][0]["text"] == "5"
-    assert "cut.mcpsession: the file has no end line (cut short?): 21 frames could be read" in run.stderr
+    assert "cut.mcpsession: the file has no end line (cut short?): 22 frames could be read" in run.stderr
+    assert ("1 recorded request(s) have no answer in the session and are not served: tools/call no-such-tool"
+            in run.stderr)
 
 
 def test_a_port_in_use_is_one_line_and_exit_4(recorded):
