@@ -41,6 +41,7 @@ class Entry:
     events: list[Event] = field(default_factory=list)
     latency: float = 0.0
     served: int = 0
+    wire: str | None = None  # the recorded result as JSON text, made when first served
 
     @property
     def method(self) -> str:

@@ -40,6 +40,14 @@ class Problem:
     line: str
 
 
+@dataclass
+class Quick:
+    """An answer ready at once: the result as JSON text, or the error to send."""
+
+    result: str | None
+    error: RpcError | None = None
+
+
 class MockServer:
     """Answers requests from a `Book`. `timing`: None answers at once; a number plays the recorded delays
     divided by it (1.0: as recorded; 2.0: twice as fast)."""
@@ -93,25 +101,75 @@ class MockServer:
 
     # ------------------------------------------------------------------ requests
 
+    def quick(self, method: str, params: dict[str, Any] | None) -> Quick | Match | None:
+        """The answer of a request that needs no waiting, at once: `Quick` (the recorded result as JSON text,
+        or the error to send); a `Match` whose notifications or questions must be played first (`finish`);
+        None when the request takes the full way (`answer`): a stub, the handshake, a stream, the other era."""
+        if self.cross or method in ("initialize", "server/discover", "subscriptions/listen"):
+            return None
+        if any(stub.matches(method, params or {}) for stub in self.stubs):
+            return None
+        state = (params or {}).get("requestState")
+        if isinstance(state, str) and state in self.rounds:
+            return None
+        self.answered += 1
+        clean = clean_params(params) or {}
+        found = self.book.match(method, clean)
+        if found is None:
+            if method == "ping":
+                return Quick("{}")
+            return Quick(None, self._unmatched(method, clean))
+        if not found.exact:
+            self._differs(found, method, clean)
+        entry = found.entry
+        if entry.events or (self.timing is not None and entry.latency > 0):
+            return found
+        if entry.exchange.error is not None:
+            try:
+                self._recorded(entry)
+            except RpcError as exc:
+                return Quick(None, exc)
+        if entry.wire is None:
+            entry.wire = json.dumps(entry.exchange.result, separators=(",", ":"))  # ASCII: any string travels
+        return Quick(entry.wire)
+
+    async def finish(self, found: Match, params: dict[str, Any] | None, send: Send, ask: Ask | None) -> Any:
+        """The rest of a `quick` match: its notifications and questions, then the recorded answer."""
+        await self._play(found.entry, params, send, ask)
+        return self._recorded(found.entry)
+
     async def answer(self, method: str, params: dict[str, Any] | None, send: Send, ask: Ask | None,
                      request_id: Any = None) -> Any:
         """The result for one request (raising `RpcError` for a recorded error or no match)."""
-        self.answered += 1
         for stub in self.stubs:
             if stub.matches(method, params or {}):
+                self.answered += 1
                 result, error = await stub.answer(params or {})
                 if error is not None:
                     raise RpcError(error["code"], error["message"], error.get("data"))
                 return result
         if method == "initialize":
+            self.answered += 1
             return self.initialize(params)
         if method == "server/discover":
+            self.answered += 1
             return self.discover()
         if method == "subscriptions/listen" and self.era == "modern":
+            self.answered += 1
             return await self._listen(params or {}, send, request_id)
         state = (params or {}).get("requestState")
         if isinstance(state, str) and state in self.rounds:
+            self.answered += 1
             return await self._next_round(self.rounds.pop(state), params or {}, send)
+        if not self.cross:
+            got = self.quick(method, params)
+            if isinstance(got, Quick):
+                if got.error is not None:
+                    raise got.error
+                return json.loads(got.result or "null")
+            if got is not None:
+                return await self.finish(got, params, send, ask)
+        self.answered += 1
         clean = clean_params(params) or {}
         found = self.book.match(method, clean)
         if found is None:
@@ -122,8 +180,7 @@ class MockServer:
             self._differs(found, method, clean)
         if self.cross:
             return await self._across(found.entry, params, send, ask)
-        await self._play(found.entry, params, send, ask)
-        return self._recorded(found.entry)
+        return await self.finish(found, params, send, ask)
 
     # ------------------------------------------------------------------ the other era (--era)
 
