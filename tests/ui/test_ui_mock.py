@@ -26,6 +26,9 @@ async def test_serve_a_recorded_server_as_a_mock_over_stdio_and_http(open_window
         assert dialog.objectName() == "mockDialog" and dialog.stdio.isChecked()
         command = dialog.address.text()
         assert " -m inspector mock " in command and command.endswith("sdk.sqlite")
+        assert QGuiApplication.clipboard().text() == command  # copied as the dialog opens
+        assert dialog.status.text() == "The command line is copied."
+        QGuiApplication.clipboard().setText("")
         dialog.copy.click()
         assert QGuiApplication.clipboard().text() == command
         stdio = dialog.add_as_server()

@@ -1,11 +1,11 @@
 """*Serve as mock…* (`mockDialog`): the selected recorded server served as a mock (`inspector.mock`, as
 `spyglass mock` serves it). Over stdio (`mockStdio`) the dialog shows the command line a host launches
-(`mockAddress`) and copies it (`mockCopy`); over HTTP (`mockHttp`) *Start* (`mockStart`) serves it on
-loopback from this window's loop and copies the URL — it keeps serving until *Stop* or until the
-session window closes (`MockServing`, owned by the session window). *Add as a server* (`mockAddServer`)
-adds the mock to the main window like any other server: the command over stdio, the URL over HTTP. What
-the mock says (requests it answered by the closest arguments, requests it could not answer) is listed
-in `mockLog`.
+(`mockAddress`) and copies it (on opening, and with `mockCopy`); over HTTP (`mockHttp`) *Start*
+(`mockStart`) serves it on loopback from this window's loop and copies the URL — it keeps serving until
+*Stop* or until the session window closes (`MockServing`, owned by the session window). *Add as a
+server* (`mockAddServer`) adds the mock to the main window like any other server: the command over
+stdio, the URL over HTTP. What the mock says (requests it answered by the closest arguments, requests
+it could not answer) is listed in `mockLog`.
 """
 
 from __future__ import annotations
@@ -155,6 +155,7 @@ class MockDialog(QDialog):
         self.stdio.toggled.connect(lambda _on: self._show())
         (self.http if serving.url(surface) else self.stdio).setChecked(True)
         self._show()
+        self.copy_address()  # what the user came for: the command line (or the URL being served), copied
         self.resize(760, 420)
 
     def _forget(self) -> None:
@@ -185,9 +186,9 @@ class MockDialog(QDialog):
                             "Start serves the mock on a free port of 127.0.0.1 and copies its URL.")
 
     def copy_address(self) -> None:
-        QGuiApplication.clipboard().setText(self.address.text())
         if self.address.text():
-            self.status.setText("Copied.")
+            QGuiApplication.clipboard().setText(self.address.text())
+            self.status.setText(f"{'The command line' if self.stdio.isChecked() else 'The URL'} is copied.")
 
     def toggle(self) -> asyncio.Task[Any] | None:
         if self.serving.url(self.surface):
