@@ -28,7 +28,7 @@ LAYERS = [
     ("session", ("inspector.session", "inspector.checks", "inspector.catalog", "inspector.importers",
                  "inspector.exporters", "inspector.replay", "inspector.recording", "inspector.collection",
                  "inspector.tap", "inspector.devloop", "inspector.model", "inspector.doctor",
-                 "inspector.loadtest",
+                 "inspector.loadtest", "inspector.mock",
                  "inspector.forms.schema", "inspector.forms.widget_choice",
                  "inspector.forms.validation", "inspector.forms.memory")),
     ("commands", ("inspector.cli", "inspector.forms")),

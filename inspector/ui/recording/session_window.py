@@ -1,7 +1,7 @@
 """A kept session, read-only (`sessionWindow`): what could not be read (`sessionProblems`), its servers
 (`sessionServers`), each server's tabs as recorded (`SurfaceView`), and a traffic dock over every frame.
 From here a server is replayed against another (`actionReplaySession`), compared with another
-(`actionCompareWith`), and the session exported (`actionExportSession`).
+(`actionCompareWith`), served as a mock (`actionServeMock`), and the session exported (`actionExportSession`).
 
 It is a window of its own (the main window stays usable) and holds nothing live: a session is what
 happened, shown as it happened.
@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...checks.rules import Finding
+from ...config import ServerSpec
 from ...recording.files import Opened
 from ...recording.findings import judge_recording
 from ...recording.replay import requests_of
@@ -44,6 +45,7 @@ from ..traffic.pane import TrafficPane
 from ..traffic.timeline import TimelineView
 from .compare_view import CompareDialog
 from .export_dialog import ExportSessionDialog
+from .mock_view import MockDialog, MockServing
 from .replay_view import ReplayDialog
 from .sides import LiveServer, Side, live_side, recorded_side
 from .surface_view import SurfaceView
@@ -81,7 +83,8 @@ class SessionWindow(QMainWindow):
     def __init__(self, opened: Opened, parent: QWidget | None = None, *,
                  live: Callable[[], list[LiveServer]] = list,
                  exported: Callable[[str, int], None] | None = None,
-                 findings: dict[int, list[Finding]] | None = None) -> None:
+                 findings: dict[int, list[Finding]] | None = None,
+                 add_server: Callable[[ServerSpec], Any] | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("sessionWindow")
         self.setAttribute(Qt.WA_DeleteOnClose)
@@ -90,6 +93,8 @@ class SessionWindow(QMainWindow):
         self.opened = opened
         self.live = live
         self.exported = exported
+        self.add_server = add_server
+        self.mocks = MockServing(opened)
         self.dialogs: list[QWidget] = []
         self.surfaces = [s for s in opened.surfaces.values() if s.frames or s.definition]
         self.views: dict[str, SurfaceView] = {}
@@ -207,6 +212,8 @@ class SessionWindow(QMainWindow):
                                         "Send this server's recorded requests to a server and compare the answers")
         self.act_compare = window_action(self, "Compare with…", self.compare_dialog, "actionCompareWith",
                                          "What changed between this server and another (recorded or live)")
+        self.act_mock = window_action(self, "Serve as mock…", self.mock_dialog, "actionServeMock",
+                                      "Serve this server as a mock that answers as recorded (stdio or HTTP)")
         self.act_export = window_action(self, "Export session…", self.export_dialog, "actionExportSession",
                                         "Write this session as .mcpsession, HAR or OTLP JSON (secrets masked)")
         self.act_close = window_action(self, "Close", self.close, "actionCloseSession", "", QKeySequence.Close)
@@ -214,12 +221,12 @@ class SessionWindow(QMainWindow):
         bar.setObjectName("sessionToolbar")
         bar.setMovable(False)
         bar.setToolButtonStyle(Qt.ToolButtonTextOnly)
-        for a in (self.act_replay, self.act_compare, self.act_export):
+        for a in (self.act_replay, self.act_compare, self.act_mock, self.act_export):
             bar.addAction(a)
         self.addToolBar(bar)
         menu = self.menuBar().addMenu("&Session")
         menu.setObjectName("sessionMenu")
-        for a in (self.act_replay, self.act_compare, self.act_export, None, self.act_close):
+        for a in (self.act_replay, self.act_compare, self.act_mock, self.act_export, None, self.act_close):
             if a is None:
                 menu.addSeparator()
             else:
@@ -270,6 +277,7 @@ class SessionWindow(QMainWindow):
         surface = self.selected_surface()
         self.act_replay.setEnabled(surface is not None and bool(surface.frames))
         self.act_compare.setEnabled(surface is not None)
+        self.act_mock.setEnabled(surface is not None and any(x.answer is not None for x in surface.exchanges))
         self.act_export.setEnabled(len(self.opened.store) > 0)
         n = len(requests_of(surface)) if surface is not None else 0
         self.act_replay.setToolTip(f"Send this server's {n} recorded request{'s' if n != 1 else ''} to a server "
@@ -288,6 +296,14 @@ class SessionWindow(QMainWindow):
         if surface is None:
             return None
         dialog = ReplayDialog(surface, self.live, self)
+        self._keep(dialog)
+        return dialog
+
+    def mock_dialog(self) -> MockDialog | None:
+        surface = self.selected_surface()
+        if surface is None:
+            return None
+        dialog = MockDialog(self.opened, surface, self.mocks, self, add_server=self.add_server)
         self._keep(dialog)
         return dialog
 
@@ -327,4 +343,5 @@ class SessionWindow(QMainWindow):
             dialog.close()
         super().closeEvent(event)
         if event.isAccepted():
+            self.mocks.close()
             self.opened.store.close()

@@ -313,7 +313,8 @@ class WindowSessions(QObject):
         if not in_data_dir:
             self.remember(path)
         win = SessionWindow(opened, self.window, live=self.live_servers, findings=found,
-                            exported=lambda p, n: self.window.statusBar().showMessage(f"Exported to {p}", 8000))
+                            exported=lambda p, n: self.window.statusBar().showMessage(f"Exported to {p}", 8000),
+                            add_server=lambda spec: self.window.add_server(spec))
         self.windows.append(win)
         win.destroyed.connect(lambda _=None, w=win: w in self.windows and self.windows.remove(w))
         win.show()
