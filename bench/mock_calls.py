@@ -2,10 +2,10 @@
 and over Streamable HTTP, in one run.
 
 stdio: a session of N `echo` calls is recorded against the demo server; the same N calls are then sent, by
-one Spyglass Client each time, to the demo server and to `spyglass mock` of that session. The demo server
-speaks stdio only, so over HTTP the recorded server is the official SDK peer (tests/peers/sdk_server.py,
-Streamable HTTP): N calls recorded against it, then sent to it and to `spyglass mock --http` of that
-session. Rounds alternate; medians are printed with the ratio (mock / server, calls per second). Exit 1
+one Spyglass Client each time, to the demo server and to `spyglass mock` of that session. Over HTTP the same
+with the demo server serving Streamable HTTP (`python -m inspector.demo --http`) and `spyglass mock --http`
+of the session recorded against it (the official SDK peer answers about 20 calls a second here: against it
+any mock looks fast). Rounds alternate; medians are printed with the ratio (mock / server, calls per second). Exit 1
 when the mock is the slower one on either transport.
 
     python bench/mock_calls.py [ROUNDS] [--calls N]
@@ -33,8 +33,7 @@ from inspector.transport.factory import TransportOptions, open_transport
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ServerSpec(name="demo", command=[sys.executable, "-m", "inspector.demo"])
-SDK_HTTP = [sys.executable, str(ROOT / "tests" / "peers" / "sdk_server.py"), "--transport", "http", "--port", "0",
-            "--json-response"]
+DEMO_HTTP = [sys.executable, "-m", "inspector.demo", "--http", "--port", "0"]
 OPTIONS = SessionOptions(mode="legacy", load_lists=False, listen=False, heartbeat_s=None)
 
 
@@ -61,7 +60,7 @@ async def timed(spec: ServerSpec, n: int, key: str) -> float:
 
 
 class Listening:
-    """A process that serves HTTP and says its URL on stderr (the SDK peer's READY line, the mock's)."""
+    """A process that serves HTTP and says its URL on stderr (the demo server's, the mock's)."""
 
     def __init__(self, argv: list[str]) -> None:
         self.argv = argv
@@ -101,21 +100,21 @@ def main() -> int:
             mocked.append(asyncio.run(timed(mock_stdio, n, "message")))
         rows.append(("stdio (demo server)", statistics.median(server), statistics.median(mocked)))
 
-        sdk_session = Path(folder) / "sdk.sqlite"
+        http_session = Path(folder) / "demo-http.sqlite"
         server, mocked = [], []
-        with Listening(SDK_HTTP) as url:
-            asyncio.run(record(ServerSpec(name="sdk", url=url), sdk_session, n, "message"))
+        with Listening(DEMO_HTTP) as url:
+            asyncio.run(record(ServerSpec(name="demo", url=url), http_session, n, "message"))
             for _ in range(a.rounds):
-                server.append(asyncio.run(timed(ServerSpec(name="sdk", url=url), n, "message")))
-                with Listening([*mock, str(sdk_session), "--http", "0"]) as mock_url:
+                server.append(asyncio.run(timed(ServerSpec(name="demo", url=url), n, "message")))
+                with Listening([*mock, str(http_session), "--http", "0"]) as mock_url:
                     mocked.append(asyncio.run(timed(ServerSpec(name="mock", url=mock_url), n, "message")))
-        rows.append(("Streamable HTTP (SDK peer)", statistics.median(server), statistics.median(mocked)))
+        rows.append(("Streamable HTTP (demo server)", statistics.median(server), statistics.median(mocked)))
     print(f"rounds: {a.rounds}, calls per round: {n} (medians, calls per second)")
     slower = False
     for name, real, mocked_rate in rows:
         ratio = mocked_rate / real
         slower |= ratio < 1
-        print(f"{name:28} server {real:8.0f}/s   mock {mocked_rate:8.0f}/s   ratio (mock / server) {ratio:5.2f}")
+        print(f"{name:30} server {real:8.0f}/s   mock {mocked_rate:8.0f}/s   ratio (mock / server) {ratio:5.2f}")
     if slower:
         print("the mock is slower than the server it stands in for")
         return 1
