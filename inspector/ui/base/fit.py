@@ -42,15 +42,24 @@ def overflow_row(parent: QWidget, name: str, widgets: Iterable[QWidget | None], 
     return bar
 
 
-def scroll_column(widget: QWidget, name: str, letters: int = 0) -> QScrollArea:
-    """`widget` in a frameless scroll area (objectName `name`) that asks for `letters` average letters of width
-    and next to no height: a column whose content is taller or wider than a short window gives it scrolls,
-    instead of the window growing."""
-    scroll = QScrollArea()
-    scroll.setMinimumWidth(letters * widget.fontMetrics().averageCharWidth())
+class _Column(QScrollArea):
+    """Asks for its content's least width (it never scrolls sideways) and next to no height."""
+
+    def minimumSizeHint(self) -> QSize:
+        inner = self.widget()
+        width = inner.minimumSizeHint().width() if inner is not None else 0
+        return QSize(width + self.verticalScrollBar().sizeHint().width() + 2 * self.frameWidth(),
+                     super().minimumSizeHint().height())
+
+
+def scroll_column(widget: QWidget, name: str) -> QScrollArea:
+    """`widget` in a frameless scroll area (objectName `name`) as wide as the widget's least width and
+    asking next to no height: a column taller than a short window scrolls, instead of the window growing."""
+    scroll = _Column()
     scroll.setObjectName(name)
     scroll.setWidgetResizable(True)
     scroll.setFrameShape(QFrame.Shape.NoFrame)
+    scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     scroll.setWidget(widget)
     return scroll
 

@@ -19,7 +19,6 @@ from typing import Any
 from PySide6.QtCore import QPoint, QSettings, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
-    QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QProgressBar,
@@ -148,7 +147,7 @@ class ToolCallPanel(QWidget):
         self.tabs.currentChanged.connect(lambda _i: self._fit_form())
         t.addWidget(self.tabs, 1)
         # call row
-        row = QHBoxLayout()
+        row = fit.FlowLayout(spacing=6, columns=6, fill=False)  # wraps where the column is narrow (large text)
         self.call_button = QPushButton("Call", top)
         self.call_button.setObjectName("callButton")
         self.call_button.setToolTip("Call the tool with these arguments (Ctrl+Enter)")
@@ -182,7 +181,7 @@ class ToolCallPanel(QWidget):
         row.addWidget(self.cancel_button)
         row.addWidget(self.task_box)
         row.addWidget(self.progress)
-        row.addWidget(self.call_status, 1)
+        row.addWidget(self.call_status)
         row.addWidget(self.save_button)
         t.addLayout(row)
         self.problems = QLabel(top)
@@ -209,7 +208,7 @@ class ToolCallPanel(QWidget):
                                   arguments=lambda: (self.form.value(), self.form.problem_count()) if self.form
                                   else ({}, 0), reveal_problems=lambda: self.form and self.form.reveal_problems())
         self.result_tabs.addTab(self.load_view, "Load")
-        self.body.addWidget(fit.scroll_column(top, "toolColumn", letters=24))
+        self.body.addWidget(fit.scroll_column(top, "toolColumn"))
         self.body.addWidget(self.result_tabs)
         self.body.setStretchFactor(0, 2)
         self.body.setStretchFactor(1, 3)  # the result gets the room; the divider moves (and is remembered)
