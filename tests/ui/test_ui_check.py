@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from calling import call, select_tool
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QLabel, QListView, QPushButton, QTreeWidget
 from uikit import demo_cmd, find, hostile_cmd, row_of, shot, until
@@ -186,3 +187,17 @@ async def test_a_finding_is_read_whole_under_the_list_at_any_width(open_window):
         assert tree.fontMetrics().horizontalAdvance(wide.text(2)) > tree.columnWidth(2)  # the column cuts it...
         tree.setCurrentItem(wide)
         assert wide.text(2).rstrip("…") in detail.text()  # ...and the detail does not
+
+
+async def test_the_tool_header_says_a_finding_an_observed_call_brought_at_once(open_window):
+    async with open_window() as window:
+        conn = window.add_server(ServerSpec(name="planted", command=PLANTED))
+        await connected(conn)
+        flags = find(window, QLabel, "toolFlags")
+        select_tool(window, "stats")  # declares an outputSchema; its answer here has no structuredContent
+        assert "structured-content-missing" not in flags.text()
+        await call(window, "stats")
+        # the call's answer is judged; the header of the tool on screen says so without selecting it again
+        await until(lambda: "structured-content-missing" in flags.text(), 10,
+                    f"the tool's header to say what its call showed, not {flags.text()!r}")
+        assert flags.isVisible() and window.tool_detail.tool["name"] == "stats"

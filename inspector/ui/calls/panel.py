@@ -19,7 +19,6 @@ from typing import Any
 from PySide6.QtCore import QPoint, QSettings, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
-    QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QProgressBar,
@@ -36,7 +35,7 @@ from ...protocol.tasks import TASKS_VERSION, task_support
 from ...protocol.tasks import describe as describe_task
 from ...session import CallRecord
 from ...session.tools import HINTS_NOTE, app_summary, badges, display_name, flags, hints_tooltip, lists
-from ..base import design, theme
+from ..base import design, fit, theme
 from ..base.badge import BadgeRow
 from ..base.json_view import JsonView
 from ..base.layout import title_label
@@ -103,7 +102,7 @@ class ToolCallPanel(QWidget):
         self.body = QSplitter(Qt.Horizontal, self)
         self.body.setObjectName("toolCallSplitter")
         self.body.setChildrenCollapsible(False)
-        top = QWidget(self.body)
+        top = QWidget()  # in a column that scrolls where a short window (large text) cannot hold it
         t = QVBoxLayout(top)
         t.setContentsMargins(0, 0, 0, 0)
         t.setSpacing(design.space("hair"))
@@ -146,7 +145,7 @@ class ToolCallPanel(QWidget):
         self.tabs.currentChanged.connect(lambda _i: self._fit_form())
         t.addWidget(self.tabs, 1)
         # call row
-        row = QHBoxLayout()
+        row = fit.FlowLayout(spacing=design.space("s"), columns=6, fill=False)  # wraps where the column is narrow (large text)
         self.call_button = theme.mark_primary(QPushButton("Call", top))
         self.call_button.setObjectName("callButton")
         self.call_button.setToolTip("Call the tool with these arguments (Ctrl+Enter)")
@@ -180,7 +179,7 @@ class ToolCallPanel(QWidget):
         row.addWidget(self.cancel_button)
         row.addWidget(self.task_box)
         row.addWidget(self.progress)
-        row.addWidget(self.call_status, 1)
+        row.addWidget(self.call_status)
         row.addWidget(self.save_button)
         t.addLayout(row)
         self.problems = QLabel(top)
@@ -207,12 +206,12 @@ class ToolCallPanel(QWidget):
                                   arguments=lambda: (self.form.value(), self.form.problem_count()) if self.form
                                   else ({}, 0), reveal_problems=lambda: self.form and self.form.reveal_problems())
         self.result_tabs.addTab(self.load_view, "Load")
-        self.body.addWidget(top)
+        self.body.addWidget(fit.scroll_column(top, "toolColumn"))
         self.body.addWidget(self.result_tabs)
         self.body.setStretchFactor(0, 2)
         self.body.setStretchFactor(1, 3)  # the result gets the room; the divider moves (and is remembered)
         self.body.setSizes([FORM_SHARE, 100 - FORM_SHARE])
-        self._body_sized = False  # shared out once it has its real width (unless a kept divider was restored)
+        self._body_sized = 0  # the width last shared out (unless a kept divider was restored, or it was moved)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(design.margins("m", "none", "none", "none"))
         lay.addWidget(self.placeholder, 1)
@@ -389,12 +388,11 @@ class ToolCallPanel(QWidget):
 
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
-        width = self.body.width()
-        if not self._body_sized and self.body.isVisible() and width > 200:
-            self._body_sized = True
-            if not self.body.property("spyglassKept"):
-                form = width * FORM_SHARE // 100
-                self.body.setSizes([form, width - form])
+        width = self.body.width()  # shared out again as the window's size changes, until the divider is moved
+        if width not in (self._body_sized, 0) and self.body.isVisible() and not self.body.property("spyglassKept"):
+            self._body_sized = width
+            form = width * FORM_SHARE // 100
+            self.body.setSizes([form, width - form])
 
     def _fit_form(self) -> None:
         """The form takes the height its fields need and no more: the call row follows its last field (a

@@ -14,7 +14,15 @@ import collections
 from collections.abc import Iterable
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+)
 from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -49,6 +57,8 @@ from ..base.text import plain_tooltip, visible
 # ---------------------------------------------------------------------- model
 _DISPLAY, _USER, _TOOLTIP = Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.UserRole, Qt.ItemDataRole.ToolTipRole
 _DECORATION = Qt.ItemDataRole.DecorationRole
+NAME_LETTERS = 16  # of a tool's name the list keeps room for, at any text size
+ICON_ROOM = 30  # the row's icon and its margins
 _ROW_ROLES = (_DISPLAY, _USER, TOOL_ROLE, BADGES_ROLE, FLAGS_ROLE, CHANGE_ROLE, NAME_ROLE, DESCRIPTION_ROLE)
 
 
@@ -261,6 +271,19 @@ class ToolListPanel(QWidget):
         lay.addWidget(self.changes)
         lay.addWidget(self.message)
         lay.addWidget(self.view, 1)
+        self._keep_names()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # the text size changed: the names' room with it
+            self._keep_names()
+
+    def _keep_names(self) -> None:
+        """The list keeps room for NAME_LETTERS letters of a name beside its icon at any text size: a window
+        short of width takes it from the answer's column, not from the names."""
+        view = self.view
+        self.view.setMinimumWidth(NAME_LETTERS * view.fontMetrics().averageCharWidth() + ICON_ROOM
+                                  + view.verticalScrollBar().sizeHint().width() + 2 * view.frameWidth())
 
     def jump_to(self, name: str) -> None:
         """Select tool `name` (the search cleared first) and give the list the focus."""

@@ -17,6 +17,7 @@ from ... import errors as E
 from ...protocol.versions import LOG_LEVELS
 from ...session import LogEntry
 from ..base import design
+from ..base.fit import overflow_row
 from .connection import Connection
 
 _RANK = {level: i for i, level in enumerate(LOG_LEVELS)}
@@ -65,13 +66,9 @@ class LogControls(QWidget):
         self.logger.textChanged.connect(self._filter)
         bar = QHBoxLayout()
         bar.setContentsMargins(design.margins("xs", "hair", "xs", "none"))
-        bar.addWidget(QLabel("Server log level:", self))
-        bar.addWidget(self.level)
-        bar.addWidget(self.note)
-        bar.addStretch(1)
-        bar.addWidget(QLabel("Show:", self))
-        bar.addWidget(self.show_level)
-        bar.addWidget(self.logger)
+        bar.addWidget(overflow_row(self, "logToolbar", (  # what has no room goes into its » menu
+            QLabel("Server log level:", self), self.level, self.note, None, QLabel("Show:", self),
+            self.show_level, self.logger)))
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(design.space("hair"))

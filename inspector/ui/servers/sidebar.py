@@ -12,11 +12,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QRect, QSize, Qt, Signal
-from PySide6.QtGui import QAction, QFont, QFontMetrics, QPainter
+from PySide6.QtGui import QAction, QFont, QFontMetrics, QPainter, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
-    QGridLayout,
     QHBoxLayout,
     QLabel,
     QListView,
@@ -34,6 +33,7 @@ from PySide6.QtWidgets import (
 from ...secrets import mask_text
 from ...session import Status
 from ..base import design, theme
+from ..base.fit import FlowLayout
 from ..base.text import plain_tooltip, visible, visible_block
 from .connection import Connection
 
@@ -41,6 +41,7 @@ STATUS_ROLE = Qt.UserRole + 1
 STATUS_TEXT_ROLE = Qt.UserRole + 2
 SERVER_ID_ROLE = Qt.UserRole
 PIN_BADGE = "changed since pinned · "  # a server whose definitions differ from its pin file (spyglass pin)
+LIST_ROOM = 140  # px: the server list's least height holds as many rows as fit in this, one to three
 
 
 class ServerModel(QAbstractListModel):
@@ -232,8 +233,10 @@ class ServerListView(QListView):
         self.setUniformItemSizes(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.setContextMenuPolicy(Qt.ActionsContextMenu)
-        fm = self.fontMetrics()
-        self.setMinimumHeight(3 * (2 * fm.height() + 15) + 4)  # three servers stay visible beside an error card
+        row = 2 * self.fontMetrics().height() + 15
+        # three servers stay visible beside an error card; fewer at a large text size (one at least): the
+        # window must still fit a laptop's screen
+        self.setMinimumHeight(max(1, min(3, LIST_ROOM // row)) * row + 4)
 
 
 class ServerSidebar(QWidget):
@@ -246,19 +249,18 @@ class ServerSidebar(QWidget):
         f = heading.font()
         f.setBold(True)
         heading.setFont(f)
-        buttons = QGridLayout()
-        buttons.setContentsMargins(0, 0, 0, 0)
-        buttons.setSpacing(design.space("xs"))
+        # rows of three, so the buttons ask no more width than a short name: what is done to the list, then to
+        # the connection, and Remove on a row of its own; fewer a row where the sidebar is narrower (large text)
+        buttons = FlowLayout(spacing=design.space("xs"), columns=3)
+        self.button_rows = buttons
         self.buttons: dict[str, QToolButton] = {}
-        for i, a in enumerate(actions):
+        for a in actions:
             b = QToolButton(self)
             b.setDefaultAction(a)
             b.setObjectName("button" + a.objectName().removeprefix("action"))
             b.setToolButtonStyle(Qt.ToolButtonTextOnly)
             b.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
-            # rows of three, so the buttons ask no more width than a short name: what is done to the list, then to
-            # the connection, and Remove on a row of its own, away from the others
-            buttons.addWidget(b, i // 3, i % 3)
+            buttons.addWidget(b)
             self.buttons[a.objectName()] = b
         self.view = ServerListView(self)
         self.view.setModel(model)
@@ -269,3 +271,20 @@ class ServerSidebar(QWidget):
         lay.addLayout(buttons)
         lay.addWidget(self.view, 1)
         lay.addWidget(self.card)
+
+    def minimumSizeHint(self) -> QSize:
+        """With the buttons in as many rows as they wrap into at the sidebar's width (a layout counts one row)."""
+        size = super().minimumSizeHint()
+        m = self.layout().contentsMargins()
+        wrapped = self.button_rows.heightForWidth(max(1, self.width() - m.left() - m.right()))
+        return QSize(size.width(), size.height() + max(0, wrapped - self.button_rows.minimumSize().height()))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.updateGeometry()  # the buttons may wrap into more or fewer rows
+
+    def comfortable_width(self) -> int:
+        """The width with the buttons in rows of three: the least the sidebar starts with where there is room."""
+        m = self.layout().contentsMargins()
+        return self.button_rows.sizeHint().width() + m.left() + m.right()

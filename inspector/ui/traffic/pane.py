@@ -40,6 +40,7 @@ from ...traffic import TrafficFilter, TrafficStore
 from ...traffic.expr import FilterSyntaxError, Node, is_expression, parse
 from ...traffic.summary import human_size
 from ..base import design
+from ..base.fit import overflow_row
 from ..base.highlight import JsonHighlighter, palette_is_dark
 from ..base.layout import mono_font
 from .filter_edit import FilterEdit, SavedFilters, error_colour
@@ -351,10 +352,9 @@ class TrafficPane(QWidget):
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(letters)
         bar.addWidget(self.filter_edit, 1)
-        for w in (self.direction_combo, self.kind_combo, self.server_combo, self.pause_button,
-                  self.autoscroll_button, self.heartbeat_button, self.expert_button, self.clear_button,
-                  self.export_button):
-            bar.addWidget(w)
+        bar.addWidget(overflow_row(self, "trafficToolbar", (  # what has no room goes into its » menu
+            self.direction_combo, self.kind_combo, self.server_combo, self.pause_button, self.autoscroll_button,
+            self.heartbeat_button, self.expert_button, self.clear_button, self.export_button)))
 
         # --- table
         self.view = QTableView()

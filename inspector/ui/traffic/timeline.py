@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QTableView, QToolB
 from ...traffic import TrafficStore
 from ...traffic import timeline as tlm
 from ..base import design
+from ..base.fit import overflow_row
 from ..base.highlight import palette_is_dark
 from ..base.text import plain_tooltip, visible
 
@@ -570,13 +571,13 @@ class TimelineView(QWidget):
         self.legend = QLabel(legend(self.palette()))
         self.legend.setObjectName("timelineLegend")
         self.legend.setToolTip("\n".join(f"{name}: {TIPS[name]}" for name in LEGEND))
-        for widget in (self.fit_button, self.zoom_out, self.zoom_in, self.range_label, None, self.legend):
-            bar.addWidget(widget) if widget is not None else bar.addStretch(1)
+        bar.addWidget(overflow_row(self, "timelineToolbar", (  # what has no room goes into its » menu
+            self.fit_button, self.zoom_out, self.zoom_in, self.range_label, None, self.legend)))
         self.split = QSplitter(Qt.Orientation.Vertical)
         self.split.addWidget(self.canvas)
         self.split.addWidget(self.table)
         self.split.setChildrenCollapsible(False)
-        self.table.setMinimumHeight(3 * self.table.fontMetrics().height() + 8)  # a dock on a small screen stays small
+        self.table.setMinimumHeight(2 * self.table.fontMetrics().height() + 8)  # a dock on a small screen stays small
         self.split.splitterMoved.connect(lambda *_: setattr(self, "_split_moved", True))
         self._split_moved = False
         lay = QVBoxLayout(self)

@@ -17,6 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..servers.sidebar import ServerSidebar
+
 STATE_VERSION = 1  # of the dock layout kept in the settings
 SPLITTER_KEY = "window/splitters/"  # + a divider's object name: where it was left (QSplitter.saveState)
 NAME_PADDING = 2 * 6 + 22 + 4  # the server list's margins and status icon around a name
@@ -31,6 +33,10 @@ READABLE_LINES = 8  # of the selected traffic message, at the first start, at an
 READABLE = ("trafficDetailPretty", "trafficDetailRaw")
 READABLE_AGAIN_MS = 30
 BOTTOM_MOST = 0.5  # of the window's height: the most the bottom dock starts with
+BOTTOM_READABLE_MOST = 0.3  # of a large screen's window: a bottom dock that needs more to be readable goes right
+SIDE_SHARE = 0.3  # of the window's width: a dock on the right starts with (at least its least width)
+LIST_LINES = 4  # of the traffic list kept in a side dock (its header and count included): the message takes the rest
+BOTTOM_LEAST_MOST = 0.21  # of a small screen's window: a bottom dock whose least is more starts closed
 SMALLEST_SCREEN_HEIGHT = 600  # an area shorter than this cannot hold the window in a common desktop font
 
 
@@ -109,7 +115,17 @@ class WindowLayout:
         """The first start's layout for a window of `width` x `height` (what a screen of that size gets)."""
         w = self.window
         w.resize(width, height)
-        side = self.names_width() if getattr(self, "_names", None) is not None else max(250, width // 5)
+        self._first = (width, height)
+        self._group = list(dict.fromkeys([*getattr(self, "_group", []), self._bottom_dock,
+                                          *w.tabifiedDockWidgets(self._bottom_dock)]))
+        for d in self._group:  # as at a first start: closed or put on the right by one on another screen
+            if w.dockWidgetArea(d) != Qt.DockWidgetArea.BottomDockWidgetArea:
+                w.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, d)
+                if d is not self._bottom_dock:
+                    w.tabifyDockWidget(self._bottom_dock, d)
+            d.show()
+        self._bottom_dock.raise_()
+        side = self.side_width(width) if getattr(self, "_names", None) is not None else max(250, width // 5)
         self._splitter.setSizes([side, width - side])
         self._bottom = (self._bottom_dock, self.bottom_height(height))
         w.resizeDocks([self._bottom_dock], [self._bottom[1]], Qt.Vertical)
@@ -131,7 +147,18 @@ class WindowLayout:
         unless a saved layout was restored."""
         if self._bottom is not None and not self.restored:
             dock, _before = self._bottom
-            height = self.bottom_height(self.window.height())  # now that the dock's least size is known
+            first = getattr(self, "_first", (self.window.width(), self.window.height()))
+            height = self.bottom_height(first[1])  # now that the dock's least size is known
+            if first[1] < SMALL_SCREEN_HEIGHT and height > first[1] * BOTTOM_LEAST_MOST:
+                # a large text size on a laptop: even at its least the dock would take the answer's room, so
+                # it starts closed (View → Traffic, Ctrl+Shift+T, opens it)
+                for d in [dock, *self.window.tabifiedDockWidgets(dock)]:
+                    d.hide()
+                # the window grew to hold the docks while they were there: its first size again, once they
+                # have let go of their least height
+                QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+                self.window.resize(*first)
+                QTimer.singleShot(0, self.window, lambda: self.window.resize(*first))
             self.window.resizeDocks([dock], [height], Qt.Vertical)
             self._asked = height
             self.default = self.window.saveState(STATE_VERSION)
@@ -152,13 +179,48 @@ class WindowLayout:
         short = max(READABLE_LINES * e.fontMetrics().lineSpacing() + 4 - e.viewport().height()
                     + (e.horizontalScrollBar().sizeHint().height()  # a long line of JSON will need it
                        if e.lineWrapMode() == QPlainTextEdit.LineWrapMode.NoWrap else 0) for e in edits)
+        beside = self.window.dockWidgetArea(dock) == Qt.DockWidgetArea.RightDockWidgetArea
+        if beside:
+            self._readable_beside(dock, short)
+        elif self._asked + short > self.window.height() * BOTTOM_READABLE_MOST:
+            self.to_the_side(dock)
+            beside = True
         height = min(self._asked + short, int(self.window.height() * BOTTOM_MOST))
-        if short > 0 and height > self._asked:  # (resizeDocks counts not quite the dock's height: add to it)
+        # (resizeDocks counts not quite the dock's height: add to it)
+        if not beside and short > 0 and height > self._asked:
             self._asked = height
             self.window.resizeDocks([dock], [height], Qt.Vertical)
             self.default = self.window.saveState(STATE_VERSION)
         if tries > 1:  # the dock keeps its old height for a moment after a resize: look again
             QTimer.singleShot(READABLE_AGAIN_MS, dock, lambda: self.make_readable(dock, tries - 1))
+
+    def to_the_side(self, dock: QDockWidget) -> None:
+        """A large text size on a large screen: the bottom dock made readable would take the answer's half, so
+        it and the docks in its tabs start on the right, with the window's whole height: the traffic pane then
+        stands its list, message and bytes one above the other, as Wireshark does."""
+        w = self.window
+        group = [dock, *w.tabifiedDockWidgets(dock)]
+        for d in group:
+            w.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, d)
+        for d in group[1:]:
+            w.tabifyDockWidget(dock, d)
+        dock.raise_()
+        w.resizeDocks([dock], [max(dock.minimumSizeHint().width(), int(w.width() * SIDE_SHARE))], Qt.Horizontal)
+        self.default = w.saveState(STATE_VERSION)
+
+    def _readable_beside(self, dock: QDockWidget, short: int) -> None:
+        """In a side dock: the message and its bytes share their room equally, and take from the list what
+        their lines still need (the list keeps LIST_LINES rows)."""
+        outer = dock.findChild(QSplitter, "trafficSplitter")
+        inner = dock.findChild(QSplitter, "trafficDetailSplitter")
+        if outer is None or inner is None or outer.orientation() != Qt.Orientation.Vertical:
+            return
+        room = sum(inner.sizes())
+        inner.setSizes([room - room // 2, room // 2])
+        listed, detail = outer.sizes()
+        give = min(max(0, short), max(0, listed - LIST_LINES * outer.fontMetrics().lineSpacing()))
+        if give > 0:
+            outer.setSizes([listed - give, detail + give])
 
     def splitters(self) -> dict[str, QSplitter]:
         """Every divider of the window by its object name (a name used twice is left out: which is which
@@ -175,6 +237,8 @@ class WindowLayout:
 
     def restore(self) -> None:
         self._default_splitters = {name: sp.saveState() for name, sp in self.splitters().items()}
+        for splitter in self.splitters().values():  # a divider the user moves stays where it was left
+            splitter.splitterMoved.connect(lambda *_, s=splitter: s.setProperty(RESTORED, True))
         geometry = self.settings.value("window/geometry")
         if isinstance(geometry, QByteArray) and not geometry.isEmpty():
             self.window.restoreGeometry(geometry)
@@ -206,7 +270,7 @@ class WindowLayout:
         self.follow_names()
 
     # ------------------------------------------------------------------ the server list's width
-    def watch_names(self, view: QAbstractItemView, sidebar: QWidget) -> None:
+    def watch_names(self, view: QAbstractItemView, sidebar: ServerSidebar) -> None:
         """Keep the server list as wide as its names need (within a quarter of the window) until the user
         moves its divider, or a saved one was restored."""
         self._names = (view, sidebar)
@@ -228,7 +292,12 @@ class WindowLayout:
                     default=0)
         frame = 2 * view.frameWidth() + view.verticalScrollBar().sizeHint().width() + NAME_PADDING
         outside = max(0, sidebar.width() - view.width()) if sidebar.isVisible() else 16
-        return max(sidebar.minimumSizeHint().width(), names + frame + outside)
+        return max(sidebar.comfortable_width(), names + frame + outside)
+
+    def side_width(self, total: int) -> int:
+        """The server list's width in a window `total` wide: its names' (within a fifth of the window, where
+        its buttons wrap into more rows at a large text size, and never less than its widest button)."""
+        return min(self.names_width(), max(total // 5, self._names[1].minimumSizeHint().width()))
 
     def follow_names(self) -> None:
         if getattr(self, "_names", None) is None or self._splitter.property(RESTORED):
@@ -237,6 +306,6 @@ class WindowLayout:
         total = sum(sizes)
         if total <= 0 or sizes[0] == 0:  # collapsed: it stays so
             return
-        side = min(self.names_width(), max(total // 4, self._names[1].minimumSizeHint().width()))
+        side = self.side_width(total)
         if side != sizes[0]:
             self._splitter.setSizes([side, total - side])

@@ -35,7 +35,7 @@ from ...recording.files import definition_of
 from ...session import ServerSession, SessionOptions, Status, TransportOptions
 from ..apps.host import AppHost
 from ..auth.panel import AuthPanel, WindowAuth
-from ..base import design, theme
+from ..base import design, fit, theme
 from ..base.banner import Banner
 from ..base.files import save_png
 from ..base.items import CHANGE_ROLE
@@ -251,6 +251,8 @@ class MainWindow(WindowDialogs, QMainWindow):
                             (self.auth_panel, "Authorization"), (self.roots_editor, "Roots")):
             self.tabs.addTab(page, title)
         self.pages.addWidget(self.tabs)
+        for tabs in (self.tabs, self.tool_detail.result_tabs):  # a tab not shown asks the window for no room
+            fit.shown_page_counts(tabs)
         self.splitter = QSplitter(Qt.Horizontal, self)
         self.splitter.setObjectName("mainSplitter")
         self.splitter.addWidget(self.sidebar)
