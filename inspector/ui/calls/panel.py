@@ -145,7 +145,8 @@ class ToolCallPanel(QWidget):
         self.tabs.currentChanged.connect(lambda _i: self._fit_form())
         t.addWidget(self.tabs, 1)
         # call row
-        row = fit.FlowLayout(spacing=design.space("s"), columns=6, fill=False)  # wraps where the column is narrow (large text)
+        # wraps where the column is narrow (large text)
+        row = fit.FlowLayout(spacing=design.space("s"), columns=6, fill=False)
         self.call_button = theme.mark_primary(QPushButton("Call", top))
         self.call_button.setObjectName("callButton")
         self.call_button.setToolTip("Call the tool with these arguments (Ctrl+Enter)")
