@@ -1,0 +1,141 @@
+"""Host profiles as data (inspector.checks.hosts.profile) and each tool as a host's model sees it
+(inspector.checks.hosts.seen): every shipped fact sourced or given a confidence, project overrides checked
+with the line of every problem, and the renaming, cutting and schema rewriting of each profile rule."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from inspector import errors as E
+from inspector.checks.hosts import profile as P
+from inspector.checks.hosts.seen import BLOCKED, DEGRADED, WORKS, see
+from inspector.checks.hosts.verdict import Server, judge
+
+HOSTS = ["chatgpt", "claude-code", "claude-desktop", "codex", "cursor", "gemini-cli", "inspector", "vscode",
+         "windsurf", "zed"]
+
+
+def test_the_ten_hosts_ship_and_are_versioned():
+    profiles = P.shipped()
+    assert list(profiles) == HOSTS
+    for profile in profiles.values():
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", profile.version)
+        assert profile.name and profile.facts
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_every_fact_has_a_source_and_date_or_a_stated_confidence(host):
+    for key, fact in P.shipped()[host].facts.items():
+        if fact.source:
+            assert fact.source.startswith("https://") and re.fullmatch(r"\d{4}-\d{2}-\d{2}", fact.read or ""), key
+        else:
+            assert fact.confidence in ("low", "medium") and fact.why, (host, key)
+
+
+def test_a_fact_without_source_or_confidence_fails_with_its_line():
+    text = ('id = "myhost"\nname = "My host"\nversion = "2026-12-07"\n\n[naming]\n'
+            'max_length = { value = 64 }\n'
+            'prefix = { value = "x_", source = "https://example.com/doc" }\n')
+    with pytest.raises(E.UsageError) as caught:
+        P.read_profile("myhost.toml", text)
+    message = str(caught.value)
+    assert "myhost.toml:6: naming.max_length has neither a source nor a confidence" in message
+    assert "myhost.toml:7: naming.prefix: a source needs the date it was read" in message
+
+
+def test_a_project_overrides_a_shipped_host_fact_by_fact(tmp_path):
+    folder = tmp_path / ".spyglass" / "hosts"
+    folder.mkdir(parents=True)
+    (folder / "cursor.toml").write_text('[limits]\ntools = { value = 80, confidence = "medium", why = "our build" }\n')
+    (folder / "acme.toml").write_text('name = "Acme chat"\nversion = "2026-12-01"\n[features]\n'
+                                      'prompts = { value = false, source = "https://acme.example/mcp", '
+                                      'read = "2026-12-01" }\n')
+    profiles = P.load(tmp_path)
+    assert profiles["cursor"].get("limits.tools") == 80
+    assert profiles["cursor"].get("naming.budget") == 60  # the rest is the shipped profile's
+    assert profiles["acme"].supports("features.prompts") is False
+    assert [p.id for p in P.choose("acme,cursor", profiles)] == ["acme", "cursor"]
+
+
+def test_every_problem_of_a_project_file_is_named_with_its_line(tmp_path):
+    folder = tmp_path / ".spyglass" / "hosts"
+    folder.mkdir(parents=True)
+    (folder / "zed.toml").write_text('# ours\n[limits]\ntools = { value = "many", confidence = "low", why = "x" }\n'
+                                     '[feature]\nresources = true\n[content]\nimage = { value = true, '
+                                     'confidence = "sure", why = "seen" }\nvideo = { value = true }\n')
+    with pytest.raises(E.UsageError) as caught:
+        P.load(tmp_path)
+    message = str(caught.value)
+    assert "4 problem(s)" in message
+    assert "zed.toml:3: limits.tools = 'many': must be a positive whole number" in message
+    assert "zed.toml:4: unknown key or table 'feature'" in message
+    assert "zed.toml:7: content.image has neither a source nor a confidence" in message
+    assert "zed.toml:8: unknown fact 'content.video'" in message
+
+
+def test_broken_toml_and_unknown_hosts_are_usage_errors(tmp_path):
+    with pytest.raises(E.UsageError, match=r"x\.toml: not valid TOML .*line 1"):
+        P.read_profile("x.toml", "id = \n")
+    with pytest.raises(E.UsageError, match="unknown host nosuch; hosts: chatgpt, claude-code"):
+        P.choose("cursor,nosuch", P.shipped())
+
+
+def tool(name="t", description="Do the thing well.", schema=None, **extra):
+    return {"name": name, "description": description,
+            "inputSchema": schema or {"type": "object", "properties": {}}, **extra}
+
+
+def test_claude_code_prefixes_the_name_and_a_long_one_fails_every_request():
+    profile = P.shipped()["claude-code"]
+    assert see(tool("get_weather"), profile, "weather").name == "mcp__weather__get_weather"
+    long = see(tool("x" * 51), profile, "weather")  # 14 + 51 = 65 > 64
+    assert long.name is None and long.verdict == BLOCKED and long.reasons[0].host_wide
+    assert "shorten the tool name to 50 characters or fewer" in long.reasons[0].fix
+    assert see(tool("x" * 50), profile, "weather").verdict == WORKS
+
+
+def test_hosts_rename_refuse_or_keep_a_dotted_name():
+    profiles = P.shipped()
+    assert see(tool("a.b"), profiles["codex"], "s").name == "s__a_b"
+    assert see(tool("a.b"), profiles["gemini-cli"], "s").name == "mcp_s_a.b"  # Gemini names may hold dots
+    refused = see(tool("a.b"), profiles["chatgpt"], "s")
+    assert refused.name is None and "does not offer the tool" in refused.reasons[0].message
+
+
+def test_cursor_counts_server_and_tool_names_together():
+    profile = P.shipped()["cursor"]
+    assert see(tool("y" * 50), profile, "server-ten").verdict == WORKS
+    omitted = see(tool("y" * 51), profile, "server-ten")
+    assert omitted.verdict == BLOCKED and omitted.name is None and not omitted.reasons[0].host_wide
+
+
+def test_descriptions_are_cut_where_the_host_cuts_them():
+    seen = see(tool(description="word " * 300), P.shipped()["vscode"], "s")
+    assert len(seen.description) == 1024 and seen.verdict == DEGRADED
+    assert seen.changes == ["name: 't' becomes 'mcp_s_t'", "description: cut at 1,024 of 1,500 characters"]
+
+
+def test_gemini_strips_and_drops_what_its_api_does_not_take():
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+              "additionalProperties": False,
+              "properties": {"n": {"type": "integer", "minimum": 1, "multipleOf": 5, "description": "a count"}}}
+    seen = see(tool(schema=schema), P.shipped()["gemini-cli"], "s")
+    assert seen.schema == {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1,
+                                                                  "description": "a count"}}}
+    assert seen.verdict == DEGRADED
+    assert "inputSchema.additionalProperties, inputSchema.properties.n.multipleOf" in seen.reasons[0].message
+    assert tool(schema=schema)["inputSchema"]["additionalProperties"] is False  # the server's is untouched
+
+
+def test_a_top_level_anyof_fails_claude_and_not_vscode():
+    schema = {"anyOf": [{"type": "object", "properties": {}}]}
+    assert see(tool(schema=schema), P.shipped()["claude-desktop"], "s").verdict == BLOCKED
+    assert see(tool(schema=schema), P.shipped()["vscode"], "s").verdict == WORKS
+
+
+def test_unknown_facts_judge_nothing():
+    bare = P.read_profile("bare.toml", 'name = "Bare"\nversion = "2026-12-07"\n')
+    server = Server(name="s", transport="stdio", tools=[tool("a.b" * 40, "x" * 5000)], resources=3, prompts=2)
+    assert judge(server, bare).verdict == WORKS
