@@ -5,6 +5,7 @@ with the line of every problem, and the renaming, cutting and schema rewriting o
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -139,3 +140,12 @@ def test_unknown_facts_judge_nothing():
     bare = P.read_profile("bare.toml", 'name = "Bare"\nversion = "2026-12-07"\n')
     server = Server(name="s", transport="stdio", tools=[tool("a.b" * 40, "x" * 5000)], resources=3, prompts=2)
     assert judge(server, bare).verdict == WORKS
+
+
+def test_docs_hosts_md_shows_the_shipped_profiles():
+    from inspector.checks.hosts.table import rewrite
+
+    page = (Path(__file__).parents[2] / "docs" / "hosts.md").read_text(encoding="utf-8")
+    assert rewrite(page) == page, "run: python -m inspector.checks.hosts.table docs/hosts.md"
+    for profile in P.shipped().values():
+        assert f"### {profile.name} (`{profile.id}`)" in page
