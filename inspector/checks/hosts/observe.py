@@ -15,6 +15,7 @@ from ...traffic.frame import Frame
 
 KINDS = ("text", "image", "audio", "resource_link", "resource")
 ASKS = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
+ASK_BYTES = tuple(m.encode() for m in ASKS)
 
 
 @dataclass
@@ -49,7 +50,11 @@ class Observer:
         self._calls: dict[Any, str] = {}
 
     def frame(self, frame: Frame) -> None:
-        if frame.direction not in ("in", "out"):
+        # most frames say nothing to it (a flood of notifications): a look at the bytes before parsing
+        if frame.direction == "out":
+            if b'"tools/call"' not in frame.data:
+                return
+        elif frame.direction != "in" or (not self._calls and not any(m in frame.data for m in ASK_BYTES)):
             return
         msg = _load(frame)
         if not isinstance(msg, dict):
