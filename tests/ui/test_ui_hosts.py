@@ -7,8 +7,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTableWidget, QTabWidget, QToolButton
-from uikit import find, shot, until
+from PySide6.QtWidgets import QComboBox, QLabel, QPlainTextEdit, QPushButton, QTableWidget, QTabWidget, QToolButton
+from uikit import demo_cmd, find, shot, until
 
 from inspector.config import ServerSpec
 from inspector.session import Status
@@ -65,3 +65,45 @@ async def test_the_hosts_page_and_the_tool_header(open_window):
         window.tool_detail.call_button.click()
         await until(lambda: "hosts: degraded on Zed" in flags.text(), 20, "the image answer to degrade Zed")
         assert conn.live.observer.seen.kinds == {"snapshot": {"image"}}
+
+
+async def test_the_playground_offers_the_tools_as_a_host_would(open_window):
+    from model_peers import OpenAIPeer
+
+    from inspector.model import ModelConnection
+
+    with OpenAIPeer(key="sk-hosts-1") as peer:
+        async with open_window() as window:
+            conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()), mode="legacy")
+            await until(lambda: conn.session.status is Status.CONNECTED and conn.session.tools.loaded, 30,
+                        "the demo server to connect")
+            window.playground.book.save([ModelConnection("scripted", peer.kind, peer.url, "scripted-small", 5.0)],
+                                        {peer.url: "sk-hosts-1"})
+            view = window.playground.view
+            window.playground.show(view)
+            await until(lambda: "weather" in {t.name for t in view.tools()}, 10, "the demo's tools offered")
+            host = find(window, QComboBox, "playgroundHost")
+            host.setCurrentIndex(host.findData("gemini-cli"))
+            offered = find(window, QLabel, "playgroundOffered").text()
+            assert "as Gemini CLI would offer them: " in offered and "mcp_demo_weather" in offered
+            view.input.setPlainText("what is the weather in Paris?")
+            find(window, QPushButton, "playgroundSend").click()
+            await until(lambda: view.job is not None and view.job.done(), 20, "the turn")
+            tools = {t["function"]["name"]: t["function"] for t in peer.requests[-1]["tools"]}
+            assert "weather" not in tools and "mcp_demo_weather" in tools
+            assert "$defs" not in tools["mcp_demo_create_event"]["parameters"]  # Gemini CLI drops it
+            # the scripted model calls "weather", which Gemini CLI's model was never offered
+            assert any("not one of the tools it was offered" in t for t in view.transcript.texts())
+            host.setCurrentIndex(host.findData(""))
+            assert "weather" in {t.name for t in view.tools()}
+            # Tool choice asks with the tools as Codex offers them (server__tool), named back as listed
+            choice = window.playground.choice
+            window.playground.show(choice)
+            choice.requests.setRowCount(0)
+            choice.add_request("Say hello", "none")
+            pick = find(window, QComboBox, "toolChoiceHost")
+            pick.setCurrentIndex(pick.findData("codex"))
+            find(window, QPushButton, "toolChoiceRun").click()
+            await until(lambda: choice.job is not None and choice.job.done(), 20, "the run")
+            names = {t["function"]["name"] for t in peer.requests[-1]["tools"]}
+            assert "demo__weather" in names and "weather" not in names
