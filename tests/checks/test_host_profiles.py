@@ -149,3 +149,18 @@ def test_docs_hosts_md_shows_the_shipped_profiles():
     assert rewrite(page) == page, "run: python -m inspector.checks.hosts.table docs/hosts.md"
     for profile in P.shipped().values():
         assert f"### {profile.name} (`{profile.id}`)" in page
+
+
+def test_the_table_script_rewrites_only_its_block(tmp_path):
+    from inspector.checks.hosts.table import BEGIN, END, main
+
+    page = tmp_path / "hosts.md"
+    page.write_text(f"# Hosts\n\n{BEGIN}\nold\n{END}\n\nAfter.\n")
+    assert main([str(page)]) == 0
+    text = page.read_text()
+    assert text.startswith("# Hosts\n\n") and text.endswith(f"{END}\n\nAfter.\n") and "old" not in text
+    assert "| `naming.prefix` | `mcp__{server}__` |" in text
+    assert main([]) == 1
+    page.write_text("no marks\n")
+    with pytest.raises(ValueError, match="no <!-- hosts:begin"):
+        main([str(page)])

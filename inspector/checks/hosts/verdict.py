@@ -140,14 +140,37 @@ def _observed_reasons(server: Server, profile: Profile) -> list[Reason]:
     return out
 
 
-def judge(server: Server, profile: Profile) -> HostVerdict:
+SeenCache = dict[tuple[str, str, str], tuple[dict[str, Any], Seen]]
+
+
+def cached(tool: dict[str, Any], profile: Profile, server: str, cache: SeenCache) -> bool:
+    kept = cache.get((profile.id, server, str(tool.get("name"))))
+    return kept is not None and kept[0] is tool
+
+
+def seen_of(tool: dict[str, Any], profile: Profile, server: str, cache: SeenCache | None = None) -> Seen:
+    """`seen.see`, through `cache` when one is given."""
+    key = (profile.id, server, str(tool.get("name")))
+    kept = cache.get(key) if cache is not None else None
+    if kept is not None and kept[0] is tool:
+        return kept[1]
+    seen = see(tool, profile, server)
+    if cache is not None:
+        cache[key] = (tool, seen)
+    return seen
+
+
+def judge(server: Server, profile: Profile, cache: SeenCache | None = None) -> HostVerdict:
+    """The verdict of `profile`'s host on `server`. With `cache` (kept by the caller between calls), a tool
+    whose definition is the same object as last time is not looked at again (the window judges again after
+    every call, and a server may list thousands of tools)."""
     tools: dict[str, Seen] = {}
     reasons: list[Reason] = []
     for tool in server.tools:
         name = tool.get("name")
         if not isinstance(name, str) or name in tools:
             continue
-        seen = see(tool, profile, server.name)
+        seen = seen_of(tool, profile, server.name, cache)
         tools[name] = seen
         reasons += seen.reasons
     reasons += _server_reasons(server, profile) + _observed_reasons(server, profile)

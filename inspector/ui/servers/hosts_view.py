@@ -10,7 +10,9 @@ call made in the window counts as in a check. Made when the page is shown, as th
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -29,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from ...checks.hosts import profile as host_profiles
 from ...checks.hosts.seen import BLOCKED, DEGRADED, WORKS, Reason, Seen
-from ...checks.hosts.verdict import HostVerdict, Server, judge
+from ...checks.hosts.verdict import HostVerdict, SeenCache, Server, cached, judge, seen_of
 from ...errors import SpyglassError
 from ...session import Status
 from ..base.text import plain_tooltip, visible
@@ -40,6 +42,8 @@ HOST_ROLE = Qt.ItemDataRole.UserRole  # the host's id
 TOOL_ROLE = Qt.ItemDataRole.UserRole + 1  # the tool's name; "" for the server's row
 SERVER_ROW = "(server)"
 ICONS = {BLOCKED: 0, DEGRADED: 1}
+AT_ONCE = 400  # tools × hosts looked at in one go; more are looked at a slice at a time, the loop turning
+SLICE_S = 0.008
 
 
 def server_of(conn: Connection, only: str | None = None) -> Server:
@@ -88,6 +92,9 @@ class HostsView(QWidget):
         self.problem = ""
         self.chosen: list[str] = []
         self.verdicts: dict[str, HostVerdict] = {}
+        self._seen: SeenCache = {}  # each tool as each host sees it, while its definition stays the same
+        self._warming: asyncio.Future[None] | None = None
+        self.destroyed.connect(lambda *_: self._warming is not None and self._warming.cancel())
         self._stale = True
         self.pick = QToolButton(self)
         self.pick.setObjectName("hostsPick")
@@ -131,6 +138,7 @@ class HostsView(QWidget):
         except SpyglassError as exc:
             self.profiles = host_profiles.shipped()
             self.problem = f"Project host profiles not used: {exc.message}"
+        self._seen.clear()
         self.chosen = [h for h in self.chosen if h in self.profiles] or list(self.profiles)
         menu = self.pick.menu()
         menu.clear()
@@ -164,6 +172,8 @@ class HostsView(QWidget):
 
     # ------------------------------------------------------------------ server
     def show_connection(self, conn: Connection | None) -> None:
+        if conn is not self.conn:
+            self._seen.clear()
         self.conn = conn
         self.refresh()
 
@@ -185,7 +195,17 @@ class HostsView(QWidget):
         ready = conn is not None and (conn.session.status is Status.CONNECTED or bool(tools))
         chosen = [self.profiles[h] for h in self.chosen if h in self.profiles]
         keep = (self.matrix.currentRow(), self.matrix.currentColumn())
-        self.verdicts = {p.id: judge(server_of(conn), p) for p in chosen} if ready and conn is not None else {}
+        if conn is None or not ready:
+            self.verdicts = {}
+        else:
+            server = server_of(conn)
+            todo = [(t, p) for p in chosen for t in server.tools if not cached(t, p, server.name, self._seen)]
+            if len(todo) > AT_ONCE:  # (5,000 tools for 10 hosts: two seconds in one go)
+                self.verdicts = {}
+                self.matrix.setRowCount(0)
+                self._warm(todo, server.name)
+                return
+            self.verdicts = {p.id: judge(server, p, self._seen) for p in chosen}
         self.matrix.setVisible(ready and bool(chosen))
         self.detail.setVisible(ready and bool(chosen))
         self.empty.setVisible(not (ready and chosen))
@@ -227,6 +247,26 @@ class HostsView(QWidget):
             self.matrix.setCurrentCell(row if 0 <= row < self.matrix.rowCount() else 0,
                                        col if 0 <= col < self.matrix.columnCount() else 0)
         self._show_detail()
+
+    def _warm(self, todo: list[tuple[dict[str, Any], host_profiles.Profile]], server: str) -> None:
+        """Look at many tools for the hosts a slice at a time, then fill the page."""
+        self.summary.setText(f"Looking at {len(todo) // max(len(self.chosen), 1):,} tools as each host sees them…")
+        if self._warming is not None and not self._warming.done():
+            self._warming.cancel()
+
+        async def steps() -> None:
+            i = 0
+            while i < len(todo):
+                until = time.monotonic() + SLICE_S
+                while i < len(todo) and time.monotonic() < until:
+                    tool, profile = todo[i]
+                    seen_of(tool, profile, server, self._seen)
+                    i += 1
+                await asyncio.sleep(0)
+            self.refresh()
+
+        self._warming = asyncio.ensure_future(steps())
+        self._warming.add_done_callback(lambda t: t.cancelled() or t.exception())
 
     def _show_detail(self) -> None:
         item = self.matrix.currentItem()
