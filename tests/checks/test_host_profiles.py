@@ -164,3 +164,42 @@ def test_the_table_script_rewrites_only_its_block(tmp_path):
     page.write_text("no marks\n")
     with pytest.raises(ValueError, match="no <!-- hosts:begin"):
         main([str(page)])
+
+
+@pytest.mark.parametrize("text, said", [
+    ('[naming]\nprefix = { value = "", source = "http://x.example", read = "2026-12-07" }\n',
+     "x.toml:2: naming.prefix: source must be an https:// URL"),
+    ('[naming]\nprefix = { value = "", confidence = "certain", why = "x" }\n',
+     "x.toml:2: naming.prefix has neither a source nor a confidence"),
+    ('[naming]\nprefix = { value = "", source = "https://x.example", read = "2026-12-07", confidence = "sure" }\n',
+     "x.toml:2: naming.prefix: confidence must be high, medium or low"),
+    ('[naming]\nprefix = { value = "", confidence = "low" }\n',
+     "x.toml:2: naming.prefix: a fact without a source says why"),
+    ('[naming]\nprefix = { value = "", confidence = "low", why = "x", note = "y" }\n',
+     "x.toml:2: naming.prefix has unknown field(s) note"),
+    ('[naming]\nprefix = "mcp_"\n', "x.toml:2: naming.prefix must be a table such as"),
+    ('[naming]\nprefix = { confidence = "low", why = "x" }\n', "x.toml:2: naming.prefix has no value"),
+    ('[naming]\npattern = { value = "([", confidence = "low", why = "x" }\n',
+     "x.toml:2: naming.pattern = '([': must be a regular expression"),
+    ('naming = 3\n', "x.toml:1: naming must be a table ([naming])"),
+    ('version = "December"\n', "x.toml:1: version 'December': the date the profile was last checked"),
+    ('id = "Big Host"\n', "x.toml:1: id 'Big Host': use lower-case letters"),
+    ('name = 7\n', "x.toml:1: name must be a non-empty string"),
+])
+def test_each_kind_of_profile_problem(text, said):
+    with pytest.raises(E.UsageError) as caught:
+        P.read_profile("x.toml", text, P.shipped()["zed"])  # over a shipped host: name and version may go
+    assert said in str(caught.value)
+
+
+def test_the_model_is_offered_the_tools_as_the_host_offers_them():
+    from inspector.model.hosted import host_tool_specs
+
+    tools = [tool(f"t{i}") for i in range(42)] + [tool("a.b"), tool("ui_only", _meta={"ui": {"visibility": ["app"]}})]
+    specs, notes = host_tool_specs({"id1": ("srv", tools)}, P.shipped()["cursor"])
+    assert len(specs) == 40 and specs[0].name == "mcp_srv_t0" and specs[0].tool == "t0"
+    assert "t40: past Cursor's 40 tools" in notes and all(s.tool != "ui_only" for s in specs)
+    specs, notes = host_tool_specs({"id1": ("srv", tools[-2:])}, P.shipped()["chatgpt"])
+    assert specs == [] and notes == ["a.b: not offered by ChatGPT (connectors and Apps)"]
+    specs, notes = host_tool_specs({"id1": ("srv", tools[:1])}, None, {"t0": "mine"})
+    assert [(s.name, s.description) for s in specs] == [("t0", "mine")] and notes == []
