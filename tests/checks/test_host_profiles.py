@@ -203,3 +203,25 @@ def test_the_model_is_offered_the_tools_as_the_host_offers_them():
     assert specs == [] and notes == ["a.b: not offered by ChatGPT (connectors and Apps)"]
     specs, notes = host_tool_specs({"id1": ("srv", tools[:1])}, None, {"t0": "mine"})
     assert [(s.name, s.description) for s in specs] == [("t0", "mine")] and notes == []
+
+
+def test_the_observer_puts_a_question_down_to_the_one_call_in_flight():
+    import json as _json
+
+    from inspector.checks.hosts.observe import Observer
+    from inspector.traffic.frame import Frame
+
+    def frame(direction, msg):
+        return Frame(direction, _json.dumps(msg).encode(), 0.0, 0.0)
+
+    seen = Observer()
+    seen.frame(frame("out", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "nope"}}))
+    seen.frame(frame("in", {"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "no such tool"}}))
+    seen.frame(frame("out", {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "ask"}}))
+    seen.frame(frame("in", {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": 1}}))
+    seen.frame(frame("in", {"jsonrpc": "2.0", "id": "q", "method": "elicitation/create",
+                            "params": {"mode": "url", "url": "https://example.com"}}))
+    seen.frame(frame("in", {"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "ok"}],
+                                                                   "structuredContent": {}}}))
+    assert seen.seen.asked == {"ask": {"elicitation_url"}}
+    assert seen.seen.kinds == {"ask": {"text", "structured"}} and seen.seen.called == {"ask"}

@@ -54,8 +54,9 @@ class Observer:
         if frame.direction == "out":
             if b'"tools/call"' not in frame.data:
                 return
-        elif frame.direction != "in" or (not self._calls and not any(m in frame.data for m in ASK_BYTES)):
-            return
+        elif frame.direction != "in" or not (self._calls and (b'"result"' in frame.data or b'"error"' in frame.data)
+                                             or any(m in frame.data for m in ASK_BYTES)):
+            return  # (progress notifications during a long call are not parsed a second time)
         msg = _load(frame)
         if not isinstance(msg, dict):
             return
