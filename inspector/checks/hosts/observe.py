@@ -8,6 +8,7 @@ flight, else to the server. Pure: fed frames, no IO.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +16,7 @@ from ...traffic.frame import Frame
 
 KINDS = ("text", "image", "audio", "resource_link", "resource")
 ASKS = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
-ASK_BYTES = tuple(m.encode() for m in ASKS)
+ASK_BYTES = re.compile(b"|".join(re.escape(m.encode()) for m in ASKS))
 
 
 @dataclass
@@ -55,7 +56,7 @@ class Observer:
             if b'"tools/call"' not in frame.data:
                 return
         elif frame.direction != "in" or not (self._calls and (b'"result"' in frame.data or b'"error"' in frame.data)
-                                             or any(m in frame.data for m in ASK_BYTES)):
+                                             or ASK_BYTES.search(frame.data)):
             return  # (progress notifications during a long call are not parsed a second time)
         msg = _load(frame)
         if not isinstance(msg, dict):
