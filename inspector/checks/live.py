@@ -25,6 +25,7 @@ from ..session.server import Status
 from ..traffic.frame import Frame
 from .definitions import Cost, cost_steps, drive, review_steps
 from .frames import Judge
+from .hosts.observe import Observer
 from .pin import PinWatch
 from .rules import SEVERITIES, Finding, worst_first
 from .run import Check, Report, collapse
@@ -38,6 +39,7 @@ class LiveCheck:
     def __init__(self, session: ServerSession) -> None:
         self.session = session
         self.judge = Judge()
+        self.observer = Observer()  # what the calls needed, for the host verdicts (checks/hosts)
         self.definitions: list[Finding] = []
         self.cost: Cost | None = None
         self.report: Report | None = None  # the last full check of this connection
@@ -59,13 +61,15 @@ class LiveCheck:
     # ------------------------------------------------------------------ frames
     def frame(self, n: int, frame: Frame) -> None:
         """Judge frame `n` of the traffic store (its findings wait for `drain`)."""
+        self.observer.frame(frame)
         for f in self.judge.frame(n, frame):
             self._new.append((n, f))
 
     def frames(self, first: int, frames: list[Frame]) -> None:
         """Judge frames `first`, `first + 1`… of the traffic store, in order."""
-        judge, new = self.judge.frame, self._new
+        judge, new, observe = self.judge.frame, self._new, self.observer.frame
         for n, frame in enumerate(frames, first):
+            observe(frame)
             for f in judge(n, frame):
                 new.append((n, f))
 

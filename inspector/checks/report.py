@@ -12,14 +12,18 @@ import fnmatch
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from xml.etree import ElementTree as ET
 
 from .. import errors as E
 from ..secrets import Tally, mask_text
 from ..terminal import one_line, xml_text
+from .hosts.report import junit_cases
 from .rules import ERROR, INFO, RULES, SEVERITIES, WARNING, Finding
 from .run import Report
+
+if TYPE_CHECKING:
+    from .hosts.verdict import HostVerdict
 
 PROJECT_FILE = ".spyglass-check.toml"
 HEADINGS = {ERROR: "Errors", WARNING: "Warnings", INFO: "Info"}
@@ -124,9 +128,10 @@ def junit_properties(masked: Tally) -> ET.Element:
     return props
 
 
-def junit(report: Report, settings: Settings) -> bytes:
+def junit(report: Report, settings: Settings, hosts: list[HostVerdict] | None = None) -> bytes:
     """One test case per rule and target: a failure for what fails the check, a passing case (with the
-    message as output) for the rest, and one passing case for each rule that found nothing."""
+    message as output) for the rest, and one passing case for each rule that found nothing; with `hosts`,
+    one case per host too (a failure when it is blocked)."""
     masked = Tally()
     server = _xml(str(report.server.get("name") or "server"), masked)
     bar = SEVERITIES.index(settings.fail_on)
@@ -151,6 +156,8 @@ def junit(report: Report, settings: Settings) -> bytes:
                 fail.text = body
             else:
                 ET.SubElement(case, "system-out").text = body
+    if hosts:
+        failures += junit_cases(suite, server, hosts, lambda t: _xml(t, masked))
     suite.set("tests", str(len(suite)))
     suite.insert(0, junit_properties(masked))
     suite.set("failures", str(failures))

@@ -80,6 +80,7 @@ class Check:
         self.session = session
         self.judge = judge or Judge()
         self.frames = 0
+        self.lists: dict[str, list[Any]] = {}  # every listing as last read, by kind (tools, resources...)
         self._findings: list[Finding] = []
         self._forward = traffic
         if judge is None:
@@ -113,6 +114,7 @@ class Check:
             items = await self._list_twice(client, kind, report)
             if items is not None:
                 lists[kind] = items
+        self.lists = lists
         tools = [t for t in lists.get("tools", []) if isinstance(t, dict)]
         if "tools" in lists:
             self.judge.tools = {t["name"]: t for t in tools if isinstance(t.get("name"), str)}

@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from .. import errors as E
 from ..private import write_private
@@ -27,6 +27,14 @@ from .common import (
     transport_options,
 )
 from .common import visible as _visible
+
+if TYPE_CHECKING:
+    from ..checks.hosts.observe import Observer
+    from ..checks.hosts.verdict import Server as HostServer
+    from ..checks.run import Check
+    from ..config import ServerSpec
+    from ..session import ServerSession
+    from ..traffic.frame import Frame
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,12 +54,50 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ignore", action="append", default=[], metavar="RULE[:TARGET]",
                    help="leave out a rule's findings, or only those about TARGET (wildcards allowed; repeatable)")
     p.add_argument("--list-rules", action="store_true", help="print every rule and exit")
+    p.add_argument("--host", metavar="NAME[,NAME...]|all", help="also give a verdict per host (claude-desktop, "
+                   "claude-code, chatgpt, cursor, vscode, windsurf, gemini-cli, codex, zed, inspector, or a "
+                   "profile in .spyglass/hosts): works, degraded or blocked, with the reasons (docs/hosts.md); "
+                   "a blocked host fails the check")
+    p.add_argument("--show-tools", action="store_true", help="with --host: each tool as each host's model sees "
+                   "it (final name, description as cut, schema as rewritten), the differences marked")
+    p.add_argument("--configured-as", metavar="NAME", help="with --host: the server's name in the host's "
+                   "configuration, which hosts put in tool names (default: the --config entry's name, else the "
+                   "name the server reports)")
+    p.add_argument("--list-hosts", action="store_true", help="print every host profile and exit")
     p.add_argument("--trace", metavar="FILE", help="write every frame to FILE as JSON Lines")
     p.add_argument("--pinned", metavar="FILE", help="a lock file written by spyglass pin: any tool, prompt or "
                    "resource added, removed or changed since is an error finding (pin-changed)")
     add_server_arguments(p)
     p.add_argument("target", nargs="*", help=argparse.SUPPRESS)
     return p
+
+
+def list_hosts(out: TextIO) -> None:
+    from ..checks.hosts.profile import load
+
+    profiles = load(Path.cwd())
+    width = max(len(p) for p in profiles)
+    for profile in profiles.values():
+        origin = "" if len(profile.files) == 1 and profile.files[0].startswith("inspector/") else \
+            f"  ({', '.join(profile.files)})"
+        out.write(f"{profile.id.ljust(width)}  {profile.version}  {profile.name}{origin}\n")
+
+
+def host_server(args: argparse.Namespace, spec: ServerSpec, session: ServerSession, check: Check,
+                observer: Observer) -> HostServer:
+    """The server as the host verdicts judge it, from a finished check."""
+    from ..checks.hosts.verdict import Server
+
+    hello = session.hello
+    info = hello.server_info if hello and isinstance(hello.server_info, dict) else {}
+    name = args.configured_as or (args.server if args.config else None) or str(info.get("name") or spec.name)
+    lists = check.lists
+    transport = "stdio" if spec.url is None else ("sse" if spec.transport == "sse" else "http")
+    return Server(name=name, transport=transport, protocol=hello.protocol_version if hello else None,
+                  tools=[t for t in lists.get("tools", []) if isinstance(t, dict)],
+                  resources=len(lists.get("resources", [])), templates=len(lists.get("templates", [])),
+                  prompts=len(lists.get("prompts", [])), instructions=bool(hello and hello.instructions),
+                  observed=observer.seen)
 
 
 def list_rules(out: TextIO) -> None:
@@ -63,6 +109,10 @@ def list_rules(out: TextIO) -> None:
 
 
 async def run(args: argparse.Namespace, out: TextIO) -> int:
+    from ..checks.hosts import profile as host_profiles
+    from ..checks.hosts import report as host_report
+    from ..checks.hosts.observe import Observer
+    from ..checks.hosts.verdict import judge_all
     from ..checks.pin import PIN_RULES, collect, compare, pin_findings, read_lock
     from ..checks.report import fail_on, junit, project_settings, text, validated_ignores
     from ..checks.rules import worst_first
@@ -76,13 +126,24 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.fail_on:
         settings.fail_on = fail_on(args.fail_on, "--fail-on")
     pin = read_lock(args.pinned) if args.pinned else None
+    if (args.show_tools or args.configured_as) and not args.host:
+        raise E.UsageError("--show-tools and --configured-as go with --host")
+    hosts = host_profiles.choose(args.host, host_profiles.load(Path.cwd())) if args.host else []
     spec = server_spec(args)
     trace = TraceWriter(args.trace, spec) if args.trace else None
     options = transport_options(spec, args, trace)
     session = ServerSession(spec, options=SessionOptions(
         mode=protocol_of(args), timeout=args.timeout, transport=options, load_lists=False, listen=False,
         heartbeat_s=None))
-    check = Check(session, traffic=trace)
+    observer = Observer()
+
+    def traffic(frame: Frame) -> None:
+        observer.frame(frame)
+        if trace:
+            trace(frame)
+
+    check = Check(session, traffic=traffic)
+    verdicts = []
     try:
         await session.open(open_transport(spec, options))
         report = await check.run(calls=args.call, timeout=args.timeout)
@@ -91,20 +152,29 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
             listings = await collect(session.need_client(), hello.capabilities if hello else None)
             report.findings = worst_first(report.findings + pin_findings(compare(pin, listings), pin))
         report = report.ignoring(settings.ignored)
+        if hosts:
+            verdicts = judge_all(host_server(args, spec, session, check, observer), hosts)
     finally:
         await session.close()
         if trace:
             trace.close()
     if args.junit:
         try:
-            write_private(args.junit, junit(report, settings))
+            write_private(args.junit, junit(report, settings, verdicts))
         except OSError as exc:
             raise E.UsageError(f"--junit {args.junit}: {exc.strerror or exc}") from None
     if args.format == "json":
-        out.write(writable(json.dumps(report.as_json(), indent=2, ensure_ascii=False)) + "\n")
+        data = report.as_json()
+        if hosts:
+            data["hosts"] = host_report.as_json(verdicts, args.show_tools)
+            data["observed"] = observer.seen.as_json()
+        out.write(writable(json.dumps(data, indent=2, ensure_ascii=False)) + "\n")
     else:
         out.write(writable(_visible(text(report))))
-    return E.EXIT_FINDINGS if settings.fails(report) else E.EXIT_OK
+        if hosts:
+            out.write(writable(_visible("\n" + host_report.text(verdicts, args.show_tools))))
+    blocked = any(v.verdict == "blocked" for v in verdicts)
+    return E.EXIT_FINDINGS if settings.fails(report) or blocked else E.EXIT_OK
 
 
 def writable(text: str) -> str:
@@ -123,6 +193,9 @@ def main(argv: Sequence[str], out: TextIO | None = None) -> int:
         args = parse_with_command(build_parser(), argv)
         if args.list_rules:
             list_rules(stream)
+            return E.EXIT_OK
+        if args.list_hosts:
+            list_hosts(stream)
             return E.EXIT_OK
         import asyncio
 

@@ -34,9 +34,10 @@ from PySide6.QtWidgets import (
 
 from ...model import ModelError
 from ...model.choice import NONE, Case, CaseResult, run_cases
-from ...model.types import tool_specs
+from ...model.hosted import host_tool_specs
 from ...session import Status
 from ..base import theme
+from ..base.host_picker import HostPicker
 from ..base.layout import text_label
 from ..base.text import visible, visible_block
 from .connections import ModelBook
@@ -130,6 +131,8 @@ class ToolChoiceView(QWidget):
         top = QHBoxLayout()
         top.addWidget(QLabel("Model:", self))
         top.addWidget(self.model, 1)
+        self.host = HostPicker("toolChoiceHost", self)
+        top.addWidget(self.host)
         top.addWidget(QLabel("Ask:", self))
         top.addWidget(self.runs)
         top.addWidget(self.run_button)
@@ -331,7 +334,9 @@ class ToolChoiceView(QWidget):
         if not cases:
             self.status.setText("Add a request first (Add request).")
             return
-        tools = tool_specs({"": self.server_tools()}, self._overrides())
+        conn = self._conn()
+        tools, _notes = host_tool_specs({"": (conn.name, self.server_tools())}, self.host.profile(),
+                                        self._overrides())
         self.save_cases()
         self.results = []
         self.table.setRowCount(0)

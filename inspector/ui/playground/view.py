@@ -39,10 +39,12 @@ from ... import invisible
 from ...checks.trust import strings
 from ...model import Finished, Message, ModelConnection, ModelError, TextDelta, ToolCall, ToolSpec, Usage
 from ...model.conversation import CallOutcome, Checked, Conversation
-from ...model.types import tool_specs
+from ...model.hosted import host_tool_specs
 from ...session import OK, TOOL_ERROR, Status
 from ..base.dialogs import run_dialog
+from ..base.host_picker import HostPicker
 from ..base.layout import text_label
+from ..base.text import visible
 from ..calls import confirm
 from .connections import ModelBook
 from .transcript import CallCard, Transcript, tokens_text
@@ -103,6 +105,7 @@ class PlaygroundView(QWidget):
         self.servers.setObjectName("playgroundServers")
         self.servers.setMaximumHeight(54)
         self.servers.setToolTip("The connected servers whose tools the model is offered")
+        self.host = HostPicker("playgroundHost", self)
         self.sampling = QCheckBox("Let the model answer the servers' sampling requests", self)
         self.sampling.setObjectName("playgroundSampling")
         self.sampling.setToolTip("Off: each sampling request opens the sampling dialog, as usual")
@@ -127,6 +130,7 @@ class PlaygroundView(QWidget):
         top = QHBoxLayout()
         top.addWidget(QLabel("Model:", self))
         top.addWidget(self.model, 1)
+        top.addWidget(self.host)
         top.addWidget(self.sampling)
         servers_row = QHBoxLayout()
         servers_label = QLabel("Tools from:", self)
@@ -168,6 +172,7 @@ class PlaygroundView(QWidget):
         QShortcut(QKeySequence("Ctrl+Return"), self.input, self.send)
         self.servers.itemChanged.connect(self._ticked)
         self.model.currentIndexChanged.connect(lambda _i: self._say_offered())
+        self.host.currentIndexChanged.connect(lambda _i: self._say_offered())
         book.changed.connect(self._forget_chats)
         self.refresh_servers()
 
@@ -202,13 +207,23 @@ class PlaygroundView(QWidget):
         return [c for c in self.connections() if c.server_id in ids and c.session.status == Status.CONNECTED]
 
     def tools(self) -> list[ToolSpec]:
+        return self.offer()[0]
+
+    def offer(self) -> tuple[list[ToolSpec], list[str]]:
+        """The tools offered (as the picked host would offer them) and what that host changed or left out."""
         conns = self.chosen()
-        return tool_specs({c.server_id: list(c.session.tools.items) for c in conns})
+        return host_tool_specs({c.server_id: (c.name, list(c.session.tools.items)) for c in conns},
+                               self.host.profile())
 
     def _say_offered(self) -> None:
-        tools = self.tools()
+        tools, notes = self.offer()
         names = ", ".join(t.name for t in tools[:12]) + (f" and {len(tools) - 12} more" if len(tools) > 12 else "")
-        self.offered.setText(f"The model is offered {len(tools)} tool{'s' if len(tools) != 1 else ''}: {names}"
+        profile = self.host.profile()
+        host = f" as {profile.name} would offer them" if profile is not None else ""
+        changed = (f" ({len(notes)} change{'s' if len(notes) != 1 else ''}: {'; '.join(notes[:3])}"
+                   f"{'…' if len(notes) > 3 else ''})") if notes else ""
+        self.offered.setText(f"The model is offered {len(tools)} tool{'s' if len(tools) != 1 else ''}{host}: "
+                             f"{names}{visible(changed, 400)}"
                              if tools else "No tools offered: tick a connected server (the model can still chat).")
         hidden = hidden_text(tools)
         self.hidden.setText("⚠ Hidden text the model would read, which you do not see: "

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QTabWidget,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -31,6 +32,7 @@ from ..base import design
 from ..base.text import plain_tooltip, visible
 from ..base.theme import severity_icon
 from .connection import Connection
+from .hosts_view import HostsView
 
 HEADINGS = {"error": "Errors", "warning": "Warnings", "info": "Info"}
 TARGET_ROLE = Qt.ItemDataRole.UserRole
@@ -101,6 +103,14 @@ class CheckView(QWidget):
         self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.detail.setFrameShape(QLabel.Shape.StyledPanel)
         self.detail.setMargin(8)
+        # the findings, and the Hosts page: will the server work in Claude, Cursor, VS Code…
+        self.pages = QTabWidget(self)
+        self.pages.setObjectName("checkPages")
+        self.pages.setDocumentMode(True)
+        findings = QWidget(self.pages)
+        self.hosts = HostsView(self.pages)
+        self.pages.addTab(findings, "Findings")
+        self.pages.addTab(self.hosts, "Hosts")
         self.empty = QLabel(self)
         self.empty.setObjectName("checkEmpty")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -114,19 +124,28 @@ class CheckView(QWidget):
         lay.addLayout(top)
         lay.addWidget(self.cost)
         lay.addWidget(self.status)
-        lay.addWidget(self.tree, 1)
-        lay.addWidget(self.detail)
-        lay.addWidget(self.empty, 1)
+        lay.addWidget(self.pages, 1)
+        page = QVBoxLayout(findings)
+        page.setContentsMargins(0, 6, 0, 0)
+        page.addWidget(self.tree, 1)
+        page.addWidget(self.detail)
+        page.addWidget(self.empty, 1)
         self.show_connection(None)
 
     def show_connection(self, conn: Connection | None) -> None:
-        if self.conn is not None and self.conn is not conn:
-            self.conn.findingsChanged.disconnect(self.refresh)
-        if conn is not self.conn:
+        old = self.conn
+        if old is not None and old is not conn:
+            old.findingsChanged.disconnect(self.refresh)
+            for signal in (old.toolsChanged, old.callFinished, old.statusChanged):
+                signal.disconnect(self.hosts.refresh)
+        if conn is not old:
             self.status.setText("")
             if conn is not None:
                 conn.findingsChanged.connect(self.refresh)
+                for signal in (conn.toolsChanged, conn.callFinished, conn.statusChanged):
+                    signal.connect(self.hosts.refresh)
         self.conn = conn
+        self.hosts.show_connection(conn)
         self.refresh()
 
     def refresh(self) -> None:

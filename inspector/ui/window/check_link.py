@@ -21,6 +21,7 @@ class CheckLink(QObject):
         self.window = window
         self.view = CheckView(window)  # the window gives it its task runner (`view.spawn`)
         self.view.targetActivated.connect(self.open_target)
+        self.view.hosts.chosenChanged.connect(self._hosts_chosen)
         self._tool_marks: dict[int, Any] = {}  # id(conn) -> what the tool list last showed of its findings
 
     def attach(self, conn: Connection) -> None:
@@ -28,6 +29,9 @@ class CheckLink(QObject):
         conn.live.others = lambda c=conn: {o.name: o.session.tools.items for o in self.window.servers.connections
                                            if o is not c and o.session.tools.items}
         conn.toolsChanged.connect(lambda c=conn: self._others_changed(c))
+        # what a call was seen to need (an image, a question) may change the hosts the header names
+        conn.callFinished.connect(lambda _record, c=conn: self._hosts_chosen() if c is self.window
+                                  .selected_connection() else None)
 
     def _others_changed(self, conn: Connection) -> None:
         """A server's tools changed: the others' findings across servers may have (shadowing, look-alikes)."""
@@ -37,6 +41,17 @@ class CheckLink(QObject):
 
     def show(self, conn: Connection | None) -> None:
         self.view.show_connection(conn)
+
+    def tool_words(self, conn: Connection | None, name: str) -> list[str]:
+        """What the tool panel's header says of a tool: its findings, and on which chosen hosts it is
+        degraded or blocked (the Hosts page's choice)."""
+        return tool_findings(conn).get(name, []) + self.view.hosts.tool_words(conn, name)
+
+    def _hosts_chosen(self) -> None:
+        """Other hosts were picked, or a call was seen: the selected tool's header says them anew."""
+        panel = self.window.tool_detail
+        if panel.tool is not None:
+            panel.show_tool(panel.tool, panel.change)
 
     def _changed(self, conn: Connection) -> None:
         w = self.window

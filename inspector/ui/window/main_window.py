@@ -223,7 +223,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         self.tool_detail = ToolCallPanel(tools_page, calls=self.calls, connection=self.selected_connection,
                                          confirm_policy=lambda: confirm.policy_from(self.settings), memory=memory)
         self.tool_detail.repaint_views = [self.tool_panel.view, self.server_view]
-        self.tool_detail.findings = lambda name: tool_findings(self.selected_connection()).get(name, [])
+        self.tool_detail.findings = lambda name: self.checks.tool_words(self.selected_connection(), name)
         self.tool_panel.view.setItemDelegate(RunningToolDelegate(self.calls, self.selected_connection,
                                                                  self.tool_panel.view))
         self.tool_panel.toolSelected.connect(self._tool_selected)
