@@ -126,7 +126,7 @@ class CheckView(QWidget):
         lay.addWidget(self.status)
         lay.addWidget(self.pages, 1)
         page = QVBoxLayout(findings)
-        page.setContentsMargins(0, 6, 0, 0)
+        page.setContentsMargins(design.margins("none", "s", "none", "none"))
         page.addWidget(self.tree, 1)
         page.addWidget(self.detail)
         page.addWidget(self.empty, 1)

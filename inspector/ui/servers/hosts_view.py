@@ -34,6 +34,7 @@ from ...checks.hosts.seen import BLOCKED, DEGRADED, WORKS, Reason, Seen
 from ...checks.hosts.verdict import HostVerdict, SeenCache, Server, cached, judge, seen_of
 from ...errors import SpyglassError
 from ...session import Status
+from ..base import design
 from ..base.text import plain_tooltip, visible
 from ..base.theme import severity_icon
 from .connection import Connection
@@ -121,7 +122,7 @@ class HostsView(QWidget):
         top.addWidget(self.summary, 1)
         top.addWidget(self.pick)
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 6, 0, 0)
+        lay.setContentsMargins(design.margins("none", "s", "none", "none"))
         lay.addLayout(top)
         lay.addWidget(self.matrix, 3)
         lay.addWidget(self.detail, 2)
