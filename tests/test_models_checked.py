@@ -26,6 +26,7 @@ TESTED = {
     "inspector.ui.calls.tool_list:ToolFilter": f"{UI}::test_the_tool_model_and_its_search_filter",
     "inspector.ui.recording.calls_view:CallsModel": f"{UI}::test_the_recorded_calls_model",
     "inspector.ui.render.json_tree:JsonTreeModel": f"{UI}::test_the_json_tree_model",
+    "inspector.ui.recording.surface_view:RecordedLogModel": f"{UI}::test_the_recorded_log_model",
     "inspector.ui.traffic.model:TrafficModel":
         "tests/traffic/test_traffic_model.py::test_model_passes_the_model_tester",
     "inspector.ui.servers.sidebar:ServerModel": f"{UI}::test_the_server_model",

@@ -156,16 +156,41 @@ def definitions(store: TrafficStore) -> dict[str, dict[str, Any]]:
 
 def surfaces(store: TrafficStore) -> dict[str, ServerSurface]:
     """Every server of the session, in the order it first appears."""
-    known = definitions(store)
-    out: dict[str, ServerSurface] = {sid: ServerSurface(sid, known.get(sid)) for sid in store.servers()}
-    for sid, definition in known.items():  # a server that never sent a frame is still part of the session
-        out.setdefault(sid, ServerSurface(sid, definition))
-    builders = {sid: _Builder(surface) for sid, surface in out.items()}
-    for n in range(len(store)):
-        builders[store.server_id(n)].take(store, n)
-    for builder in builders.values():
-        builder.finish()
-    return out
+    builder = SurfacesBuilder(store)
+    builder.take(len(store))
+    return builder.finish()
+
+
+class SurfacesBuilder:
+    """`surfaces` a slice at a time, as a session is read: `take(end)` reads the frames up to `end` (the
+    store may still be growing), `finish()` the servers once every frame was taken."""
+
+    def __init__(self, store: TrafficStore) -> None:
+        self.store = store
+        self.known = definitions(store)
+        self.out: dict[str, ServerSurface] = {}
+        self.builders: dict[str, _Builder] = {}
+        self.taken = 0
+
+    def take(self, end: int) -> None:
+        store, builders = self.store, self.builders
+        for n in range(self.taken, end):
+            sid = store.server_id(n)
+            builder = builders.get(sid)
+            if builder is None:
+                surface = self.out[sid] = ServerSurface(sid, self.known.get(sid))
+                builder = builders[sid] = _Builder(surface)
+            builder.take(store, n)
+        self.taken = max(self.taken, end)
+
+    def finish(self) -> dict[str, ServerSurface]:
+        for sid, definition in self.known.items():  # a server that never sent a frame is still part of it
+            if sid not in self.out:
+                self.out[sid] = ServerSurface(sid, definition)
+                self.builders[sid] = _Builder(self.out[sid])
+        for builder in self.builders.values():
+            builder.finish()
+        return self.out
 
 
 class _Builder:

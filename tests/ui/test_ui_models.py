@@ -165,3 +165,19 @@ def test_the_json_tree_model(qtmodeltester, qapp):
     assert model.rowCount(rows) == 4 and model.is_range(model.index(0, 0, rows))
     qtmodeltester.check(JsonTreeModel(list(range(GROUP * GROUP + 1))))  # ranges of ranges
     qtmodeltester.check(JsonTreeModel("just a string"))
+
+
+def test_the_recorded_log_model(qtmodeltester, qapp):
+    """A recorded server's log (`sessionLog`): every level, a logger or none, data that is not a string."""
+    from inspector.recording.surface import LogEntry
+    from inspector.ui.recording.surface_view import RecordedLogModel
+
+    entries = [LogEntry(4, 1.7e9, "info", "flood", "line one\nline two"),
+               LogEntry(6, 1.7e9 + 1, "error", None, {"code": 7, "why": ["a", "b"]}),
+               LogEntry(8, 1e30, "made-up", "x" * 500, None)]
+    model = RecordedLogModel(entries)
+    qtmodeltester.check(model)
+    assert [model.index(r, 1).data() for r in range(3)] == ["info", "error", "made-up"]
+    assert model.index(1, 3).data() == '{"code": 7, "why": ["a", "b"]}' and model.index(2, 0).data() == "?"
+    assert model.index(0, 0).data(0x0100) == 4
+    qtmodeltester.check(RecordedLogModel([]))

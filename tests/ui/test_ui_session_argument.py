@@ -59,9 +59,8 @@ async def test_spyglass_file_opens_its_frames_in_the_window(open_window, tmp_pat
     path = database if kind == "sqlite" else portable
     async with open_window() as window:
         win = open_session_file(window, parse_args([str(path)]))
-        if not hasattr(win, "opened"):  # a big file is read in the background
-            win = await win
         assert win is not None and win.isVisible() and win in window.sessions.windows
+        await until(lambda: not win.loading, 10, "the whole session")
         assert win.opened.kind == kind and len(win.opened.store) == 60
         await until(lambda: win.traffic.model.complete and win.traffic.model.rowCount() == 60, 10, "every frame")
         assert [s.name for s in win.surfaces] == ["echo"]
