@@ -76,7 +76,7 @@ class Exchange:
         return f"{self.method} {target}" if target else self.method
 
 
-@dataclass
+@dataclass(slots=True)  # one per log line: a million of them in a big session
 class LogEntry:
     n: int
     wall: float

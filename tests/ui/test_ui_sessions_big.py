@@ -63,11 +63,11 @@ async def test_a_big_session_shows_its_first_rows_at_once_and_never_holds_the_lo
         gaps: list[float] = []
         running = True
 
-        async def ticker() -> None:
-            last = time.perf_counter()
+        async def ticker() -> None:  # the window's own work between two ticks, in CPU time of its thread: what
+            last = time.thread_time()  # other processes of a busy machine take is left out
             while running:
                 await asyncio.sleep(0.005)
-                now = time.perf_counter()
+                now = time.thread_time()
                 gaps.append(now - last)
                 last = now
 
@@ -87,9 +87,9 @@ async def test_a_big_session_shows_its_first_rows_at_once_and_never_holds_the_lo
         running = False
         await tick
         # the window's own reading never takes a turn long: before, the whole file was read in one turn (a small
-        # file) or its window built in one (a big one: seconds). A bound with room for a busy machine.
-        longest = max(gaps) - 0.005
-        assert opened_in < 0.5 and longest < 0.25, f"a turn of {longest:.2f} s (open {opened_in:.2f} s), {took:.1f} s"
+        # file) or its window built in one (a big one: seconds); building the window is the longest turn now
+        longest = max(gaps)
+        assert opened_in < 0.5 and longest < 0.2, f"a turn of {longest:.2f} s (open {opened_in:.2f} s), {took:.1f} s"
         assert [s.name for s in win.surfaces] == ["big"]
         surface = win.surfaces[0]
         assert len(surface.calls()) == (FRAMES - 2) // 2 // 25 and len(surface.log) > FRAMES * 0.9

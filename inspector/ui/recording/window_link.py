@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import gc
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -59,6 +60,26 @@ async def read_stepwise(opened: Opened, steps: Iterator[int], win: SessionWindow
     """Read the rest of a session shown in `win` a slice at a time on the window's loop, never more than
     STEP_SECONDS a turn: the frames (the traffic pane and the timeline show them as they come), each server
     rebuilt alongside, then the frames judged. None when the window was closed first."""
+    global _reading
+    if _reading == 0:
+        _collecting[0] = gc.isenabled()
+        gc.disable()  # a full collection walks every object the session made so far: seconds at a million frames
+    _reading += 1
+    try:
+        return await _read_stepwise(opened, steps, win)
+    finally:
+        _reading -= 1
+        if _reading == 0:
+            gc.freeze()  # what was read lives as long as its window: later collections leave it out
+            if _collecting[0]:
+                gc.enable()
+
+
+_reading = 0  # sessions being read right now
+_collecting = [True]  # whether the collector ran before the first of them began
+
+
+async def _read_stepwise(opened: Opened, steps: Iterator[int], win: SessionWindow) -> dict[int, list[Finding]] | None:
     store = opened.store
     builder = SurfacesBuilder(store)
     judging: Judging | None = None
