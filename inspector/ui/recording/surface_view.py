@@ -13,7 +13,7 @@ import logging
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QPixmap, QStandardItem, QStandardItemModel
+from PySide6.QtGui import QPixmap, QShowEvent, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QListView,
@@ -297,12 +297,19 @@ class LogPage(QSplitter):
         n = len(surface.stderr)
         bl.addWidget(heading_label(f"{n} line{'s' if n != 1 else ''} on stderr", bottom))
         self.stderr = plain_view("sessionStderr", bottom)
-        self.stderr.setPlainText(visible_block("\n".join(s.rstrip("\n") for s in surface.stderr), 2_000_000))
+        self.stderr_lines: list[str] | None = surface.stderr  # laid out when the page is first shown (20,000
+        # lines took 100 ms, in the turn that showed the session's servers)
         self.stderr.setPlaceholderText("The server wrote nothing on stderr (or it is not a stdio server).")
         bl.addWidget(self.stderr, 1)
         self.addWidget(top)
         self.addWidget(bottom)
         self.setChildrenCollapsible(False)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        if self.stderr_lines is not None:
+            lines, self.stderr_lines = self.stderr_lines, None
+            self.stderr.setPlainText(visible_block("\n".join(s.rstrip("\n") for s in lines), 2_000_000))
+        super().showEvent(event)
 
 
 LOG_COLUMNS = ("Time", "Level", "Logger", "Message")
