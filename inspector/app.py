@@ -5,6 +5,7 @@ Launch forms:
   spyglass -- COMMAND [ARGS...]          a server over stdio
   spyglass URL                           a server over HTTP (when this build has the HTTP transport)
   spyglass --config FILE --server NAME   a server from an mcpServers file
+  spyglass FILE                          a session file (.mcpsession or a session database), read-only
   -e KEY=VALUE, --cwd DIR, --transport, --header, --protocol auto|legacy|modern|VERSION, --timeout S
   as in --cli;
   --theme light|dark|system; --screenshot FILE saves a PNG once the first connection settled, and exits;
@@ -86,11 +87,37 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+SESSION_SUFFIXES = (".mcpsession", ".sqlite", ".sqlite3", ".db")
+SESSION_MAGIC = (b"\x1f\x8b", b"SQLite format 3\x00")  # a .mcpsession (gzip) or a session database
+
+
+def session_file(argv: Sequence[str], target: Sequence[str]) -> str | None:
+    """`spyglass FILE`: the one argument names a session file (by its suffix, or by what it starts with), as
+    a file manager starts the program when one is double-clicked; None for a server command or a URL."""
+    if "--" in argv or len(target) != 1 or "://" in target[0]:
+        return None
+    path = target[0]
+    if path.lower().endswith(SESSION_SUFFIXES):
+        return path  # even when missing or damaged: opening it says what is wrong
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return None
+    return path if head.startswith(SESSION_MAGIC) and not os.access(path, os.X_OK) else None
+
+
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     from .cli.common import parse_with_command, server_spec  # the same rules as --cli (no Qt there)
     from .protocol.session import Mode
 
     args = parse_with_command(build_parser(), argv)
+    args.session = session_file(argv, args.target)
+    if args.session is not None:
+        args.command = []
+        if args.config or args.watch or args.present or args.import_file:
+            raise E.UsageError(f"{args.session} is a session file: it opens on its own, without --config, "
+                               "--watch, --present or --import")
     if args.timeout is not None and args.timeout <= 0:
         raise E.UsageError("--timeout must be positive")
     try:
@@ -239,6 +266,16 @@ def saved_or_demo(window: Any, args: argparse.Namespace) -> Any:
     return first
 
 
+def open_session_file(window: Any, args: argparse.Namespace) -> Any:
+    """`spyglass FILE`: the catalog's servers back in the sidebar (not connected: the file is what the person
+    came for), and FILE opened as *File → Open session* opens it, a damaged one with its message."""
+    from .ui.servers.catalog_link import DEMO_NAME
+
+    if not args.screenshot:
+        window.restore_servers(skip={DEMO_NAME})
+    return window.sessions.open_file(args.session)
+
+
 async def _run(args: argparse.Namespace, app: Any, reporter: ErrorReporter) -> int:
     from PySide6.QtCore import QSettings
 
@@ -276,6 +313,8 @@ async def _run(args: argparse.Namespace, app: Any, reporter: ErrorReporter) -> i
         first = window.add_server(spec, mode=args.protocol, timeout=args.timeout, save=False)
         if args.watch or args.watch_files:
             window.devloop.watch(first, watch_settings(args), save=False)
+    elif args.session is not None:
+        open_session_file(window, args)
     elif first is None:
         first = saved_or_demo(window, args)
     if args.present:

@@ -17,6 +17,7 @@ at all (`SessionFileError`).
 from __future__ import annotations
 
 import base64
+import collections
 import datetime as dt
 import gzip
 import json
@@ -33,7 +34,7 @@ from ..config import ServerSpec
 from ..errors import UsageError
 from ..portable import FORMAT, SUFFIX, VERSION, frame_line, mask_definition, mask_frame, mask_meta
 from ..private import open_private, write_private
-from ..protocol.jsonrpc import Malformed, parse
+from ..protocol.jsonrpc import Malformed, decode, parse
 from ..secrets import Tally
 from ..traffic import Frame, TrafficStore
 from ..traffic.columns import DIRECTIONS, HEAD_MAX
@@ -65,6 +66,10 @@ class Opened:
         if self._surfaces is None:
             self._surfaces = surfaces(self.store)
         return self._surfaces
+
+    def rebuilt(self, found: dict[str, ServerSurface]) -> None:
+        """The servers, rebuilt by whoever read the frames (a `SurfacesBuilder` as the file was read)."""
+        self._surfaces = found
 
     def surface(self, name: str | None = None) -> ServerSurface:
         """One server: the one named (by id or name), or the only one; UsageError otherwise."""
@@ -174,23 +179,71 @@ def _judge(frames: list[tuple[str, Frame]]) -> None:
 
 
 def _open_portable(path: Path) -> Opened:
-    problems: list[str] = []
-    header: dict[str, Any] = {}
-    frames: list[tuple[str, Frame]] = []
-    ended: int | None = None
-    lines = 0
+    opened, steps = _portable_reading(path)
+    collections.deque(steps, maxlen=0)
+    return opened
+
+
+def _portable_reading(path: Path, batch: int = 2000) -> tuple[Opened, Iterator[int]]:
+    """A `.mcpsession` read a slice at a time: its header at once (SessionFileError when it is none), then
+    its frames `batch` at a time into the read-only store."""
+    fh = gzip.open(path, "rb")
     try:
-        with gzip.open(path, "rt", encoding="utf-8", errors="surrogateescape") as fh:
-            for lines, text in enumerate(fh, 1):
-                try:
-                    item = json.loads(text)
-                except (ValueError, RecursionError):
-                    problems.append(f"line {lines} is not JSON (left out)")
-                    continue
+        first = fh.readline().decode("utf-8", "surrogateescape")
+    except (OSError, EOFError, zlib.error) as exc:
+        fh.close()
+        raise SessionFileError(f"{path.name} cannot be read: {exc}") from None
+    try:
+        header = json.loads(first)
+    except (ValueError, RecursionError):
+        header = None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        fh.close()
+        raise SessionFileError(f"{path.name} is not a {SUFFIX} file (its first line names no format "
+                               f"{FORMAT!r})")
+    problems: list[str] = []
+    version = header.get("version")
+    if not isinstance(version, int) or version > VERSION:
+        problems.append(f"written in {SUFFIX} version {version} (a newer Spyglass?); this version reads "
+                        f"version {VERSION} and shows what it knows of the file")
+    meta: dict[str, str] = {}
+    if isinstance(header.get("started"), (int, float)):
+        meta["started"] = repr(float(header["started"]))
+    for server in header.get("servers") or []:
+        if isinstance(server, dict) and isinstance(server.get("id"), str):
+            definition = server.get("definition")
+            if isinstance(definition, dict):
+                meta[f"server:{server['id']}"] = json.dumps(definition, ensure_ascii=False)
+    opened = Opened(path, TrafficStore.from_frames([], meta), "mcpsession", problems, header)
+    return opened, _portable_frames(fh, opened, batch)
+
+
+def _portable_frames(fh: Any, opened: Opened, batch: int) -> Iterator[int]:
+    store, problems, header = opened.store, opened.problems, opened.header
+    frames: list[tuple[str, Frame]] = []
+    count = 0
+    ended: int | None = None
+
+    def take() -> None:
+        nonlocal count
+        if header.get("unjudged") is True:  # written by a tap, which leaves judging the frames to the reader
+            _judge(frames)
+        store.append_read(frames)
+        count += len(frames)
+        frames.clear()
+
+    try:
+        with fh:
+            for lines, raw in enumerate(fh, 2):
+                item, problem = decode(raw)  # the frames' parser: the faster one when the client installed it
+                if problem:
+                    try:  # not UTF-8 throughout: read as text, the bytes that are not kept as they were
+                        item = json.loads(raw.decode("utf-8", "surrogateescape"))
+                    except (ValueError, RecursionError):
+                        problems.append(f"line {lines} is not JSON (left out)")
+                        continue
                 if not isinstance(item, dict):
                     problems.append(f"line {lines} is not an object (left out)")
-                elif lines == 1:
-                    header = item
                 elif "end" in item:
                     ended = item.get("frames") if isinstance(item.get("frames"), int) else -1
                     if isinstance(item.get("masked_values"), dict):  # a tap's file: known at its end only
@@ -200,33 +253,55 @@ def _open_portable(path: Path) -> Opened:
                         frames.append(frame_of_line(item))
                     except (KeyError, TypeError, ValueError) as exc:
                         problems.append(f"line {lines} is not a frame ({type(exc).__name__}: {exc}; left out)")
+                    if len(frames) >= batch:
+                        take()
+                        yield count
     except (OSError, EOFError, zlib.error) as exc:
-        if not lines:
-            raise SessionFileError(f"{path.name} cannot be read: {exc}") from None
-        problems.append(f"the file ends early ({exc}): {len(frames)} frames could be read")
-        ended = len(frames)
-    if header.get("unjudged") is True:  # written by a tap, which leaves judging the frames to the reader
-        _judge(frames)
-    if header.get("format") != FORMAT:
-        raise SessionFileError(f"{path.name} is not a {SUFFIX} file (its first line names no format "
-                               f"{FORMAT!r})")
-    version = header.get("version")
-    if not isinstance(version, int) or version > VERSION:
-        problems.insert(0, f"written in {SUFFIX} version {version} (a newer Spyglass?); this version reads "
-                           f"version {VERSION} and shows what it knows of the file")
+        take()
+        problems.append(f"the file ends early ({exc}): {count} frames could be read")
+        ended = count
+    take()
     if ended is None:
-        problems.append(f"the file has no end line (cut short?): {len(frames)} frames could be read")
-    elif ended >= 0 and ended != len(frames):
-        problems.append(f"the file says it holds {ended} frames; {len(frames)} could be read")
-    meta: dict[str, str] = {}
-    if isinstance(header.get("started"), (int, float)):
-        meta["started"] = repr(float(header["started"]))
-    for server in header.get("servers") or []:
-        if isinstance(server, dict) and isinstance(server.get("id"), str):
-            definition = server.get("definition")
-            if isinstance(definition, dict):
-                meta[f"server:{server['id']}"] = json.dumps(definition, ensure_ascii=False)
-    return Opened(path, TrafficStore.from_frames(frames, meta), "mcpsession", problems, header)
+        problems.append(f"the file has no end line (cut short?): {count} frames could be read")
+    elif ended >= 0 and ended != count:
+        problems.append(f"the file says it holds {ended} frames; {count} could be read")
+    yield count
+
+
+def reading(path: str | Path, batch: int = 2000) -> tuple[Opened, Iterator[int]]:
+    """`open_session` a slice at a time, for a window that shows a session as it is read: the session at once
+    with no frames yet (SessionFileError when the file is none), and an iterator each step of which reads up to
+    `batch` more frames into its store (yielding how many it holds) and notes what could not be read. A
+    database cut short is read whole at once (what can be saved of it is found in a copy)."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(100)
+        size = path.stat().st_size
+    except OSError as exc:
+        raise SessionFileError(f"cannot open {path}: {exc.strerror or exc}") from None
+    if head.startswith(GZIP_MAGIC):
+        return _portable_reading(path, batch)
+    page = int.from_bytes(head[16:18], "big") if len(head) >= 100 else 0
+    page = 65536 if page == 1 else page
+    if not head.startswith(SQLITE_MAGIC) or page < 512 or int.from_bytes(head[28:32], "big") > size // page:
+        return open_session(path), iter(())  # not a database, or one cut short: as open_session says
+    problems: list[str] = []
+    try:
+        store, steps = TrafficStore.reading(path, problems, batch)
+    except (sqlite3.DatabaseError, OSError) as exc:
+        raise SessionFileError(f"{path.name} cannot be read as a session: {exc}") from None
+    opened = Opened(path, store, "sqlite", problems)
+
+    def frames() -> Iterator[int]:
+        try:
+            yield from steps
+        except (sqlite3.DatabaseError, OSError) as exc:
+            problems.append(f"{path.name} cannot be read as a session: {exc}")
+        if not len(store) and not problems and not any(k.startswith("server:") for k in store.meta_items):
+            problems.append("the session has no frames")
+
+    return opened, frames()
 
 
 def masked_values(header: dict[str, Any]) -> dict[str, int] | None:

@@ -9,11 +9,12 @@ wrong shape are kept as they were, with a note in `problems`, never an exception
 
 from __future__ import annotations
 
-import json
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..protocol.jsonrpc import decode
 from ..protocol.versions import META_PROTOCOL_VERSION
 from ..traffic import TrafficStore
 
@@ -76,7 +77,7 @@ class Exchange:
         return f"{self.method} {target}" if target else self.method
 
 
-@dataclass
+@dataclass(slots=True)  # one per log line: a million of them in a big session
 class LogEntry:
     n: int
     wall: float
@@ -137,10 +138,9 @@ class ServerSurface:
 
 
 def _json(data: bytes) -> Any:
-    try:
-        return json.loads(data)
-    except (ValueError, RecursionError):
-        return None
+    """A frame's JSON, by the frames' own parser (the faster one when the client installed it), or None."""
+    obj, problem = decode(data)
+    return None if problem else obj
 
 
 def definitions(store: TrafficStore) -> dict[str, dict[str, Any]]:
@@ -156,16 +156,41 @@ def definitions(store: TrafficStore) -> dict[str, dict[str, Any]]:
 
 def surfaces(store: TrafficStore) -> dict[str, ServerSurface]:
     """Every server of the session, in the order it first appears."""
-    known = definitions(store)
-    out: dict[str, ServerSurface] = {sid: ServerSurface(sid, known.get(sid)) for sid in store.servers()}
-    for sid, definition in known.items():  # a server that never sent a frame is still part of the session
-        out.setdefault(sid, ServerSurface(sid, definition))
-    builders = {sid: _Builder(surface) for sid, surface in out.items()}
-    for n in range(len(store)):
-        builders[store.server_id(n)].take(store, n)
-    for builder in builders.values():
-        builder.finish()
-    return out
+    builder = SurfacesBuilder(store)
+    builder.take(len(store))
+    return builder.finish()
+
+
+class SurfacesBuilder:
+    """`surfaces` a slice at a time, as a session is read: `take(end)` reads the frames up to `end` (the
+    store may still be growing), `finish()` the servers once every frame was taken."""
+
+    def __init__(self, store: TrafficStore) -> None:
+        self.store = store
+        self.known = definitions(store)
+        self.out: dict[str, ServerSurface] = {}
+        self.builders: dict[str, _Builder] = {}
+        self.taken = 0
+
+    def take(self, end: int) -> None:
+        store, builders = self.store, self.builders
+        for n in range(self.taken, end):
+            sid = store.server_id(n)
+            builder = builders.get(sid)
+            if builder is None:
+                surface = self.out[sid] = ServerSurface(sid, self.known.get(sid))
+                builder = builders[sid] = _Builder(surface)
+            builder.take(store, n)
+        self.taken = max(self.taken, end)
+
+    def finish(self) -> dict[str, ServerSurface]:
+        for sid, definition in self.known.items():  # a server that never sent a frame is still part of it
+            if sid not in self.out:
+                self.out[sid] = ServerSurface(sid, definition)
+                self.builders[sid] = _Builder(self.out[sid])
+        for builder in self.builders.values():
+            builder.finish()
+        return self.out
 
 
 class _Builder:
@@ -213,9 +238,11 @@ class _Builder:
             if direction == "in" and message.get("method") == "notifications/message":
                 params = message.get("params")
                 p = params if isinstance(params, dict) else {}
-                logger = p.get("logger")
-                s.log.append(LogEntry(n, store.wall(n), str(p.get("level", "info")),
-                                      logger if isinstance(logger, str) else None, p.get("data")))
+                logger, level = p.get("logger"), str(p.get("level", "info"))
+                # one copy of each level and logger name (a million log lines name a few, 100 bytes a copy)
+                s.log.append(LogEntry(n, store.wall(n), sys.intern(level) if len(level) < 64 else level,
+                                      (sys.intern(logger) if len(logger) < 64 else logger)
+                                      if isinstance(logger, str) else None, p.get("data")))
         else:
             request = store.pair(n)
             answered: Exchange | None = self.open.pop(request, None) if request is not None else None

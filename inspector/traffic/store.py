@@ -40,18 +40,18 @@ No Qt here.
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import itertools
-import json
 import sqlite3
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..private import open_private
 from ..protocol import jsonrpc as rpc
 from . import sessions
 from ._sink import connect, frame_data, pending_rows
@@ -86,9 +86,9 @@ from .columns import (
 )
 from .filter import FilteredView, TrafficFilter
 from .frame import Frame
+from .jsonl import export_jsonl, meta_json, meta_of
 from .summary import summarise
 
-TRACE_META_KEYS = ("stream", "event_id", "status")  # Frame.meta keys `--trace` writes
 FLUSH_INTERVAL = 0.1  # seconds
 SUMMARY_CACHE = 4096
 RAW_CACHE = 16
@@ -103,26 +103,6 @@ def _shutdown(ref: weakref.ref[TrafficStore], writer: Writer) -> None:
         store.close()
     else:
         writer.close()
-
-
-def _meta_of(text: Any) -> dict[str, Any] | None:
-    """A frame's transport details as the file keeps them (JSON text); anything else is dropped."""
-    if not text:
-        return None
-    try:
-        value = json.loads(text)
-    except (TypeError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _meta_json(meta: dict[str, Any] | None) -> str | None:
-    if not meta:
-        return None
-    try:
-        return json.dumps(meta, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):  # pragma: no cover
-        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,7 +294,7 @@ class TrafficStore:
         if self.t0 is None:
             self.t0 = frame.mono
         if persist and self._writer is not None and (rid is not None or reason is not None or meta):
-            c.sparse.append((n, rid, reason, _meta_json(meta)))
+            c.sparse.append((n, rid, reason, meta_json(meta)))
         self._appended(n, n + 1, persist)
         return n
 
@@ -580,6 +560,15 @@ class TrafficStore:
         """Reopen a saved session file, read-only (no connection needed). With `problems`, a damaged
         file (truncated, a broken page, rows of a newer format) opens with what could be read and each
         thing that could not is said there; without it the first such error is raised."""
+        store, steps = cls.reading(path, problems)
+        collections.deque(steps, maxlen=0)
+        return store
+
+    @classmethod
+    def reading(cls, path: str | Path, problems: list[str] | None = None,
+                batch: int = 2000) -> tuple[TrafficStore, Iterator[int]]:
+        """`open_session` a slice at a time: the store at once (its meta, no frames yet), and an iterator that
+        appends up to `batch` frames a step and yields the store's length (the file is closed at its end)."""
         path = Path(path)
         if not path.exists():
             raise FileNotFoundError(path)
@@ -590,16 +579,16 @@ class TrafficStore:
         conn = connect(path, readonly=True)
         try:
             conn.execute("BEGIN")  # one snapshot of frames and chunks: the writer may be expanding right now
-            store._read_file(conn, path, problems)
-        except sqlite3.DatabaseError as exc:
-            if problems is None:
-                raise
-            problems.append(f"{path.name}: {exc}; {len(store)} frames could be read")
-        finally:
+            store._read_meta(conn, problems)
+        except BaseException as exc:
             conn.close()
-        return store
+            if problems is None or not isinstance(exc, sqlite3.DatabaseError):
+                raise
+            problems.append(f"{path.name}: {exc}; 0 frames could be read")
+            return store, iter(())
+        return store, store._read_file(conn, path, problems, batch)
 
-    def _read_file(self, conn: sqlite3.Connection, path: Path, problems: list[str] | None) -> None:
+    def _read_meta(self, conn: sqlite3.Connection, problems: list[str] | None) -> None:
         try:
             self.meta_items = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
         except sqlite3.DatabaseError as exc:
@@ -615,12 +604,22 @@ class TrafficStore:
         if version != "1" and problems is not None:
             problems.append(f"written in session format {version} (a newer Spyglass?); this version reads "
                             "format 1 and shows what it knows of the file")
+
+    def _read_file(self, conn: sqlite3.Connection, path: Path, problems: list[str] | None,
+                   batch: int) -> Iterator[int]:
+        with contextlib.closing(conn):
+            yield from self._read_rows(conn, path, problems, batch)
+
+    def _read_rows(self, conn: sqlite3.Connection, path: Path, problems: list[str] | None,
+                   batch: int) -> Iterator[int]:
         try:
             rows = conn.execute("SELECT server, dir, mono, wall, malformed, meta, data FROM frames ORDER BY n")
-            for server, direction, mono, wall, reason, meta, data in rows:
-                frame = Frame(str(direction), bytes(data), float(mono), float(wall), reason, None, _meta_of(meta))
-                n = self._append(str(server), frame, False)
+            for k, (server, direction, mono, wall, reason, meta, data) in enumerate(rows, 1):  # (row by row: a
+                frame = Frame(str(direction), bytes(data), float(mono), float(wall), reason, None, meta_of(meta))
+                n = self._append(str(server), frame, False)  # damaged page keeps the rows before it)
                 self.columns.big.pop(n, None)  # a huge frame: its head stays in memory, the reader fetches the rest
+                if k % batch == 0:
+                    yield len(self)
         except (sqlite3.DatabaseError, TypeError, ValueError) as exc:
             if problems is None:
                 raise
@@ -630,7 +629,7 @@ class TrafficStore:
         try:
             for row in pending_rows(conn):
                 _n, server, direction, _kind, _method, _rid, _pair, mono, wall, _size, reason, data, meta = row
-                frame = Frame(direction, bytes(data), mono, wall, reason, None, _meta_of(meta))
+                frame = Frame(direction, bytes(data), mono, wall, reason, None, meta_of(meta))
                 n = self._append(server, frame, False)
                 if n != _n:
                     raise ValueError(f"{path}: record {_n} found where {n} was expected")
@@ -640,6 +639,12 @@ class TrafficStore:
                 raise
             problems.append(f"the last frames the writer had not yet filed cannot be read ({exc}); "
                             f"{len(self)} frames could be read")
+        yield len(self)
+
+    def append_read(self, frames: Iterable[tuple[str, Frame]]) -> None:
+        """Frames read from a file (a `.mcpsession`) into this read-only store, in order."""
+        for server, frame in frames:
+            self._append(server, frame, False)
 
     @classmethod
     def from_frames(cls, frames: Iterable[tuple[str, Frame]], meta: dict[str, str] | None = None) -> TrafficStore:
@@ -651,8 +656,7 @@ class TrafficStore:
                 store.started = float(store.meta_items.get("started", store.started))
             except ValueError:
                 pass
-        for server, frame in frames:
-            store._append(server, frame, False)
+        store.append_read(frames)
         store.readonly = True
         return store
 
@@ -660,27 +664,8 @@ class TrafficStore:
 
     # ------------------------------------------------------------------ export
     def export_jsonl(self, path: str | Path, rows: Iterable[int] | None = None) -> int:
-        """Write records as JSON Lines, one object per frame in the format of
-        `spyglass --cli --trace` ({"ts", "dir", "text", "stream"?, "event_id"?,
-        "status"?, "malformed"?}) plus "server". Returns the number of lines."""
-        c = self.columns
-        count = 0
-        with open_private(path, "w", encoding="utf-8") as fh:
-            for n in (range(len(self)) if rows is None else rows):
-                direction = DIRECTIONS[c.dir[n]]
-                record: dict[str, Any] = {"ts": round(c.wall[n], 6), "dir": direction, "text": self.text(n)}
-                meta = c.meta.get(n)
-                if meta and direction != "http":
-                    for key in TRACE_META_KEYS:
-                        if meta.get(key) is not None:
-                            record[key] = meta[key]
-                reason = c.reasons.get(n)
-                if reason:
-                    record["malformed"] = reason
-                record["server"] = self.server_id(n)
-                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-                count += 1
-        return count
+        """Write records as JSON Lines in the format of `spyglass --cli --trace` (`jsonl.py`)."""
+        return export_jsonl(self, path, rows)
 
 
 class _Hook:

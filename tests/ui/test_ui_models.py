@@ -69,6 +69,7 @@ def test_the_command_palettes_filter(qtmodeltester, qapp):
     palette = CommandPalette([Command("Connect", lambda: None, "Server"), Command("Clear traffic", lambda: None,
                                                                                    "Traffic"),
                               Command("Disabled", lambda: None, enabled=False)])
+    assert type(palette.proxy).__name__ == "_Filter"
     qtmodeltester.check(palette.proxy)
     palette.input.setText("clear")
     qtmodeltester.check(palette.proxy)
@@ -120,3 +121,63 @@ def test_the_log_model_follows_a_flood_and_keeps_what_was_chosen(qtmodeltester, 
     assert pane.selected_text().startswith(pane.toPlainText().splitlines()[2][:12])
     assert pane.toPlainText().count("\n    second") == 3
     pane.deleteLater()
+
+
+def test_the_recorded_calls_model(qtmodeltester, qapp):
+    """A recorded session's calls (`sessionCalls`): answered, refused, a tool error, never answered, odd params."""
+    from inspector.recording.surface import Exchange
+    from inspector.ui.recording.calls_view import CallsModel
+
+    exchanges = [
+        Exchange(1, "tools/call", {"name": "echo", "arguments": {"message": "hi"}}, "out", answer=2,
+                 result={"content": [{"type": "text", "text": "hi"}]}, latency=0.0123, wall=1.7e9),
+        Exchange(3, "tools/call", {"name": "boom"}, "out", answer=4, result={"isError": True, "content": []},
+                 latency=1.5, wall=1.7e9 + 1),
+        Exchange(5, "resources/read", {"uri": "file:///x"}, "out", answer=6,
+                 error={"code": -32602, "message": "no such resource"}, latency=0.002, wall=1.7e9 + 2),
+        Exchange(7, "prompts/get", {"name": 42}, "out", wall=1e30),  # unanswered, a name of the wrong type, a bad time
+        Exchange(9, "ping", None, "out", answer=10, result={}, latency=0.0, wall=1.7e9 + 3),
+    ]
+    model = CallsModel(exchanges)
+    qtmodeltester.check(model)
+    assert [model.index(r, 3).data() for r in range(model.rowCount())] == [
+        "ok", "tool error", "error", "unanswered", "ok"]
+    assert model.index(1, 4).data() == "1.50 s" and model.index(3, 1).data() == "?"
+    qtmodeltester.check(CallsModel([]))
+
+
+def test_the_json_tree_model(qtmodeltester, qapp):
+    """A structured result's tree: scalars of every type, nested containers, and arrays and objects long enough
+    to show their items in ranges (ranges of ranges for the longest), opened as far as the tester goes."""
+    from inspector.ui.render.json_tree import GROUP, JsonTreeModel
+
+    value = {
+        "name": "a\u202eb" * 50, "n": 3, "pi": 3.25, "yes": True, "none": None, "empty": [], "nothing": {},
+        "rows": [{"id": i, "tags": ["x", "y"]} for i in range(GROUP * 3 + 7)],
+        "wide": {f"k{i}": i for i in range(GROUP + 1)},
+        "deep": [[[[1]]]],
+    }
+    model = JsonTreeModel(value)
+    qtmodeltester.check(model)
+    root = model.index(0, 0)
+    assert model.rowCount(root) == len(value)
+    rows = next(i for i in (model.index(r, 0, root) for r in range(model.rowCount(root))) if i.data() == "rows")
+    assert model.rowCount(rows) == 4 and model.is_range(model.index(0, 0, rows))
+    qtmodeltester.check(JsonTreeModel(list(range(GROUP * GROUP + 1))))  # ranges of ranges
+    qtmodeltester.check(JsonTreeModel("just a string"))
+
+
+def test_the_recorded_log_model(qtmodeltester, qapp):
+    """A recorded server's log (`sessionLog`): every level, a logger or none, data that is not a string."""
+    from inspector.recording.surface import LogEntry
+    from inspector.ui.recording.surface_view import RecordedLogModel
+
+    entries = [LogEntry(4, 1.7e9, "info", "flood", "line one\nline two"),
+               LogEntry(6, 1.7e9 + 1, "error", None, {"code": 7, "why": ["a", "b"]}),
+               LogEntry(8, 1e30, "made-up", "x" * 500, None)]
+    model = RecordedLogModel(entries)
+    qtmodeltester.check(model)
+    assert [model.index(r, 1).data() for r in range(3)] == ["info", "error", "made-up"]
+    assert model.index(1, 3).data() == '{"code": 7, "why": ["a", "b"]}' and model.index(2, 0).data() == "?"
+    assert model.index(0, 0).data(0x0100) == 4
+    qtmodeltester.check(RecordedLogModel([]))

@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QLabel, QListView, QMessageBox, QTreeView, QTreeWidget, QWidget
+from PySide6.QtWidgets import QApplication, QLabel, QListView, QMessageBox, QTreeView, QWidget
 from support import PY, SDK_SERVER
 from uikit import ARTIFACTS, demo_cmd, until
 
@@ -154,8 +154,8 @@ async def test_a_recorded_session_opens_read_only(open_window, tmp_path, qapp):
         await grab(win, "session-window-info-light")
         # the demo server's log
         assert win.select_server("demo")
-        log = win.current_view().findChild(QTreeWidget, "sessionLog")
-        levels = {log.topLevelItem(i).text(1) for i in range(log.topLevelItemCount())}
+        log = win.current_view().findChild(QTreeView, "sessionLog").model()
+        levels = {log.index(i, 1).data() for i in range(log.rowCount())}
         assert {"debug", "info", "error", "emergency"} <= levels
         # every frame in the traffic dock
         assert win.traffic.store is win.opened.store and len(win.opened.store) > 30

@@ -84,8 +84,9 @@ class SessionWindow(QMainWindow):
                  live: Callable[[], list[LiveServer]] = list,
                  exported: Callable[[str, int], None] | None = None,
                  findings: dict[int, list[Finding]] | None = None,
-                 add_server: Callable[[ServerSpec], Any] | None = None) -> None:
+                 add_server: Callable[[ServerSpec], Any] | None = None, loading: bool = False) -> None:
         super().__init__(parent)
+        self.loading = loading  # still being read (`WindowSessions` reads it, then calls `loaded`)
         self.setObjectName("sessionWindow")
         self.setAttribute(Qt.WA_DeleteOnClose)
         # the platform adds " — Spyglass" (the application's display name) to every window title
@@ -96,17 +97,15 @@ class SessionWindow(QMainWindow):
         self.add_server = add_server
         self.mocks = MockServing(opened)
         self.dialogs: list[QWidget] = []
-        self.surfaces = [s for s in opened.surfaces.values() if s.frames or s.definition]
+        self.surfaces = [] if loading else [s for s in opened.surfaces.values() if s.frames or s.definition]
         self.views: dict[str, SurfaceView] = {}
         central = QWidget(self)
         lay = QVBoxLayout(central)
         lay.setContentsMargins(design.margins("s", "s", "s", "none"))
         self.problems = self._problems_banner(central)
         lay.addWidget(self.problems)
-        n = len(self.surfaces)
-        self.summary = text_label(f"Recorded {started_text(opened)} · {len(opened.store):,} frames · {n} server"
-                                  f"{'s' if n != 1 else ''} · {KINDS.get(opened.kind, opened.kind)} · read-only",
-                                  central, name="sessionSummary", role="muted")
+        self.summary = text_label("", central, name="sessionSummary", role="muted")
+        self._summarise()
         lay.addWidget(self.summary)
         self.servers = QListView(central)
         self.servers.setObjectName("sessionServers")
@@ -120,9 +119,8 @@ class SessionWindow(QMainWindow):
             self.server_model.appendRow(self._server_item(surface))
         self.pages = QStackedWidget(central)
         self.pages.setObjectName("sessionPages")
-        self.empty = text_label("No server could be read from this session." if self.problem_lines else
-                                "This session has no server traffic: nothing was connected while it was recorded.",
-                                self.pages, name="sessionEmpty", role="muted")
+        self.empty = text_label("", self.pages, name="sessionEmpty", role="muted")
+        self._say_empty()
         self.empty.setAlignment(Qt.AlignCenter)
         self.pages.addWidget(self.empty)
         split = QSplitter(Qt.Horizontal, central)
@@ -135,7 +133,8 @@ class SessionWindow(QMainWindow):
         lay.addWidget(split, 1)
         self.setCentralWidget(central)
         self.traffic = TrafficPane(opened.store, self, flush_ms=None)
-        self._judge(findings)
+        if not loading:
+            self._judge(findings)
         self.traffic_dock = QDockWidget("Traffic", self)
         self.traffic_dock.setObjectName("sessionTrafficDock")
         self.traffic_dock.setWidget(self.traffic)
@@ -156,6 +155,40 @@ class SessionWindow(QMainWindow):
         self._update_actions()
         self.resize(1200, 820)
         self.resizeDocks([self.traffic_dock], [250], Qt.Vertical)
+
+    def _summarise(self) -> None:
+        n = len(self.surfaces)
+        self.summary.setText(
+            f"Reading… {len(self.opened.store):,} frames so far · {KINDS.get(self.opened.kind, self.opened.kind)}"
+            if self.loading else
+            f"Recorded {started_text(self.opened)} · {len(self.opened.store):,} frames · {n} server"
+            f"{'s' if n != 1 else ''} · {KINDS.get(self.opened.kind, self.opened.kind)} · read-only")
+
+    def _say_empty(self) -> None:
+        self.empty.setText("Reading the session: its servers appear when every frame is read." if self.loading else
+                           "No server could be read from this session." if self.problem_lines else
+                           "This session has no server traffic: nothing was connected while it was recorded.")
+
+    def reading(self) -> None:
+        """More frames were read (the traffic pane and the timeline follow the store by themselves)."""
+        self._summarise()
+
+    def loaded(self, found: dict[int, list[Finding]] | None) -> None:
+        """Every frame is read, the servers rebuilt (`opened.surfaces`) and the frames judged: show them."""
+        self.loading = False
+        self.surfaces = [s for s in self.opened.surfaces.values() if s.frames or s.definition]
+        old = self.problems
+        self.problems = self._problems_banner(old.parentWidget())
+        self.centralWidget().layout().replaceWidget(old, self.problems)
+        old.deleteLater()
+        self._summarise()
+        self._say_empty()
+        for surface in self.surfaces:
+            self.server_model.appendRow(self._server_item(surface))
+        self._judge(found)
+        if self.surfaces:
+            self.servers.setCurrentIndex(self.server_model.index(0, 0))
+        self._update_actions()
 
     def _judge(self, found: dict[int, list[Finding]] | None) -> None:
         """The findings a live window would have shown (a session file does not keep them): the Expert
@@ -278,7 +311,7 @@ class SessionWindow(QMainWindow):
         self.act_replay.setEnabled(surface is not None and bool(surface.frames))
         self.act_compare.setEnabled(surface is not None)
         self.act_mock.setEnabled(surface is not None and any(x.answer is not None for x in surface.exchanges))
-        self.act_export.setEnabled(len(self.opened.store) > 0)
+        self.act_export.setEnabled(len(self.opened.store) > 0 and not self.loading)
         n = len(requests_of(surface)) if surface is not None else 0
         self.act_replay.setToolTip(f"Send this server's {n} recorded request{'s' if n != 1 else ''} to a server "
                                    "and compare the answers")

@@ -12,21 +12,19 @@ import collections
 import logging
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt
-from PySide6.QtGui import QPixmap, QStandardItem, QStandardItemModel
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QPixmap, QShowEvent, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QHeaderView,
     QListView,
     QSplitter,
     QTabWidget,
-    QTreeWidget,
-    QTreeWidgetItem,
+    QTreeView,
     QVBoxLayout,
     QWidget,
 )
 
-from ...recording.surface import ServerSurface
+from ...recording.surface import LogEntry, ServerSurface
 from ...secrets import mask_text
 from ...session.tools import badges, display_name, flags, hints_tooltip
 from ..base import design, theme
@@ -275,22 +273,19 @@ class LogPage(QSplitter):
         tl.setContentsMargins(0, 0, 0, 0)
         n = len(surface.log)
         tl.addWidget(heading_label(f"{n} log message{'s' if n != 1 else ''}", top))
-        self.log = QTreeWidget(top)
+        self.log = QTreeView(top)
         self.log.setObjectName("sessionLog")
-        self.log.setHeaderLabels(["Time", "Level", "Logger", "Message"])
+        self.log_model = RecordedLogModel(surface.log, self.log)
+        self.log.setModel(self.log_model)
         self.log.setRootIsDecorated(False)
         self.log.setUniformRowHeights(True)
         self.log.setAlternatingRowColors(True)
         header = self.log.header()
-        header.setSectionResizeMode(QHeaderView.ResizeToContents)
         header.setStretchLastSection(True)
-        for entry in surface.log:
-            data = entry.data if isinstance(entry.data, str) else visible(_compact(entry.data), 2000)
-            item = QTreeWidgetItem(self.log, [clock(entry.wall), entry.level, entry.logger or "",
-                                              visible(data, 2000)])
-            item.setForeground(1, theme.colour(LEVEL_COLOURS.get(entry.level, "muted")))
-            item.setToolTip(3, plain_tooltip(visible_block(data, 4000)))
-            item.setData(0, Qt.UserRole, entry.n)
+        metrics = self.log.fontMetrics()  # widths from the first rows (ResizeToContents measures every row)
+        for col in range(len(LOG_COLUMNS) - 1):
+            texts = [LOG_COLUMNS[col], *(self.log_model.text(row, col) for row in range(min(len(surface.log), 200)))]
+            header.resizeSection(col, min(max(metrics.horizontalAdvance(t) for t in texts) + 16, 260))
         empty = text_label("The server sent no log messages in this session.", top, name="sessionLogEmpty",
                            role="muted")
         empty.setVisible(not surface.log)
@@ -302,12 +297,72 @@ class LogPage(QSplitter):
         n = len(surface.stderr)
         bl.addWidget(heading_label(f"{n} line{'s' if n != 1 else ''} on stderr", bottom))
         self.stderr = plain_view("sessionStderr", bottom)
-        self.stderr.setPlainText(visible_block("\n".join(s.rstrip("\n") for s in surface.stderr), 2_000_000))
+        self.stderr_lines: list[str] | None = surface.stderr  # laid out when the page is first shown (20,000
+        # lines took 100 ms, in the turn that showed the session's servers)
         self.stderr.setPlaceholderText("The server wrote nothing on stderr (or it is not a stdio server).")
         bl.addWidget(self.stderr, 1)
         self.addWidget(top)
         self.addWidget(bottom)
         self.setChildrenCollapsible(False)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        if self.stderr_lines is not None:
+            lines, self.stderr_lines = self.stderr_lines, None
+            self.stderr.setPlainText(visible_block("\n".join(s.rstrip("\n") for s in lines), 2_000_000))
+        super().showEvent(event)
+
+
+LOG_COLUMNS = ("Time", "Level", "Logger", "Message")
+
+
+class RecordedLogModel(QAbstractTableModel):
+    """A recorded server's log messages as rows, described only when shown: a session of a million log
+    lines opens at once (an item per line took 35 seconds, in one turn of the loop)."""
+
+    def __init__(self, entries: list[LogEntry], parent: Any = None) -> None:
+        super().__init__(parent)
+        self.entries = entries
+        self.colours = {level: theme.colour(c) for level, c in LEVEL_COLOURS.items()}
+        self.muted = theme.colour("muted")
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.entries)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(LOG_COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.DisplayRole) -> Any:
+        if orientation == Qt.Horizontal and role == Qt.DisplayRole and 0 <= section < len(LOG_COLUMNS):
+            return LOG_COLUMNS[section]
+        return None
+
+    def message(self, row: int) -> str:
+        data = self.entries[row].data
+        return data if isinstance(data, str) else _compact(data)
+
+    def text(self, row: int, col: int) -> str:
+        entry = self.entries[row]
+        if col == 0:
+            return clock(entry.wall)
+        if col == 1:
+            return visible(entry.level, 40)
+        if col == 2:
+            return visible(entry.logger or "", 200)
+        return visible(self.message(row), 2000)
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row, col = index.row(), index.column()
+        if role == Qt.DisplayRole:
+            return self.text(row, col)
+        if role == Qt.ForegroundRole and col == 1:
+            return self.colours.get(self.entries[row].level, self.muted)
+        if role == Qt.ToolTipRole and col == 3:
+            return plain_tooltip(visible_block(self.message(row), 4000))
+        if role == Qt.UserRole:
+            return self.entries[row].n
+        return None
 
 
 def _compact(value: Any) -> str:

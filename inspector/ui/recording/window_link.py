@@ -12,18 +12,20 @@ import asyncio
 import datetime as dt
 import gc
 import logging
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QProgressDialog, QWidget
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
 from ...checks.rules import Finding
-from ...recording.files import SUFFIX, Opened, SessionFileError, open_session
-from ...recording.findings import judge_recording
+from ...recording.files import SUFFIX, Opened, SessionFileError, open_session, reading
+from ...recording.findings import Judging, judge_recording
+from ...recording.surface import SurfacesBuilder
 from ...secrets import secrets_of
 from ...traffic import list_sessions, sessions_dir
 from ..base.tasks import spawn
@@ -36,42 +38,79 @@ from .sides import LiveServer, Side, live_side, recorded_side
 
 log = logging.getLogger("spyglass.ui.recording")
 
-BACKGROUND_BYTES = 8 << 20  # bigger session files are read in a thread (about 20,000 frames a second)
-
-
-_reading = 0  # sessions being read in a thread right now
-_collecting = True  # whether the collector ran before the first of them began
-
-
-async def read_in_thread(path: Path) -> tuple[Opened, dict[int, list[Finding]]]:
-    """`read_session` in a worker thread, with Python's cyclic garbage collector paused meanwhile: a
-    collection triggered by the thread's allocations would free Qt objects left for collection (the
-    wrappers of widgets already closed) on that thread, and Qt objects must die on the window's thread
-    (it crashed the app). Collection resumes, on this thread, when the last read ends."""
-    global _reading, _collecting
-    if _reading == 0:
-        _collecting = gc.isenabled()
-        gc.disable()
-    _reading += 1
-    try:
-        return await asyncio.to_thread(read_session, path)
-    finally:
-        _reading -= 1
-        if _reading == 0 and _collecting:
-            gc.enable()  # not gc.collect() here: a full pass over a big session's objects is a pause of its own
+STEP_SECONDS = 0.012  # the reading's share of one turn of the loop: the window paints between its steps
+STEP_FRAMES = 200  # frames read from the file at once (about 5 ms)
+PROGRESS_SECONDS = 0.25  # how often the session window's summary counts the frames read
 
 
 def read_session(path: Path) -> tuple[Opened, dict[int, list[Finding]]]:
-    """Everything opening a session costs, in one call that may run in a thread: the frames, each server
-    rebuilt, the frames judged (none when a rule failed: the session opens without findings)."""
+    """Everything opening a session costs, in one call: the frames, each server rebuilt, the frames judged
+    (none when a rule failed: the session opens without findings)."""
     opened = open_session(path)
-    opened.surfaces  # noqa: B018  # rebuilt here, not on the window's thread
+    opened.surfaces  # noqa: B018
     try:
         found = judge_recording(opened.store, opened.surfaces)
     except Exception:
         log.exception("judging the frames of %s failed", path)
         found = {}
     return opened, found
+
+
+async def read_stepwise(opened: Opened, steps: Iterator[int], win: SessionWindow) -> dict[int, list[Finding]] | None:
+    """Read the rest of a session shown in `win` a slice at a time on the window's loop, never more than
+    STEP_SECONDS a turn: the frames (the traffic pane and the timeline show them as they come), each server
+    rebuilt alongside, then the frames judged. None when the window was closed first."""
+    global _reading
+    if _reading == 0:
+        _collecting[0] = gc.isenabled()
+        gc.disable()  # a full collection walks every object the session made so far: seconds at a million frames
+    _reading += 1
+    try:
+        return await _read_stepwise(opened, steps, win)
+    finally:
+        _reading -= 1
+        if _reading == 0:
+            gc.freeze()  # what was read lives as long as its window: later collections leave it out
+            if _collecting[0]:
+                gc.enable()
+
+
+_reading = 0  # sessions being read right now
+_collecting = [True]  # whether the collector ran before the first of them began
+
+
+async def _read_stepwise(opened: Opened, steps: Iterator[int], win: SessionWindow) -> dict[int, list[Finding]] | None:
+    store = opened.store
+    builder = SurfacesBuilder(store)
+    judging: Judging | None = None
+    told = time.perf_counter()
+    reading = True
+    while True:
+        start = time.perf_counter()
+        while time.perf_counter() - start < STEP_SECONDS:
+            if reading:
+                reading = next(steps, None) is not None
+                builder.take(len(store))
+                if not reading:
+                    opened.rebuilt(builder.finish())
+                    judging = Judging(store, opened.surfaces)
+            elif judging is not None:
+                try:
+                    judging.take(min(judging.taken + STEP_FRAMES, len(store)))
+                except Exception:
+                    log.exception("judging the frames of %s failed", opened.path)
+                    return {}
+                if judging.taken >= len(store):
+                    return judging.found
+        await asyncio.sleep(0)
+        if not shiboken6.isValid(win) or not win.isVisible():
+            close = getattr(steps, "close", None)
+            if close is not None:
+                close()  # the file is let go
+            return None
+        if start - told >= PROGRESS_SECONDS:
+            told = start
+            win.reading()
 
 RECENT_KEY = "sessions/recentFiles"
 RECENT_SHOWN = 10
@@ -239,19 +278,30 @@ class WindowSessions(QObject):
         return self._file_dialog("Import session", "importSessionDialog", str(Path.home()),
                                  f"Portable sessions (*{SUFFIX});;All files (*)")
 
-    def open_file(self, path: str | Path) -> SessionWindow | asyncio.Future[Any] | None:
-        """What the menus and the file dialog call: a small file opens at once, a big one is read in a
-        thread (`open_in_background`) so the window keeps running while it loads."""
+    def open_file(self, path: str | Path) -> SessionWindow | None:
+        """What the menus, the file dialog and `spyglass FILE` call: the session window shows at once and fills
+        as the file is read (`read_stepwise`: its first rows in a moment, the window never waits on the file);
+        its servers and findings come when every frame is read. None (and a message box) when it is no
+        session."""
+        path = Path(path)
+        self._flush_own(path)
         try:
-            size = Path(path).stat().st_size
-        except OSError:
-            size = 0  # open_path says why it cannot be read
-        if size < BACKGROUND_BYTES:
-            return self.open_path(path)
-        return self.open_in_background(path)
+            opened, steps = reading(path, STEP_FRAMES)
+        except Exception as exc:
+            self._failed(path, exc)
+            return None
+        win = self._show(opened, None, loading=True)
+
+        async def load() -> None:
+            found = await read_stepwise(opened, steps, win)
+            if found is not None:
+                win.loaded(found)
+
+        spawn(load(), self._tasks, lambda exc: self._failed(path, exc), "opening a session")
+        return win
 
     def open_path(self, path: str | Path) -> SessionWindow | None:
-        """Show session file `path` read-only; None (and a message box) when it is no session."""
+        """Show session file `path` read-only, read whole first; None (and a message box) when it is no session."""
         path = Path(path)
         self._flush_own(path)
         try:
@@ -260,40 +310,6 @@ class WindowSessions(QObject):
             self._failed(path, exc)
             return None
         return self._show(opened, found)
-
-    def open_in_background(self, path: str | Path) -> asyncio.Future[Any] | None:
-        """Read `path` in a thread behind a progress dialog (`sessionOpening`, Cancel drops the result),
-        then show it. A million frames take tens of seconds to read; the window stays usable meanwhile."""
-        path = Path(path)
-        self._flush_own(path)
-        try:
-            size = human_size(path.stat().st_size)
-        except OSError:
-            size = "?"
-        progress = QProgressDialog(f"Opening {visible(path.name, 60)} ({size})…", "Cancel", 0, 0, self.window)
-        progress.setObjectName("sessionOpening")
-        progress.setWindowTitle("Opening a session")
-        progress.setMinimumDuration(0)
-        progress.setAttribute(Qt.WA_DeleteOnClose)
-        progress.show()
-
-        async def load() -> SessionWindow | None:
-            try:
-                opened, found = await read_in_thread(path)
-            except Exception as exc:
-                if shiboken6.isValid(progress):
-                    progress.close()
-                self._failed(path, exc)
-                return None
-            if not shiboken6.isValid(progress) or progress.wasCanceled():
-                return None
-            progress.close()
-            return self._show(opened, found)
-
-        task = spawn(load(), self._tasks, lambda exc: self._failed(path, exc), "opening a session")
-        if task is None:
-            progress.close()
-        return task
 
     def _flush_own(self, path: Path) -> None:
         store = self.window.store
@@ -307,12 +323,12 @@ class WindowSessions(QObject):
             log.error("opening session %s", path, exc_info=exc)
             self.error(f"{path.name} could not be opened: {type(exc).__name__}: {exc}")
 
-    def _show(self, opened: Opened, found: dict[int, list[Finding]] | None) -> SessionWindow:
+    def _show(self, opened: Opened, found: dict[int, list[Finding]] | None, loading: bool = False) -> SessionWindow:
         path = opened.path
         in_data_dir = any(_same_file(path, s.path) for s in list_sessions(self.directory))
         if not in_data_dir:
             self.remember(path)
-        win = SessionWindow(opened, self.window, live=self.live_servers, findings=found,
+        win = SessionWindow(opened, self.window, live=self.live_servers, findings=found, loading=loading,
                             exported=lambda p, n: self.window.statusBar().showMessage(f"Exported to {p}", 8000),
                             add_server=lambda spec: self.window.add_server(spec))
         self.windows.append(win)

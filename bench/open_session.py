@@ -1,0 +1,248 @@
+"""Benchmark: a million-frame session opened in the window, as a capture is opened in Wireshark.
+
+A session of N frames (default 1,000,000: mostly log notifications, a tools/call and its answer every 50
+frames, some stderr) is generated once as each kind of session file: the session database the window writes
+and the portable `.mcpsession` exported from it. Each is then opened in the real main window (offscreen), as
+*File → Open session* opens it, and measured:
+
+- first rows: from the open until the session window's traffic view shows its first rows;
+- whole session: until every frame is in the traffic view, the servers rebuilt (calls, log) and the frames
+  judged: everything the window offers on a session (scroll, filter, select, the timeline) is there;
+- the longest event-loop turn meanwhile (a 10 ms heartbeat: its longest gap minus 10 ms), and the same in CPU
+  time of the window's thread, as the whole session's time is too (what other processes of a busy machine
+  take is left out of those);
+- memory: the process's peak RSS growth while it opens, against the file's size (a .mcpsession: against the
+  size it unpacks to, since gzip'd JSON of a flood is a hundredth of what it holds).
+
+The floor, in the same run: the standard library reading the same file (`sqlite3`: every row of the frames
+table; `gzip`: every line of the .mcpsession, and every line through `json.loads`).
+
+Goals: first rows <= 1 s, whole session <= 10 s, no turn over 50 ms, RSS growth <= 2x the file's size.
+
+    QT_QPA_PLATFORM=offscreen python bench/open_session.py [--frames 1000000] [--kind sqlite|mcpsession|both]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from traffic_flood import Heartbeat, compile_package  # noqa: E402
+
+GOALS = {"first_s": 1.0, "whole_s": 10.0, "turn_ms": 50.0, "rss_x": 2.0}
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def hwm_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def reset_hwm() -> None:
+    try:  # Linux: "5" to clear_refs resets the peak RSS (VmHWM) to the current RSS
+        Path(f"/proc/{os.getpid()}/clear_refs").write_text("5")
+    except OSError:
+        pass
+
+
+def generate(folder: Path, frames: int) -> tuple[Path, Path]:
+    """The session database and its .mcpsession, `frames` frames each (made in a child process, so that the
+    making does not weigh on the measured process's memory)."""
+    database, portable = folder / "big.sqlite", folder / "big.mcpsession"
+    code = f"""
+import sys
+sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / 'bench')!r}]
+from traffic_flood import synthetic_frames
+from inspector.recording.files import export_session
+from inspector.traffic import TrafficStore
+store = TrafficStore({str(database)!r}, meta={{"server:big": '{{"name": "big", "command": ["big-server"]}}'}})
+for frame in synthetic_frames({frames})():
+    store.add("big", frame)
+store.flush(wait=True)
+export_session(store, {str(portable)!r})
+store.close()
+"""
+    import subprocess
+
+    subprocess.run([sys.executable, "-c", code], check=True)
+    return database, portable
+
+
+def floors(database: Path, portable: Path) -> dict[str, float]:
+    out: dict[str, float] = {}
+    t = time.perf_counter()
+    conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+    rows = sum(1 for _ in conn.execute("SELECT * FROM frames ORDER BY n"))
+    conn.close()
+    out["sqlite3 rows"] = time.perf_counter() - t
+    t = time.perf_counter()
+    unpacked = 0
+    with gzip.open(portable, "rb") as fh:
+        lines = 0
+        for line in fh:
+            lines += 1
+            unpacked += len(line)
+    out["gzip lines"] = time.perf_counter() - t
+    out["unpacked MB"] = unpacked / 1e6
+    t = time.perf_counter()
+    with gzip.open(portable, "rb") as fh:
+        for line in fh:
+            json.loads(line)
+    out["gzip lines + json.loads"] = time.perf_counter() - t
+    out["rows"], out["lines"] = rows, lines
+    return out
+
+
+async def open_in_window(window: Any, path: Path, frames: int) -> dict[str, float]:
+    """Open `path` as File → Open session does; time its first rows and the whole session."""
+    from inspector.recording.files import SUFFIX  # noqa: F401  (the package is imported before timing)
+
+    beat = Heartbeat()
+    cpu_gaps: list[float] = []
+    last_cpu = [time.thread_time()]
+
+    def cpu_tick() -> None:  # the same beat in CPU time of this thread: the window's work, not the machine's load
+        now = time.thread_time()
+        cpu_gaps.append(now - last_cpu[0])
+        last_cpu[0] = now
+    beat.timer.timeout.connect(cpu_tick)
+    before = rss_mb()
+    reset_hwm()
+    sessions = window.sessions
+    had = len(sessions.windows)
+    beat.start()
+    last_cpu[0] = time.thread_time()
+    start = time.perf_counter()
+    cpu0 = time.thread_time()
+    sessions.open_file(path)
+    first = whole = None
+    whole_cpu = float("nan")
+    while time.perf_counter() - start < 600:
+        win = sessions.windows[-1] if len(sessions.windows) > had else None
+        if win is not None:
+            model = win.traffic.model
+            if first is None and model.rowCount() > 0:
+                first = time.perf_counter() - start
+            if model.complete and model.rowCount() == frames and loaded(win):
+                whole = time.perf_counter() - start
+                whole_cpu = time.thread_time() - cpu0
+                break
+        await asyncio.sleep(0.005)
+    beat.stop()
+    win = sessions.windows[-1]
+    figures = {"first rows s": first if first is not None else float("nan"),
+               "whole session s": whole if whole is not None else float("nan"), "whole session cpu s": whole_cpu,
+               "longest turn ms": beat.max_stall_ms, "longest turn cpu ms": max(cpu_gaps, default=0) * 1000,
+               "rows": win.traffic.model.rowCount(),
+               "rss growth MB": hwm_mb() - before, "file MB": path.stat().st_size / 1e6}
+    win.close()
+    await asyncio.sleep(0.2)
+    return figures
+
+
+def loaded(win: Any) -> bool:
+    """Everything of the session window is there: the frames, the servers, the findings."""
+    return not getattr(win, "loading", False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--frames", type=int, default=1_000_000)
+    parser.add_argument("--kind", choices=("sqlite", "mcpsession", "both"), default="both")
+    parser.add_argument("--folder", help="keep the generated files here (made once, reused)")
+    args = parser.parse_args(argv)
+    compile_package()
+    tmp = tempfile.TemporaryDirectory(prefix="spyglass-open-")
+    folder = Path(args.folder or tmp.name)
+    folder.mkdir(parents=True, exist_ok=True)
+    database, portable = folder / "big.sqlite", folder / "big.mcpsession"
+    stamp = folder / f"frames-{args.frames}"
+    if not (stamp.exists() and database.exists() and portable.exists()):
+        for p in (database, portable):
+            p.unlink(missing_ok=True)
+        t = time.perf_counter()
+        generate(folder, args.frames)
+        stamp.write_text("")
+        print(f"generated {args.frames:,} frames in {time.perf_counter() - t:.1f} s: {database.name} "
+              f"{database.stat().st_size / 1e6:.0f} MB, {portable.name} {portable.stat().st_size / 1e6:.0f} MB")
+
+    import qasync
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
+
+    from inspector.ui.window.main_window import MainWindow
+
+    app = QApplication.instance() or QApplication([])
+    app.setQuitOnLastWindowClosed(False)
+    settings = QSettings(str(folder / "settings.ini"), QSettings.IniFormat)
+    window = MainWindow(settings=settings, store_path=":memory:")
+    window.persist = False
+    window.resize(1400, 900)
+    window.show()
+    kinds = [("sqlite", database), ("mcpsession", portable)]
+    if args.kind != "both":
+        kinds = [k for k in kinds if k[0] == args.kind]
+    failed = False
+    results: list[tuple[str, dict[str, float], dict[str, float]]] = []
+
+    async def run() -> None:
+        for kind, path in kinds:
+            floor = floors(database, portable)
+            got = await open_in_window(window, path, args.frames)
+            results.append((kind, floor, got))
+
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    with loop:
+        loop.run_until_complete(run())
+    print(f"a session of {args.frames:,} frames opened in the main window (offscreen)")
+    for kind, floor, got in results:
+        base = floor["sqlite3 rows"] if kind == "sqlite" else floor["gzip lines"]
+        name = "sqlite3 rows" if kind == "sqlite" else "gzip lines"
+        size = (database if kind == "sqlite" else portable).stat().st_size / 1e6
+        if kind == "mcpsession":
+            got["file MB"] = floor["unpacked MB"]  # gzip'd JSON: its memory is held against what it unpacks to
+        print(f"  {kind}: {size:.0f} MB file ({got['file MB']:.0f} MB for the memory goal); standard library: "
+              f"{name} {base:.2f} s"
+              + (f", gzip lines + json.loads {floor['gzip lines + json.loads']:.2f} s" if kind != "sqlite" else ""))
+        print(f"    first rows {got['first rows s']:.2f} s (goal <= {GOALS['first_s']:.0f} s), whole session "
+              f"{got['whole session s']:.2f} s ({got['whole session cpu s']:.2f} s of CPU) = "
+              f"{got['whole session s'] / base:.1f}x the standard library "
+              f"(goal <= {GOALS['whole_s']:.0f} s), longest turn {got['longest turn ms']:.0f} ms "
+              f"({got['longest turn cpu ms']:.0f} ms of CPU; goal <= {GOALS['turn_ms']:.0f} ms), {got['rows']:,} "
+              f"rows, RSS growth {got['rss growth MB']:.0f} MB = {got['rss growth MB'] / got['file MB']:.1f}x "
+              f"(goal <= {GOALS['rss_x']:.0f}x)")
+        missed = (not got["first rows s"] <= GOALS["first_s"] or not got["whole session s"] <= GOALS["whole_s"]
+                  or got["longest turn ms"] > GOALS["turn_ms"] or got["rows"] != args.frames
+                  or got["rss growth MB"] > GOALS["rss_x"] * got["file MB"])
+        failed = failed or missed
+    window.hide()
+    tmp.cleanup()
+    print("goals:", "met" if not failed else "NOT met")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
