@@ -28,6 +28,8 @@ from ..protocol.versions import SUPPORTED_VERSIONS
 from ..session import Answerer, ServerSession, SessionOptions, Status
 from ..traffic.frame import Frame
 from ..traffic.store import TrafficStore
+from ..transport.factory import open_transport, start_process
+from ..transport.process import die_with_parent
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 ERAS = ("auto", "legacy", "modern")
@@ -187,7 +189,15 @@ class Hub:
 
     async def _connect(self, conn: Connection, *, keep_listings: bool = False) -> None:
         session = conn.session
-        task = session.start(keep_listings=keep_listings)
+        opened = None
+        if not session.spec.url:
+            # the server dies with this process, even when it is killed: no server is left behind
+            try:
+                started = start_process(session.spec, preexec_fn=die_with_parent())
+                opened = open_transport(session.spec, session.options.transport, started=started)
+            except E.SpyglassError:
+                opened = None  # connecting without it says the same failure, and records it as the status
+        task = asyncio.ensure_future(session.connect(opened, keep_listings=keep_listings))
         try:
             await asyncio.wait_for(asyncio.shield(task), CONNECT_WAIT)
         except TimeoutError:

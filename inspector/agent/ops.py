@@ -22,7 +22,7 @@ from ..recording.compare import diff_values
 from ..recording.files import definition_of, export_session
 from ..secrets import secrets_of
 from ..session import KINDS, CallRecord, ServerSession
-from ..session.tools import HINTS, badges, may_destroy
+from ..session.tools import HINTS, badges, hints
 from ..traffic.expr import FilterSyntaxError, is_expression
 from ..traffic.filter import TrafficFilter
 from .hub import AgentError, Connection, Hub, error_of
@@ -39,7 +39,8 @@ Gate = Callable[[Connection, dict[str, Any], dict[str, Any]], Awaitable[None]]
 
 async def refuse_writes(conn: Connection, tool: dict[str, Any], arguments: dict[str, Any]) -> None:
     """The gate without a person and without --allow-writes: a tool that may change things is not called."""
-    raise AgentError(f"tool {tool.get('name')!r} of {conn.name!r} may change things ({', '.join(badges(tool))}); "
+    said = ", ".join(badges(tool)) or "not marked read-only"
+    raise AgentError(f"tool {tool.get('name')!r} of {conn.name!r} may change things ({said}); "
                      "Spyglass calls such tools only when a person allows it in the window (spyglass mcp --window) "
                      "or when it was started with --allow-writes. Read-only tools can be called now.",
                      "refused", tool=tool.get("name"))
@@ -49,18 +50,26 @@ async def allow_all(conn: Connection, tool: dict[str, Any], arguments: dict[str,
     """The gate of --allow-writes."""
 
 
+def may_change(tool: dict[str, Any]) -> bool:
+    """Not marked read-only, or marked destructive (whatever else it says): the calls a person approves.
+    Broader than the window's default confirmation (`session.tools.may_destroy`), which lets a tool marked
+    not destructive through: an agent's calls are the person's to allow."""
+    h = hints(tool)
+    return not h["readOnlyHint"][0] or (h["destructiveHint"][0] and h["destructiveHint"][1])
+
+
 def spelled(tool: dict[str, Any]) -> dict[str, Any]:
     """A tool as an agent reads it: its definition, and its annotations with the spec's defaults applied."""
     raw = tool.get("annotations")
     ann: dict[str, Any] = raw if isinstance(raw, dict) else {}
-    hints: dict[str, Any] = {}
+    applied: dict[str, Any] = {}
     for _badge, key, default in HINTS:
         value = ann.get(key)
-        hints[key] = value if isinstance(value, bool) else default
+        applied[key] = value if isinstance(value, bool) else default
     keys = ("name", "title", "description", "inputSchema", "outputSchema", "execution")
     out: dict[str, Any] = {k: tool[k] for k in keys if k in tool}
-    out["annotations"] = {**hints, "declared": sorted(k for k in ann if k.endswith("Hint")),
-                          "mayChangeThings": may_destroy(tool), "badges": badges(tool)}
+    out["annotations"] = {**applied, "declared": sorted(k for k in ann if k.endswith("Hint")),
+                          "mayChangeThings": may_change(tool), "badges": badges(tool)}
     return out
 
 
@@ -148,7 +157,7 @@ class Ops:
                 raise AgentError(f"arguments for {tool!r} do not fit its inputSchema: {detail}. Fix them, or pass "
                                  "validate=false to test the server's own checking", "invalid_arguments",
                                  errors=[{"path": p, "message": m} for p, m in problems])
-        if may_destroy(definition):
+        if may_change(definition):
             await self.gate(conn, definition, arguments)
         rec = session.calls.call(tool, arguments, definition)
         for fn in list(self.on_call):
