@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 # the headless subcommands, each `inspector.cli.<name>.main(argv)` (a copy of cli.common.SUBCOMMANDS: importing
 # that module here would load the command line's imports before the window starts)
-SUBCOMMANDS = ("check", "replay", "diff", "export", "test", "tap", "pin", "audit", "doctor", "mcp")
+SUBCOMMANDS = ("check", "replay", "diff", "export", "test", "tap", "pin", "audit", "doctor", "mcp", "do")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

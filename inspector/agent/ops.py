@@ -136,7 +136,9 @@ class Ops:
 
     # ------------------------------------------------------------------ calls
     async def call(self, name: str, tool: str, arguments: Any = None, *, validate: bool = True,
-                   timeout: float | None = None) -> dict[str, Any]:
+                   timeout: float | None = None, pairs: dict[str, str] | None = None) -> dict[str, Any]:
+        """Call `tool`; `pairs` are `key=value` words of a command line, each read as the inputSchema wants it
+        (`n=2` is a number for a number property, the text "2" for a string one)."""
         conn = self.hub.get(name)
         session = self.hub.connected(name)
         if not session.tools.loaded:
@@ -146,6 +148,8 @@ class Ops:
         if not isinstance(arguments, dict):
             raise AgentError(f"arguments must be a JSON object, not {type(arguments).__name__}", "invalid_arguments")
         schema = definition.get("inputSchema")
+        for key, text in (pairs or {}).items():
+            arguments[key] = validation.coerce(schema, key, str(text))
         if validate and schema is not None:
             try:
                 problems = validation.validate(schema, arguments)

@@ -13,6 +13,7 @@ import hmac
 import json
 import logging
 import socket
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
@@ -42,7 +43,15 @@ def error_result(error: AgentError) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=error.message)], is_error=True)
 
 
-def build(ops: Ops) -> Server[Any]:
+Runner = Callable[[str, Any], Awaitable[dict[str, Any]]]
+
+
+def runner_of(ops: Ops) -> Runner:
+    """Run the tools on a hub of this process's own (`spyglass mcp --private`)."""
+    return lambda name, arguments: run(ops, name, arguments)
+
+
+def build(runner: Runner) -> Server[Any]:
     tools = [types.Tool.model_validate(d) for d in definitions()]
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
@@ -53,7 +62,7 @@ def build(ops: Ops) -> Server[Any]:
             raise MCPError(types.INVALID_PARAMS, f"Spyglass has no tool named {params.name!r}; its tools: "
                            f"{', '.join(TOOLS)}")
         try:
-            return result_of(await run(ops, params.name, params.arguments))
+            return result_of(await runner(params.name, params.arguments))
         except AgentError as exc:
             return error_result(exc)
         except Exception as exc:  # a bug of ours: still an answer the agent can read, and logged
@@ -64,10 +73,10 @@ def build(ops: Ops) -> Server[Any]:
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-async def serve_stdio(ops: Ops) -> None:
+async def serve_stdio(runner: Runner) -> None:
     from mcp.server.stdio import stdio_server
 
-    server = build(ops)
+    server = build(runner)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
@@ -103,10 +112,10 @@ def bind_loopback(port: int) -> socket.socket:
     return sock
 
 
-async def serve_http(ops: Ops, sock: socket.socket, token: str, announce: Any) -> None:
+async def serve_http(runner: Runner, sock: socket.socket, token: str, announce: Any) -> None:
     import uvicorn
 
-    server = build(ops)
+    server = build(runner)
     app = BearerGate(server.streamable_http_app(streamable_http_path="/mcp", host="127.0.0.1"), token)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
     uv = uvicorn.Server(config)

@@ -146,7 +146,8 @@ def read_only(name: str) -> bool:
     return bool(entry and entry[3]["readOnlyHint"])
 
 
-def _runner(ops: Ops, name: str) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+def _runner(ops: Ops, name: str, pairs: dict[str, str] | None
+            ) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
     async def connect(a: dict[str, Any]) -> dict[str, Any]:
         return await ops.connect(a["name"], command=a.get("command"), url=a.get("url"), catalog=a.get("catalog"),
                                  era=a.get("era", "auto"), env=a.get("env"), headers=a.get("headers"),
@@ -164,7 +165,7 @@ def _runner(ops: Ops, name: str) -> Callable[[dict[str, Any]], Awaitable[dict[st
                 return await ops.listing(a["server"], a.get("kind", "tools"))
             case "spyglass_call":
                 return await ops.call(a["server"], a["tool"], a.get("arguments"), validate=a.get("validate", True),
-                                      timeout=a.get("timeout"))
+                                      timeout=a.get("timeout"), pairs=pairs)
             case "spyglass_read":
                 return await ops.read(a["server"], a["uri"])
             case "spyglass_prompt":
@@ -189,8 +190,9 @@ def _runner(ops: Ops, name: str) -> Callable[[dict[str, Any]], Awaitable[dict[st
     return connect if name == "spyglass_connect" else plain
 
 
-async def run(ops: Ops, name: str, arguments: Any) -> dict[str, Any]:
-    """Run tool `name` with `arguments` (checked against its inputSchema); raises `AgentError`."""
+async def run(ops: Ops, name: str, arguments: Any, *, pairs: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run tool `name` with `arguments` (checked against its inputSchema); raises `AgentError`. `pairs`: the
+    `key=value` words of `spyglass do NAME call`, read by the called tool's own inputSchema."""
     entry = TOOLS.get(name)
     if entry is None:
         raise AgentError(f"Spyglass has no tool named {name!r}; its tools: {', '.join(TOOLS)}", "tool_not_found")
@@ -202,4 +204,4 @@ async def run(ops: Ops, name: str, arguments: Any) -> dict[str, Any]:
         detail = "; ".join(f"{p or '(arguments)'}: {m}" for p, m in problems)
         raise AgentError(f"arguments for {name} do not fit its inputSchema: {detail}", "invalid_arguments",
                          errors=[{"path": p, "message": m} for p, m in problems])
-    return await _runner(ops, name)(args)
+    return await _runner(ops, name, pairs)(args)

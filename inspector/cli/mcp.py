@@ -13,8 +13,8 @@ import argparse
 import asyncio
 import secrets
 import sys
-from collections.abc import Sequence
-from typing import TextIO
+from collections.abc import Awaitable, Sequence
+from typing import Any, TextIO
 
 from .. import errors as E
 from .common import UsageParser, run_command
@@ -40,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config-file", metavar="FILE", help="with --install/--uninstall: the host's configuration "
                    "file (default: where the host keeps it)")
     p.add_argument("--skill", action="store_true", help="print the agent skill (SKILL.md) and exit")
+    p.add_argument("--private", action="store_true", help="keep the connections in this process only, instead of "
+                   "the background process that `spyglass do` shares")
     return p
 
 
@@ -70,12 +72,19 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
 async def _serve(args: argparse.Namespace) -> int:
     from ..agent import Hub, Ops, allow_all, refuse_writes
     from ..agent import server as agent_server
+    from ..agent.daemon import Remote
 
     hub = Hub(timeout=args.timeout)
-    ops = Ops(hub, allow_all if args.allow_writes else refuse_writes)
+    remote = None if args.private else Remote()
+    if remote is None:
+        runner = agent_server.runner_of(Ops(hub, allow_all if args.allow_writes else refuse_writes))
+    else:
+        def runner(name: str, arguments: Any) -> Awaitable[dict[str, Any]]:
+            assert remote is not None
+            return remote.ask(name, arguments, allow_writes=args.allow_writes)
     try:
         if args.http is None:
-            await agent_server.serve_stdio(ops)
+            await agent_server.serve_stdio(runner)
         else:
             sock = agent_server.bind_loopback(args.http)
             token = secrets.token_urlsafe(24)
@@ -86,7 +95,9 @@ async def _serve(args: argparse.Namespace) -> int:
                 print(f"spyglass mcp: token: {token}  (send Authorization: Bearer TOKEN)", file=sys.stderr,
                       flush=True)
 
-            await agent_server.serve_http(ops, sock, token, announce)
+            await agent_server.serve_http(runner, sock, token, announce)
     finally:
         await hub.close_all()
+        if remote is not None:
+            await remote.close()
     return E.EXIT_OK

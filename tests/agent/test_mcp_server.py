@@ -18,7 +18,7 @@ from inspector.checks.definitions import list_cost
 
 
 def spyglass(*extra: str) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=["-m", "inspector", "mcp", *extra],
+    return StdioServerParameters(command=sys.executable, args=["-m", "inspector", "mcp", "--private", *extra],
                                  env=dict(os.environ))
 
 
