@@ -1,9 +1,7 @@
-"""What an agent drives: named connections kept open between commands (`Hub`, hub.py) and the operations on
-them (`Ops`, ops.py: list, call with arguments checked first, read, prompt, complete, traffic through the
-display-filter language, check, save, compare, log). Shared by `spyglass mcp` and the `spyglass do`
-background process. No Qt here."""
-
-from .hub import AgentError, Connection, Hub, error_of
-from .ops import Gate, Ops, allow_all, refuse_writes, spelled
-
-__all__ = ["AgentError", "Connection", "Gate", "Hub", "Ops", "allow_all", "error_of", "refuse_writes", "spelled"]
+"""What an agent drives: named connections kept open between commands (`hub.Hub`) and the operations on them
+(`ops.Ops`: list, call with arguments checked first, read, prompt, complete, traffic through the
+display-filter language, check, save, compare, log); the MCP tools over them (`tools.py`), served by the
+SDK (`server.py`, for `spyglass mcp`) and by the per-user background process (`daemon.py`) that
+`spyglass do` reaches (`remote.py`, light: standard library and `private` only); putting `spyglass mcp`
+into an agent's configuration and its skill (`setup.py`, `SKILL.md`). `errors.AgentError` is every
+refusal. No Qt here; nothing is imported here, so `spyglass do` loads only what it uses."""

@@ -30,26 +30,13 @@ from ..traffic.frame import Frame
 from ..traffic.store import TrafficStore
 from ..transport.factory import open_transport, start_process
 from ..transport.process import die_with_parent
+from .errors import AgentError
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 ERAS = ("auto", "legacy", "modern")
 SEVERITY = {"error": 0, "warning": 1, "info": 2}
 CONNECT_WAIT = 30.0
 FINDINGS_KEPT = 2000
-
-
-class AgentError(Exception):
-    """A refusal or failure an agent reads: `message` says what happened and what to do about it; `code` is a
-    short stable word (`unknown_server`, `invalid_arguments`, `bad_filter`, `connect`, `refused`…)."""
-
-    def __init__(self, message: str, code: str = "error", **details: Any) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
-        self.details = details
-
-    def as_json(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, **self.details}
 
 
 @dataclass

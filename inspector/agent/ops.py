@@ -25,7 +25,8 @@ from ..session import KINDS, CallRecord, ServerSession
 from ..session.tools import HINTS, badges, hints
 from ..traffic.expr import FilterSyntaxError, is_expression
 from ..traffic.filter import TrafficFilter
-from .hub import AgentError, Connection, Hub, error_of
+from .errors import AgentError
+from .hub import Connection, Hub, error_of
 
 FRAMES_DEFAULT, FRAMES_MAX = 50, 500
 TEXT_MAX = 2000  # characters of one frame's body shown
@@ -135,6 +136,10 @@ class Ops:
                          f"{', '.join(map(str, names[:40])) or 'no tools'}", "tool_not_found", tool=tool)
 
     # ------------------------------------------------------------------ calls
+    def _checker(self, schema: Any) -> validation.Checker:
+        """The schema compiled once (a tool's inputSchema is checked at every call of it)."""
+        return checker_of(schema)
+
     async def call(self, name: str, tool: str, arguments: Any = None, *, validate: bool = True,
                    timeout: float | None = None, pairs: dict[str, str] | None = None) -> dict[str, Any]:
         """Call `tool`; `pairs` are `key=value` words of a command line, each read as the inputSchema wants it
@@ -151,11 +156,12 @@ class Ops:
         for key, text in (pairs or {}).items():
             arguments[key] = validation.coerce(schema, key, str(text))
         if validate and schema is not None:
-            try:
-                problems = validation.validate(schema, arguments)
-            except validation.SchemaProblem as exc:
-                problems = []
-                conn.session.log.note(f"not validating arguments of {tool}: {exc}", level="warning")
+            checker = self._checker(schema)
+            problems: list[tuple[str, str]] = []
+            if checker.problem:
+                conn.session.log.note(f"not validating arguments of {tool}: {checker.problem}", level="warning")
+            else:
+                problems = [(p[0], p[1]) for p in checker.problems(arguments)]
             if problems:
                 detail = "; ".join(f"{p or '(arguments)'}: {m}" for p, m in problems)
                 raise AgentError(f"arguments for {tool!r} do not fit its inputSchema: {detail}. Fix them, or pass "
@@ -372,6 +378,21 @@ class Ops:
         return {"server": name, "status": conn.session.status_text(), "total": len(entries),
                 "entries": [{"at": time.strftime("%H:%M:%S", time.localtime(e.wall)), "level": e.level,
                              "text": e.text[:TEXT_MAX], **({"logger": e.logger} if e.logger else {})} for e in tail]}
+
+
+_CHECKERS: dict[str, validation.Checker] = {}
+CHECKERS_KEPT = 256
+
+
+def checker_of(schema: Any) -> validation.Checker:
+    """`validation.Checker` of `schema`, compiled once per distinct schema (the last CHECKERS_KEPT kept)."""
+    key = json.dumps(schema, sort_keys=True, default=str)
+    checker = _CHECKERS.get(key)
+    if checker is None:
+        if len(_CHECKERS) >= CHECKERS_KEPT:
+            del _CHECKERS[next(iter(_CHECKERS))]
+        checker = _CHECKERS[key] = validation.Checker(schema)
+    return checker
 
 
 def _cancelling() -> bool:

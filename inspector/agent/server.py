@@ -22,7 +22,8 @@ from mcp.shared.exceptions import MCPError
 
 from .. import __version__
 from .. import errors as E
-from .hub import AgentError, error_of
+from .errors import AgentError
+from .hub import error_of
 from .ops import Ops
 from .tools import TOOLS, definitions, run
 

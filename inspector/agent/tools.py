@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..forms import validation
-from .hub import AgentError
-from .ops import Ops
+from .errors import AgentError
+from .ops import Ops, checker_of
 
 S = {"type": "string"}
 I = {"type": "integer"}  # noqa: E741
@@ -199,7 +198,7 @@ async def run(ops: Ops, name: str, arguments: Any, *, pairs: dict[str, str] | No
     args = {} if arguments is None else arguments
     if not isinstance(args, dict):
         raise AgentError("arguments must be a JSON object", "invalid_arguments")
-    problems = validation.validate(entry[1], args)
+    problems = [(p[0], p[1]) for p in checker_of(entry[1]).problems(args)]
     if problems:
         detail = "; ".join(f"{p or '(arguments)'}: {m}" for p, m in problems)
         raise AgentError(f"arguments for {name} do not fit its inputSchema: {detail}", "invalid_arguments",

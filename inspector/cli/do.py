@@ -165,8 +165,8 @@ def _open(words: list[str]) -> tuple[str, dict[str, Any], dict[str, Any]]:
 
 
 async def request(tool: str, arguments: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-    from ..agent import AgentError
-    from ..agent.daemon import Remote
+    from ..agent.errors import AgentError
+    from ..agent.remote import Remote
 
     remote = Remote()
     try:
@@ -184,6 +184,9 @@ async def request(tool: str, arguments: dict[str, Any], options: dict[str, Any])
 def main(argv: Sequence[str], out: TextIO | None = None) -> int:
     stream = out or sys.stdout
     words = list(argv)[1:] if argv and argv[0] == "do" else list(argv)
+    if words[:1] in (["-h"], ["--help"]):
+        stream.write(build_parser().format_help() + "\n" + (__doc__ or "").split("\n\n", 1)[1])
+        return E.EXIT_OK
     if words[:1] == ["--serve"]:
         from ..agent.daemon import serve_forever
 

@@ -70,9 +70,10 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    from ..agent import Hub, Ops, allow_all, refuse_writes
     from ..agent import server as agent_server
-    from ..agent.daemon import Remote
+    from ..agent.hub import Hub
+    from ..agent.ops import Ops, allow_all, refuse_writes
+    from ..agent.remote import Remote
 
     hub = Hub(timeout=args.timeout)
     remote = None if args.private else Remote()

@@ -15,7 +15,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from support import demo_cmd
 
-from inspector.agent.daemon import SOCKET_ENV
+from inspector.agent.remote import SOCKET_ENV
 
 
 @pytest.fixture

@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 from support import demo_cmd
 
-from inspector.agent import AgentError, Hub, Ops, allow_all
+from inspector.agent.errors import AgentError
+from inspector.agent.hub import Hub
+from inspector.agent.ops import Ops, allow_all
 
 
 @pytest.fixture
