@@ -145,3 +145,26 @@ def test_spyglass_check_finds_nothing_and_the_list_costs_under_4000_tokens():
     report = json.loads(run.stdout)
     assert run.returncode == 0 and report["findings"] == [], report["findings"]
     assert report["cost"]["tokens"] < 4000
+
+
+def test_http_on_loopback_behind_the_printed_token():
+    import httpx
+
+    proc = subprocess.Popen([sys.executable, "-m", "inspector", "mcp", "--private", "--http", "0"],
+                            stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    try:
+        lines = [proc.stderr.readline(), proc.stderr.readline()]
+        url = lines[0].split("serving ")[1].split()[0]
+        token = lines[1].split("token: ")[1].split()[0]
+        assert url.startswith("http://127.0.0.1:")
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+        heads = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        assert httpx.post(url, json=hello, headers=heads, timeout=10).status_code == 401
+        wrong = httpx.post(url, json=hello, headers={**heads, "Authorization": "Bearer nope"}, timeout=10)
+        assert wrong.status_code == 401
+        right = httpx.post(url, json=hello, headers={**heads, "Authorization": f"Bearer {token}"}, timeout=10)
+        assert right.status_code == 200 and "spyglass" in right.text
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
