@@ -26,6 +26,7 @@ from .hub import Connection, Hub, error_of
 from .ops import Ops, refuse_writes
 from .remote import IDLE_ENV, LINE_LIMIT, alive, socket_path
 from .tools import run
+from .watch import Watchers
 
 log = logging.getLogger("spyglass.agent.daemon")
 
@@ -38,13 +39,20 @@ class Daemon:
         self.idle = idle
         self.hub = Hub()
         self.ops = Ops(self.hub)
+        self.watchers = Watchers(self.hub)
         self.clients = 0
         self.busy = 0
         self.last = time.monotonic()
         self.done = asyncio.Event()
+        self._sends: dict[int, Any] = {}
 
     async def gate(self, allow: bool, conn: Connection, tool: dict[str, Any], arguments: dict[str, Any]) -> None:
-        if not allow:
+        """Allowed in advance (--allow-writes), else a watching person decides, else refused."""
+        if allow:
+            return
+        if self.watchers.watching:
+            await self.watchers.approve(conn, tool, arguments)
+        else:
             await refuse_writes(conn, tool, arguments)
 
     async def serve(self) -> None:
@@ -83,6 +91,12 @@ class Daemon:
         self.clients += 1
         lock = asyncio.Lock()
         tasks: set[asyncio.Task[None]] = set()
+
+        def send(event: dict[str, Any]) -> None:
+            if not writer.is_closing():
+                writer.write(json.dumps(event, ensure_ascii=False, default=str).encode() + b"\n")
+
+        self._sends[id(writer)] = send
         try:
             while line := await reader.readline():
                 task = asyncio.ensure_future(self._answer(line, writer, lock))
@@ -91,6 +105,8 @@ class Daemon:
         except (ConnectionError, ValueError):
             pass
         finally:
+            self.watchers.remove(send)
+            self._sends.pop(id(writer), None)
             self.clients -= 1
             self.last = time.monotonic()
             for task in tasks:
@@ -104,7 +120,7 @@ class Daemon:
             try:
                 request = json.loads(line)
                 rid = request.get("id")
-                result = await self.handle(request)
+                result = await self.handle(request, self._sends.get(id(writer)))
                 reply: dict[str, Any] = {"id": rid, "ok": True, "result": result}
             except (ValueError, AttributeError):
                 reply = {"id": rid, "ok": False, "error": {"code": "usage", "message": "not a JSON request"}}
@@ -123,13 +139,18 @@ class Daemon:
             self.busy -= 1
             self.last = time.monotonic()
 
-    async def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def handle(self, request: dict[str, Any], send: Any = None) -> dict[str, Any]:
         tool = request.get("tool")
         if tool == "stop":
             self.done.set()
             return {"stopping": True}
+        if tool == "watch" and send is not None:
+            return self.watchers.add(send)
+        if tool == "decide":
+            return self.watchers.decide(request.get("arguments"))
         allow = request.get("allowWrites") is True
         ops = Ops(self.hub, lambda c, t, a: self.gate(allow, c, t, a))
+        ops.on_call.append(self.watchers.call_started)
         pairs = request.get("pairs")
         return await run(ops, str(tool), request.get("arguments"), pairs=pairs if isinstance(pairs, dict) else None)
 

@@ -121,6 +121,7 @@ class Hub:
         self.catalog_path = catalog_path
         self.connections: dict[str, Connection] = {}
         self.listeners: list[Callable[[str, str], None]] = []  # (event, connection name): opened, closed…
+        self.frame_listeners: list[Callable[[str, int, Frame], None]] = []  # (connection name, record, frame)
 
     # ------------------------------------------------------------------ reading
     def get(self, name: Any) -> Connection:
@@ -220,6 +221,8 @@ class Hub:
 
         def record(frame: Frame) -> None:
             n = store.add(conn.name, frame)
+            for fn in self.frame_listeners:
+                fn(conn.name, n, frame)
             try:
                 found = judge.frame(n, frame)
             except Exception:  # a rule that breaks on a frame must not lose the frame

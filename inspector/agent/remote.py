@@ -62,6 +62,7 @@ class Remote:
         self._ids = itertools.count(1)
         self._listen: asyncio.Task[None] | None = None
         self.started = False  # this client started the background process
+        self.on_event: Any = None  # a watcher's: called with each event the background process pushes
 
     async def connect(self, *, start: bool = True) -> None:
         try:
@@ -102,6 +103,10 @@ class Remote:
         try:
             while line := await self._reader.readline():
                 reply = json.loads(line)
+                if "event" in reply:
+                    if self.on_event is not None:
+                        self.on_event(reply)
+                    continue
                 future = self._pending.pop(reply.get("id"), None)
                 if future is not None and not future.done():
                     future.set_result(reply)
