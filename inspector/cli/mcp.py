@@ -40,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config-file", metavar="FILE", help="with --install/--uninstall: the host's configuration "
                    "file (default: where the host keeps it)")
     p.add_argument("--skill", action="store_true", help="print the agent skill (SKILL.md) and exit")
+    p.add_argument("--window", action="store_true", help="also open Spyglass's window attached to the background "
+                   "process: the agent's servers, traffic and calls shown, and calls that may change things held "
+                   "until you allow them there")
     p.add_argument("--private", action="store_true", help="keep the connections in this process only, instead of "
                    "the background process that `spyglass do` shares")
     return p
@@ -66,6 +69,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                    else setup.uninstall(host, args.config_file))
         print(f"spyglass mcp: {message}", file=sys.stderr)
         return E.EXIT_OK
+    if args.window and args.private:
+        raise E.UsageError("--window watches the shared background process: it cannot be used with --private")
     return asyncio.run(_serve(args))
 
 
@@ -77,6 +82,12 @@ async def _serve(args: argparse.Namespace) -> int:
 
     hub = Hub(timeout=args.timeout)
     remote = None if args.private else Remote()
+    if args.window:
+        import subprocess
+
+        # the window, detached: it outlives this server and attaches to the background process itself
+        subprocess.Popen([sys.executable, "-m", "inspector", "--watch-agents"], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     if remote is None:
         runner = agent_server.runner_of(Ops(hub, allow_all if args.allow_writes else refuse_writes))
     else:
