@@ -61,8 +61,9 @@ async def test_every_tool_in_both_eras(mode, tmp_path):
         page = ok(await call(client, "spyglass_traffic", server="sdk", filter='tool == "add"'))
         assert [f["dir"] for f in page["frames"]] == ["out", "in"]
         assert ok(await call(client, "spyglass_log", server="sdk"))["entries"]
-        report = ok(await call(client, "spyglass_check", server="demo"))
-        assert "summary" in report
+        if mode == "legacy":  # the check itself is the same in both eras: once is enough
+            report = ok(await call(client, "spyglass_check", server="sdk"))
+            assert "summary" in report and report["server"]["name"] == "sdk"
         again = ok(await call(client, "spyglass_rerun", server="sdk"))
         assert again["same"] is True
         diff = ok(await call(client, "spyglass_diff", a="demo", b="sdk"))
@@ -91,14 +92,6 @@ async def test_bad_input_gets_precise_tool_errors():
         assert big["outcome"] == "ok"
         huge = ok(await call(client, "spyglass_traffic", limit=500))
         assert len(json.dumps(huge)) < 200_000
-
-
-async def test_allow_writes_lets_a_destructive_call_through():
-    async with Client(spyglass("--allow-writes"), mode="legacy") as client:
-        ok(await call(client, "spyglass_connect", name="demo", catalog="demo"))
-        done = ok(await call(client, "spyglass_call", server="demo", tool="delete_item",
-                             arguments={"id": "item-1", "confirm": True}))
-        assert done["outcome"] in ("ok", "tool error")
 
 
 BUGGY = '''
