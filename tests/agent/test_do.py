@@ -15,12 +15,13 @@ import pytest
 from mcp import Client, StdioServerParameters
 from support import demo_cmd
 
-from inspector.agent.remote import SOCKET_ENV
+from inspector.agent.remote import IDLE_ENV, SOCKET_ENV
 
 
 @pytest.fixture
 def env(tmp_path):
-    environ = {**os.environ, SOCKET_ENV: str(tmp_path / "s" / "agent.sock")}
+    environ = {**os.environ, SOCKET_ENV: str(tmp_path / "s" / "agent.sock"),
+               IDLE_ENV: "120"}  # a test that fails midway leaves no process for long
     yield environ
     subprocess.run([sys.executable, "-m", "inspector", "do", "stop"], env=environ, capture_output=True, timeout=30)
 

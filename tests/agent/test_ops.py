@@ -74,3 +74,23 @@ async def test_a_server_that_does_not_start_stays_listed(ops):
     assert ops.servers()["servers"][0]["status"] in ("error", "exited")
     await ops.disconnect("bad")
     assert ops.servers()["servers"] == []
+
+
+async def test_a_crash_a_hang_and_a_flood_are_reported_and_the_hub_lives_on(ops):
+    from support import hostile_cmd
+
+    ops.gate = allow_all
+    await ops.connect("crash", command=hostile_cmd("exit-during-call"))
+    crashed = await ops.call("crash", "echo", {"message": "x"})
+    assert crashed["outcome"] == "failed" and crashed["error"]
+    assert any("panic: boom" in e["text"] for e in ops.log("crash")["entries"])
+    with pytest.raises(AgentError, match="fix it and call spyglass_restart"):
+        await ops.call("crash", "echo", {"message": "x"})
+    await ops.connect("hang", command=hostile_cmd("no-reply"))
+    with pytest.raises(AgentError, match="gave no answer within 0.5 s; the call was cancelled"):
+        await ops.call("hang", "echo", {"message": "x"}, timeout=0.5)
+    await ops.connect("flood", command=hostile_cmd("flood", "3000"))
+    assert (await ops.call("flood", "echo", {"message": "x"}))["outcome"] == "ok"
+    page = ops.traffic("flood", 'method == "notifications/message"', limit=10, bodies=False)
+    assert page["matched"] == 3000 and len(page["frames"]) == 10 and page["nextCursor"] > 0
+    assert (await ops.call("flood", "echo", {"message": "again"}))["outcome"] == "ok"

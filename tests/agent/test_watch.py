@@ -12,7 +12,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from support import demo_cmd
 
-from inspector.agent.remote import SOCKET_ENV, Remote
+from inspector.agent.remote import IDLE_ENV, SOCKET_ENV, Remote
 
 DELETE = {"server": "demo", "tool": "delete_item", "arguments": {"id": "item-1", "confirm": True}}
 
@@ -21,6 +21,7 @@ DELETE = {"server": "demo", "tool": "delete_item", "arguments": {"id": "item-1",
 def env(tmp_path, monkeypatch):
     path = str(tmp_path / "s" / "agent.sock")
     monkeypatch.setenv(SOCKET_ENV, path)
+    monkeypatch.setenv(IDLE_ENV, "120")  # a test that fails midway leaves no process for long
     environ = {**os.environ, SOCKET_ENV: path}
     yield environ
     subprocess.run([sys.executable, "-m", "inspector", "do", "stop"], env=environ, capture_output=True, timeout=30)

@@ -13,7 +13,7 @@ import time
 from PySide6.QtWidgets import QPlainTextEdit
 from uikit import demo_cmd, until
 
-from inspector.agent.remote import SOCKET_ENV, Remote
+from inspector.agent.remote import IDLE_ENV, SOCKET_ENV, Remote
 from inspector.ui.window.agent_link import AgentSession
 
 DELETE = {"server": "demo", "tool": "delete_item", "arguments": {"id": "item-1", "confirm": True}}
@@ -21,6 +21,7 @@ DELETE = {"server": "demo", "tool": "delete_item", "arguments": {"id": "item-1",
 
 async def test_the_window_shows_the_agent_and_holds_its_writes(open_window, tmp_path, monkeypatch):
     monkeypatch.setenv(SOCKET_ENV, str(tmp_path / "s" / "agent.sock"))
+    monkeypatch.setenv(IDLE_ENV, "120")  # a test that fails midway leaves no process for long
     agent = Remote()
     try:
         async with open_window() as window:
