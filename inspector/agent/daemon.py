@@ -104,6 +104,8 @@ class Daemon:
                 task.add_done_callback(tasks.discard)
         except (ConnectionError, ValueError):
             pass
+        except asyncio.CancelledError:
+            pass  # the process is ending: the handler ends with it (asyncio's callback would log a cancelled task)
         finally:
             self.watchers.remove(send)
             self._sends.pop(id(writer), None)
