@@ -10,7 +10,8 @@ On one open stdio connection to the demo server, a `tools/call` of `echo`:
 * mcp: `tools/call spyglass_call` from the SDK's client to `spyglass mcp` (forwarding to the background
   process, and `--private`), against raw (goal <= 1.3x).
 
-Usage: python bench/agent_calls.py [ROUNDS]   (prints medians in ms and the ratios)
+Usage: python bench/agent_calls.py [ROUNDS]   (prints medians in ms and the ratios; exits 1 when a goal is
+missed)
 """
 
 from __future__ import annotations
@@ -131,6 +132,8 @@ def main() -> None:
           f"beyond it {c - s:.2f} ms ({(c - s) / r:.2f}x raw)")
     print(f"MCP tools/call via spyglass mcp:        {shared:7.2f} ms  ratio {shared / r:.2f}x (goal <= 1.3x)")
     print(f"MCP tools/call via spyglass mcp --private: {private:5.2f} ms  ratio {private / r:.2f}x")
+    if h / r > 1.5 or shared / r > 1.3:
+        sys.exit(1)  # as every bench: a missed goal is a failure
 
 
 if __name__ == "__main__":
