@@ -82,6 +82,17 @@ def cut(value: Any, limit: int = RESULT_MAX) -> tuple[Any, bool]:
     return {"truncated": True, "chars": len(text), "head": text[:limit]}, True
 
 
+def fitting(items: list[Any], limit: int = RESULT_MAX) -> tuple[list[Any], bool]:
+    """The first of `items` whose JSON fits in `limit` characters (and whether some were left out)."""
+    used, out = 2, []
+    for item in items:
+        used += len(json.dumps(item, ensure_ascii=False, default=str)) + 2
+        if used > limit:
+            return out, True
+        out.append(item)
+    return out, False
+
+
 class Ops:
     def __init__(self, hub: Hub, gate: Gate = refuse_writes) -> None:
         self.hub = hub
@@ -121,10 +132,11 @@ class Ops:
         if listing.error:
             raise AgentError(f"{KINDS[kind].method} on {name!r} failed: {listing.error}", "rpc_error")
         items = [spelled(t) if kind == "tools" else t for t in listing.items]
-        value, was_cut = cut(items)
+        value, was_cut = fitting(items)
         out: dict[str, Any] = {"server": name, "kind": kind, "count": len(listing.items), "items": value}
         if was_cut:
-            out["note"] = "the list was cut: it is longer than the output budget"
+            out["note"] = (f"only the first {len(value)} of {len(items)} fit the output budget; read the rest in "
+                           "spyglass_traffic (the tools/list answers)")
         return out
 
     def _tool(self, session: ServerSession, tool: str) -> dict[str, Any]:

@@ -41,7 +41,9 @@ def _hints(read_only: bool, destructive: bool = False, idempotent: bool = False,
     return out
 
 
-SERVER_OUT = _out({"name": S, "status": S, "protocolVersion": S, "tools": I}, "name", "status")
+N = {"type": "null"}
+SERVER_OUT = _out({"name": S, "status": S, "protocolVersion": {"anyOf": [S, N]}, "tools": {"anyOf": [I, N]}}, "name",
+                  "status")
 CALL_OUT = _out({"server": S, "tool": S, "outcome": S, "elapsedMs": {"type": "number"}, "result": O, "error": S,
                  "callId": I}, "outcome")
 

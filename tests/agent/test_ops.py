@@ -94,3 +94,15 @@ async def test_a_crash_a_hang_and_a_flood_are_reported_and_the_hub_lives_on(ops)
     page = ops.traffic("flood", 'method == "notifications/message"', limit=10, bodies=False)
     assert page["matched"] == 3000 and len(page["frames"]) == 10 and page["nextCursor"] > 0
     assert (await ops.call("flood", "echo", {"message": "again"}))["outcome"] == "ok"
+
+
+async def test_a_listing_too_big_is_cut_to_whole_items(ops):
+    from support import hostile_cmd
+
+    from inspector.agent.ops import fitting
+
+    kept, cut = fitting([{"name": "x" * 60_000}] * 3)
+    assert len(kept) == 1 and cut is True  # whole items (the outputSchema says an array), never a cut string
+    await ops.connect("big", command=hostile_cmd("big-schema"))
+    listed = await ops.listing("big", "tools")
+    assert isinstance(listed["items"], list) and listed["count"] >= 3
