@@ -84,7 +84,8 @@ def cut(value: Any, limit: int = RESULT_MAX) -> tuple[Any, bool]:
 
 def fitting(items: list[Any], limit: int = RESULT_MAX) -> tuple[list[Any], bool]:
     """The first of `items` whose JSON fits in `limit` characters (and whether some were left out)."""
-    used, out = 2, []
+    used = 2
+    out: list[Any] = []
     for item in items:
         used += len(json.dumps(item, ensure_ascii=False, default=str)) + 2
         if used > limit:
