@@ -132,9 +132,9 @@ async def test_the_agent_loop_edit_restart_rerun_compare(tmp_path):
 
 def test_spyglass_check_finds_nothing_and_the_list_costs_under_4000_tokens():
     assert list_cost(definitions()).tokens < 4000
+    server = [sys.executable, "-m", "inspector", "mcp", "--private"]  # no background process left behind
     run = subprocess.run([sys.executable, "-m", "inspector", "check", "--format", "json", "--call", "read-only", "--",
-                          sys.executable, "-m", "inspector", "mcp"], capture_output=True, text=True, timeout=60,
-                         env=dict(os.environ))
+                          *server], capture_output=True, text=True, timeout=60, env=dict(os.environ))
     report = json.loads(run.stdout)
     assert run.returncode == 0 and report["findings"] == [], report["findings"]
     assert report["cost"]["tokens"] < 4000
