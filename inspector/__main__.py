@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 # the headless subcommands, each `inspector.cli.<name>.main(argv)` (a copy of cli.common.SUBCOMMANDS: importing
 # that module here would load the command line's imports before the window starts)
-SUBCOMMANDS = ("check", "replay", "diff", "export", "test", "tap", "pin", "audit", "doctor", "mock")
+SUBCOMMANDS = ("check", "replay", "diff", "export", "test", "tap", "pin", "audit", "doctor", "mock", "mcp", "do")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -23,7 +23,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .terminal import guarded
 
         # nothing a server sends reaches the terminal as a control (the tap's stdout is its host's pipe)
-        with guarded(stdout=argv[0] not in ("tap", "mock")):
+        with guarded(stdout=argv[0] not in ("tap", "mock", "mcp")):
             return int(importlib.import_module(f".cli.{argv[0]}", __package__).main(argv))
     if _headless(argv):
         from .cli import main as cli_main  # never imports Qt

@@ -67,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--import", dest="import_file", metavar="FILE",
                    help="import servers from FILE (Claude Desktop, Cursor, VS Code, MCP Inspector, server.json): "
                         "shows what will be added first")
+    p.add_argument("--watch-agents", action="store_true", help="attach to the agents' background process at "
+                   "start (Server → Watch agents; `spyglass mcp --window` starts the window so)")
     p.add_argument("--screenshot", metavar="FILE",
                    help="save a PNG of the window once the first connection has settled, then exit")
     p.add_argument("--call", metavar="TOOL",
@@ -327,6 +329,8 @@ async def _run(args: argparse.Namespace, app: Any, reporter: ErrorReporter) -> i
         await _report_start(window, first or None)
         return 0
     window.taps.start()  # `spyglass tap` processes find this window (a local socket, never the network)
+    if args.watch_agents:
+        window.agents.start()
     await closed
     return 0
 

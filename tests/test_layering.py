@@ -25,7 +25,7 @@ LAYERS = [
                     "inspector.invisible", "inspector.protocol", "inspector.demo")),
     ("io", ("inspector.traffic", "inspector.transport", "inspector.auth")),
     ("client", ("inspector.client",)),
-    ("session", ("inspector.session", "inspector.checks", "inspector.catalog", "inspector.importers",
+    ("session", ("inspector.session", "inspector.agent", "inspector.checks", "inspector.catalog", "inspector.importers",
                  "inspector.exporters", "inspector.replay", "inspector.recording", "inspector.collection",
                  "inspector.tap", "inspector.devloop", "inspector.model", "inspector.doctor",
                  "inspector.loadtest", "inspector.mock",

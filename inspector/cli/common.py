@@ -299,7 +299,7 @@ def recorders(args: argparse.Namespace, spec: ServerSpec) -> tuple[Any, list[Any
 
 EXIT_INTERNAL = 70
 # the headless subcommands (`spyglass check …`): each a module of this package with `main(argv, out)`
-SUBCOMMANDS = ("check", "replay", "diff", "export", "test", "tap", "pin", "audit", "doctor", "mock")
+SUBCOMMANDS = ("check", "replay", "diff", "export", "test", "tap", "pin", "audit", "doctor", "mock", "mcp", "do")
 
 
 @contextmanager

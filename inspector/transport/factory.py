@@ -59,16 +59,18 @@ def transport_kind(spec: ServerSpec) -> str:
     return "sse" if spec.url.rstrip("/").endswith("/sse") else "http"
 
 
-def start_process(spec: ServerSpec) -> subprocess.Popen[bytes] | None:
+def start_process(spec: ServerSpec, *, preexec_fn: Callable[[], object] | None = None
+                  ) -> subprocess.Popen[bytes] | None:
     """Start a stdio server's process now, without an event loop (None for a URL server), to hand to
     `open_transport(started=...)`: `spyglass --cli` lets the server boot while the rest of it imports.
-    Raises ConnectError when the command cannot run."""
+    `preexec_fn` runs in the child first (`process.die_with_parent`). Raises ConnectError when the command
+    cannot run."""
     if spec.url is not None:
         return None
     from .process import start
 
     command, env, cwd = _command_of(spec)
-    return start(command, env=env, cwd=cwd)
+    return start(command, env=env, cwd=cwd, preexec_fn=preexec_fn)
 
 
 def _command_of(spec: ServerSpec) -> tuple[list[str], dict[str, str], str | None]:

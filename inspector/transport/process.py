@@ -15,8 +15,11 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from ..errors import ConnectError
+
+PR_SET_PDEATHSIG = 1
 
 
 def start(command: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
@@ -48,6 +51,28 @@ def start(command: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: 
         raise ConnectError(f"permission denied running {program}", command=described) from None
     except OSError as exc:
         raise ConnectError(f"could not start {program}: {exc.strerror or exc}", command=described) from None
+
+
+def die_with_parent() -> Callable[[], None] | None:
+    """Linux: a preexec_fn asking the kernel to kill the child when this process dies, even by SIGKILL (a
+    background process that holds servers must not leave them running). None elsewhere. The libc function
+    is looked up here, in the parent: the child only calls it."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        prctl: Any = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # pragma: no cover - a libc without prctl
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the request took hold
+            os._exit(1)
+
+    return preexec
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:

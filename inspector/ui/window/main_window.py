@@ -60,6 +60,7 @@ from ..servers.log_pane import LogPane
 from ..servers.sidebar import ServerModel, ServerSidebar
 from ..traffic.recorder import TrafficRecorder
 from . import layout, menus, pages
+from .agent_link import AgentLink
 from .check_link import CheckLink, tool_findings
 from .collections_link import CollectionsLink
 from .command_palette import CommandPalette
@@ -125,6 +126,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         self.skills = SkillsLink(self)  # the Skills tab, for a server that offers skills (SEP-2640)
         self.doctor = DoctorLink(self)  # Diagnose, on the status card of a server that did not connect
         self.taps = TapLink(self)  # tapped conversations as read-only servers (listening: app.py starts it)
+        self.agents = AgentLink(self)  # Server → Watch agents: the agents' servers, calls held for approval
         self.devloop = DevLoopLink(self)  # Server → Restart on save, Watch settings…; the Re-run dock
         self.composer = ComposerLink(self)  # the raw composer; Edit and resend… in the traffic pane and History
         self.present = PresentLink(self)  # View → Presentation mode (F11): the tools shown to an audience
@@ -650,6 +652,7 @@ class MainWindow(WindowDialogs, QMainWindow):
             await self.apps.close()  # before the servers: an app may still call its server while it winds up
             await self.playground.close()  # a model's turn in flight ends before the servers it calls
             await self.taps.close()
+            await self.agents.close()
             await self.devloop.close()
             conns = list(self.servers.connections)
             await asyncio.gather(*(c.session.disconnect() for c in conns), return_exceptions=True)

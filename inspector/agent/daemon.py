@@ -1,0 +1,167 @@
+"""The per-user background process that holds an agent's named connections between commands: `spyglass do`
+and `spyglass mcp` both reach it (`remote.Remote`), so a shell script and an agent's MCP session see the
+same servers and the same traffic.
+
+It listens on `remote.socket_path()` (a 0700 folder of the user's; the socket 0600; the peer's user id
+checked), runs requests concurrently, each a tool of `tools.TOOLS` with the same checks and refusals as
+`spyglass mcp`, and exits after `idle` seconds without a client or a request, closing its servers. Every
+stdio server it starts dies with it even when it is killed (PR_SET_PDEATHSIG, in the hub).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from ..private import own_folder, own_socket, peer_problem
+from .errors import AgentError
+from .hub import Connection, Hub, error_of
+from .ops import Ops, refuse_writes
+from .remote import IDLE_ENV, LINE_LIMIT, alive, socket_path
+from .tools import run
+from .watch import Watchers
+
+log = logging.getLogger("spyglass.agent.daemon")
+
+IDLE_S = 900.0
+
+
+class Daemon:
+    def __init__(self, path: Path, idle: float = IDLE_S) -> None:
+        self.path = path
+        self.idle = idle
+        self.hub = Hub()
+        self.ops = Ops(self.hub)
+        self.watchers = Watchers(self.hub)
+        self.clients = 0
+        self.busy = 0
+        self.last = time.monotonic()
+        self.done = asyncio.Event()
+        self._sends: dict[int, Any] = {}
+
+    async def gate(self, allow: bool, conn: Connection, tool: dict[str, Any], arguments: dict[str, Any]) -> None:
+        """Allowed in advance (--allow-writes), else a watching person decides, else refused."""
+        if allow:
+            return
+        if self.watchers.watching:
+            await self.watchers.approve(conn, tool, arguments)
+        else:
+            await refuse_writes(conn, tool, arguments)
+
+    async def serve(self) -> None:
+        own_folder(self.path.parent)
+        if own_socket(self.path):
+            if await alive(self.path):
+                return  # another background process got there first: it serves
+            self.path.unlink()
+        server = await asyncio.start_unix_server(self._client, path=str(self.path), limit=LINE_LIMIT)
+        os.chmod(self.path, 0o600)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            loop.add_signal_handler(sig, self.done.set)
+        watch = asyncio.ensure_future(self._watch_idle())
+        try:
+            await self.done.wait()
+        finally:
+            watch.cancel()
+            server.close()
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+            await self.hub.close_all()
+
+    async def _watch_idle(self) -> None:
+        while True:
+            await asyncio.sleep(min(self.idle, 5.0))
+            if not self.clients and not self.busy and time.monotonic() - self.last >= self.idle:
+                self.done.set()
+                return
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        problem = peer_problem(writer.get_extra_info("socket"))
+        if problem:
+            writer.close()
+            return
+        self.clients += 1
+        lock = asyncio.Lock()
+        tasks: set[asyncio.Task[None]] = set()
+
+        def send(event: dict[str, Any]) -> None:
+            if not writer.is_closing():
+                writer.write(json.dumps(event, ensure_ascii=False, default=str).encode() + b"\n")
+
+        self._sends[id(writer)] = send
+        try:
+            while line := await reader.readline():
+                task = asyncio.ensure_future(self._answer(line, writer, lock))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+        except (ConnectionError, ValueError):
+            pass
+        except asyncio.CancelledError:
+            pass  # the process is ending: the handler ends with it (asyncio's callback would log a cancelled task)
+        finally:
+            self.watchers.remove(send)
+            self._sends.pop(id(writer), None)
+            self.clients -= 1
+            self.last = time.monotonic()
+            for task in tasks:
+                task.cancel()
+            writer.close()
+
+    async def _answer(self, line: bytes, writer: asyncio.StreamWriter, lock: asyncio.Lock) -> None:
+        self.busy += 1
+        rid: Any = None
+        try:
+            try:
+                request = json.loads(line)
+                rid = request.get("id")
+                result = await self.handle(request, self._sends.get(id(writer)))
+                reply: dict[str, Any] = {"id": rid, "ok": True, "result": result}
+            except (ValueError, AttributeError):
+                reply = {"id": rid, "ok": False, "error": {"code": "usage", "message": "not a JSON request"}}
+            except AgentError as exc:
+                reply = {"id": rid, "ok": False, "error": exc.as_json()}
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a bug of ours: an answer, and the process lives on
+                log.exception("request failed")
+                reply = {"id": rid, "ok": False, "error": error_of(exc).as_json()}
+            async with lock:
+                writer.write(json.dumps(reply, ensure_ascii=False, default=str).encode() + b"\n")
+                with contextlib.suppress(ConnectionError):
+                    await writer.drain()
+        finally:
+            self.busy -= 1
+            self.last = time.monotonic()
+
+    async def handle(self, request: dict[str, Any], send: Any = None) -> dict[str, Any]:
+        tool = request.get("tool")
+        if tool == "stop":
+            self.done.set()
+            return {"stopping": True}
+        if tool == "watch" and send is not None:
+            return self.watchers.add(send)
+        if tool == "decide":
+            return self.watchers.decide(request.get("arguments"))
+        allow = request.get("allowWrites") is True
+        ops = Ops(self.hub, lambda c, t, a: self.gate(allow, c, t, a))
+        ops.on_call.append(self.watchers.call_started)
+        pairs = request.get("pairs")
+        return await run(ops, str(tool), request.get("arguments"), pairs=pairs if isinstance(pairs, dict) else None)
+
+
+def serve_forever() -> int:
+    """`spyglass do --serve`: be the background process until idle or told to stop."""
+    try:
+        idle = float(os.environ.get(IDLE_ENV) or IDLE_S)
+    except ValueError:
+        idle = IDLE_S
+    asyncio.run(Daemon(socket_path(), idle).serve())
+    return 0

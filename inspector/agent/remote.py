@@ -1,0 +1,172 @@
+"""The client side of the agent's background process: where its socket is, starting it on demand, and one
+connection to it on which requests may overlap (`Remote`). Standard library and `private` only, so
+`spyglass do` starts fast; the background process itself is `daemon.py`.
+
+One JSON object a line: a request `{"id", "tool", "arguments", "allowWrites", "pairs"?}` names a tool of
+`tools.TOOLS` (or `stop`); the reply is `{"id", "ok": true, "result"}` or `{"id", "ok": false, "error":
+{"code", "message", …}}`. The socket's folder is 0700 and the user's (`private.own_folder`), and each end
+checks the other's user id (`private.peer_problem`, SO_PEERCRED).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from ..private import NotPrivate, own_folder, own_socket, peer_problem
+from .errors import AgentError
+
+SOCKET_ENV = "SPYGLASS_AGENT_SOCKET"
+IDLE_ENV = "SPYGLASS_AGENT_IDLE"
+START_WAIT_S = 15.0
+LINE_LIMIT = 64 * 1024 * 1024
+
+
+def socket_path() -> Path:
+    """$SPYGLASS_AGENT_SOCKET, else `agent.sock` in the user's runtime folder (beside the tap's socket)."""
+    named = os.environ.get(SOCKET_ENV)
+    if named:
+        return Path(named)
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isdir(runtime):
+        return Path(runtime) / "spyglass" / "agent.sock"
+    uid = os.getuid() if hasattr(os, "getuid") else os.getpid()
+    return Path(tempfile.gettempdir()) / f"spyglass-{uid}" / "agent.sock"
+
+
+async def alive(path: Path) -> bool:
+    try:
+        _r, w = await asyncio.wait_for(asyncio.open_unix_connection(str(path)), 2.0)
+    except (OSError, TimeoutError):
+        return False
+    w.close()
+    return True
+
+
+class Remote:
+    """One connection to the background process (started when it is not running); requests may overlap."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or socket_path()
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._ids = itertools.count(1)
+        self._listen: asyncio.Task[None] | None = None
+        self.started = False  # this client started the background process
+        self.on_event: Any = None  # a watcher's: called with each event the background process pushes
+
+    async def connect(self, *, start: bool = True) -> None:
+        try:
+            own_folder(self.path.parent)
+        except NotPrivate as exc:
+            raise AgentError(f"the background process's folder is not private: {exc}", "not_private") from None
+        if not await self._open() and start:
+            spawn(self.path)
+            self.started = True
+            end = time.monotonic() + START_WAIT_S
+            while not await self._open():
+                if time.monotonic() > end:
+                    raise AgentError(f"the background process did not start within {START_WAIT_S:g} s (its log: "
+                                     f"{log_path(self.path)})", "connect")
+                await asyncio.sleep(0.02)
+        if self._writer is None:
+            raise AgentError("the background process is not running", "not_running")
+
+    async def _open(self) -> bool:
+        try:
+            if not own_socket(self.path):
+                return False
+            reader, writer = await asyncio.open_unix_connection(str(self.path), limit=LINE_LIMIT)
+        except NotPrivate as exc:
+            raise AgentError(f"refusing the background process's socket: {exc}", "not_private") from None
+        except OSError:
+            return False
+        problem = peer_problem(writer.get_extra_info("socket"))
+        if problem:
+            writer.close()
+            raise AgentError(f"refusing the background process's socket: {problem}", "not_private")
+        self._reader, self._writer = reader, writer
+        self._listen = asyncio.ensure_future(self._read())
+        return True
+
+    async def _read(self) -> None:
+        assert self._reader is not None
+        try:
+            while line := await self._reader.readline():
+                reply = json.loads(line)
+                if "event" in reply:
+                    if self.on_event is not None:
+                        self.on_event(reply)
+                    continue
+                future = self._pending.pop(reply.get("id"), None)
+                if future is not None and not future.done():
+                    future.set_result(reply)
+        except (ConnectionError, ValueError):
+            pass
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(AgentError("the background process went away during the request", "closed"))
+        self._pending.clear()
+
+    async def request(self, tool: str, arguments: Any = None, *, allow_writes: bool = False,
+                      pairs: dict[str, str] | None = None) -> dict[str, Any]:
+        if self._writer is None or self._writer.is_closing():
+            raise AgentError("not connected to the background process", "closed")
+        rid = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[rid] = future
+        body: dict[str, Any] = {"id": rid, "tool": tool, "arguments": {} if arguments is None else arguments,
+                                "allowWrites": allow_writes}
+        if pairs is not None:
+            body["pairs"] = pairs
+        self._writer.write(json.dumps(body, ensure_ascii=False).encode() + b"\n")
+        await self._writer.drain()
+        reply = await future
+        if reply.get("ok"):
+            result = reply.get("result")
+            return result if isinstance(result, dict) else {}
+        error = reply.get("error") or {}
+        details = {k: v for k, v in error.items() if k not in ("code", "message")}
+        raise AgentError(str(error.get("message")), str(error.get("code", "error")), **details)
+
+    async def ask(self, tool: str, arguments: Any, *, allow_writes: bool = False) -> dict[str, Any]:
+        """`request`, connecting first (and starting the background process again if it went away)."""
+        if self._writer is None or self._writer.is_closing() or self._listen is None or self._listen.done():
+            await self.close()
+            self._writer = None
+            await self.connect()
+        return await self.request(tool, arguments, allow_writes=allow_writes)
+
+    async def close(self) -> None:
+        if self._listen is not None:
+            self._listen.cancel()
+        if self._writer is not None:
+            self._writer.close()
+
+
+def log_path(path: Path) -> Path:
+    return path.with_name("agent.log")
+
+
+def spawn(path: Path, idle: float | None = None) -> subprocess.Popen[bytes]:
+    """Start the background process, detached (its own session), its stderr into a log beside the socket."""
+    from ..private import open_private
+
+    env = dict(os.environ)
+    env[SOCKET_ENV] = str(path)
+    if idle is not None:
+        env[IDLE_ENV] = str(idle)
+    with open_private(log_path(path), "ab") as err:
+        return subprocess.Popen([sys.executable, "-m", "inspector", "do", "--serve"], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=err, env=env, start_new_session=True)
+
+

@@ -1,0 +1,69 @@
+"""`spyglass mcp --print-config / --install / --uninstall / --skill`: the entry each host wants, written into
+its configuration without touching another byte, and taken out again byte for byte."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from inspector.agent import setup
+from inspector.config import strip_jsonc
+from inspector.errors import UsageError
+
+CURSOR = ('\ufeff{\r\n  // my servers\r\n  "mcpServers": {\r\n    "github": {"command": "gh-mcp", "args": []},'
+          '\r\n  },\r\n}')
+
+
+def test_install_then_uninstall_is_byte_for_byte(tmp_path):
+    path = tmp_path / "mcp.json"
+    path.write_bytes(CURSOR.encode())
+    setup.install("cursor", str(path))
+    text = path.read_bytes().decode("utf-8")
+    data = json.loads(strip_jsonc(text.lstrip("\ufeff")))
+    assert data["mcpServers"]["spyglass"]["args"][-1] == "mcp" and "github" in data["mcpServers"]
+    assert "// my servers" in text and "\r\n" in text
+    assert oct(os.stat(path.with_name("mcp.json.spyglass-mcp.json")).st_mode & 0o777) == "0o600"
+    with pytest.raises(UsageError, match="already has Spyglass installed"):
+        setup.install("cursor", str(path))
+    setup.uninstall("cursor", str(path))
+    assert path.read_bytes() == CURSOR.encode()
+    assert not path.with_name("mcp.json.spyglass-mcp.json").exists()
+
+
+def test_vscode_settings_codex_and_a_new_file(tmp_path):
+    settings = tmp_path / "settings.json"
+    settings.write_text('{"editor.fontSize": 14}\n')
+    setup.install("vscode", str(settings))
+    assert json.loads(settings.read_text())["mcp"]["servers"]["spyglass"]["type"] == "stdio"
+    setup.uninstall("vscode", str(settings))
+    assert settings.read_text() == '{"editor.fontSize": 14}\n'
+    toml = tmp_path / "config.toml"
+    toml.write_text('model = "o3"\n')
+    setup.install("codex", str(toml), allow_writes=True)
+    assert '[mcp_servers.spyglass]' in toml.read_text() and "--allow-writes" in toml.read_text()
+    setup.uninstall("codex", str(toml))
+    assert toml.read_text() == 'model = "o3"\n'
+    fresh = tmp_path / ".mcp.json"
+    setup.install("claude-code", str(fresh))
+    assert "spyglass" in json.loads(fresh.read_text())["mcpServers"]
+    fresh.write_text(fresh.read_text() + " ")
+    with pytest.raises(UsageError, match="changed since"):
+        setup.uninstall("claude-code", str(fresh))
+
+
+def test_print_config_and_skill_from_the_command_line():
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "inspector", "mcp", *args], capture_output=True, text=True,
+                              timeout=30)
+
+    desktop = run("--print-config", "claude-desktop")
+    assert json.loads(desktop.stdout)["mcpServers"]["spyglass"]["args"][-1] == "mcp"
+    assert "claude mcp add spyglass --" in run("--print-config", "claude-code").stdout
+    skill = run("--skill").stdout
+    assert skill.startswith("---\nname: spyglass-mcp-debugging\ndescription: ") and "spyglass_restart" in skill
+    bad = run("--print-config", "emacs")
+    assert bad.returncode == 1 and "invalid choice" in bad.stderr and "Traceback" not in bad.stderr

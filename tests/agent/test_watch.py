@@ -1,0 +1,74 @@
+"""A person watching the background process (what the window attaches to): every frame and call of the agent
+as it happens, and a call that may change things held until the person allows or denies it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+
+import pytest
+from mcp import Client, StdioServerParameters
+from support import demo_cmd
+
+from inspector.agent.remote import IDLE_ENV, SOCKET_ENV, Remote
+
+DELETE = {"server": "demo", "tool": "delete_item", "arguments": {"id": "item-1", "confirm": True}}
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    path = str(tmp_path / "s" / "agent.sock")
+    monkeypatch.setenv(SOCKET_ENV, path)
+    monkeypatch.setenv(IDLE_ENV, "120")  # a test that fails midway leaves no process for long
+    environ = {**os.environ, SOCKET_ENV: path}
+    yield environ
+    subprocess.run([sys.executable, "-m", "inspector", "do", "stop"], env=environ, capture_output=True, timeout=30)
+
+
+async def until(predicate, timeout=15.0):
+    end = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        assert asyncio.get_running_loop().time() < end, "timed out"
+        await asyncio.sleep(0.01)
+
+
+async def test_a_held_call_resolves_only_by_the_persons_choice(env):
+    events: list[dict] = []
+    window = Remote()
+    window.on_event = events.append
+    await window.connect()
+    seen = await window.request("watch")
+    assert seen["watching"] is True and seen["servers"] == []
+    params = StdioServerParameters(command=sys.executable, args=["-m", "inspector", "mcp"], env=env)
+    async with Client(params, mode="legacy") as agent:
+        await agent.call_tool("spyglass_connect", {"name": "demo", "command": demo_cmd()})
+        await until(lambda: any(e["event"] == "frame" and e["dir"] == "in" for e in events))
+        assert any(e["event"] == "server" and e["what"] == "opened" for e in events)
+
+        held = asyncio.ensure_future(agent.call_tool("spyglass_call", DELETE))
+        await until(lambda: any(e["event"] == "approve" for e in events))
+        ask = next(e for e in events if e["event"] == "approve")
+        assert ask["tool"] == "delete_item" and ask["arguments"] == DELETE["arguments"]
+        assert ask["definition"]["inputSchema"]["properties"]["id"]
+        await asyncio.sleep(0.3)  # nothing but the person's choice ends it
+        assert not held.done()
+        await window.request("decide", {"approval": ask["approval"], "allow": True})
+        done = await held
+        assert not done.is_error and done.structured_content["outcome"] == "ok"
+        finished = [e for e in events if e["event"] == "call" and e["phase"] == "finished"]
+        assert finished[-1]["by"] == "agent" and finished[-1]["tool"] == "delete_item"
+
+        denied = asyncio.ensure_future(agent.call_tool("spyglass_call", DELETE))
+        await until(lambda: sum(e["event"] == "approve" for e in events) == 2)
+        second = [e for e in events if e["event"] == "approve"][-1]
+        await window.request("decide", {"approval": second["approval"], "allow": False})
+        refused = await denied
+        assert refused.is_error and "denied" in refused.content[0].text
+
+        orphan = asyncio.ensure_future(agent.call_tool("spyglass_call", DELETE))
+        await until(lambda: sum(e["event"] == "approve" for e in events) == 3)
+        await window.close()  # the window goes away: nobody is left to ask
+        gone = await orphan
+        assert gone.is_error and "window watching Spyglass was closed" in gone.content[0].text
