@@ -38,12 +38,13 @@ HIDDEN_RULES = {invisible.TAG: "hidden-tag-characters", invisible.VARIATION: "hi
 # in a result (text read from the world: web pages, files) only the kinds that carry or reorder words
 RESULT_KINDS = (invisible.TAG, invisible.VARIATION, invisible.BIDI)
 BLANK_LINES = 12  # consecutive blank lines before more text: the rest is out of sight
-BLANK_SPACES = 300  # a run of spaces or tabs before more text, the same on one line
+BLANK_SPACES = 300  # a run of spaces (any: tab, no-break, ideographic…) before more text, the same on one line
 STRINGS_MAX = 2000  # strings read per definition
 SHOWN = 80  # characters of the matched text quoted in a finding
 RESULT_SCAN = 100_000  # characters of a result read (the judge runs on the window's loop; a result may be 64 MiB)
 
-_SPACES = re.compile(rf"[ \t]{{{BLANK_SPACES},}}")
+_SPACES = re.compile(rf"[^\S\n]{{{BLANK_SPACES},}}")  # white space but a newline: U+00A0 and U+3000 push as far
+_GAP = re.compile(r"[^\S\n]{32}")
 _COMMENT = re.compile(r"<!--[\s\S]{0,200}?(?:-->|$)")
 INSTRUCTION = re.compile(r"""
     \b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+)*
@@ -130,6 +131,8 @@ def _suspect(text: str) -> bool:
     if invisible.ANY.search(text) or "\\u00" in text or "<!--" in text or text.count("\n") >= BLANK_LINES:
         return True
     if " " * 32 in text or "\t" * 32 in text:
+        return True
+    if (not text.isascii() or " \t" in text) and _GAP.search(text):  # other spaces, or mixed: rarer, slower
         return True
     low = text.lower()
     return any(word in low for word in _WORDS)
