@@ -40,6 +40,25 @@ class ServerSpec:
     tls_pin: str = ""
 
 
+def url_problem(url: str) -> str | None:
+    """Why `url` cannot be a server's address (not http or https, no host, a port out of range, a bracket not
+    closed), or None: said before anything tries to connect, where the parser's ValueError would escape."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        return f"not a valid URL: {exc}"
+    if parts.scheme not in ("http", "https"):
+        return f"{parts.scheme or 'no'} scheme: the URL must start with http:// or https://"
+    if not parts.hostname:
+        return "no host in the URL"
+    if port == 0:
+        return "port 0: the port is a number from 1 to 65535"
+    return None
+
+
 class ConfigError(UsageError):
     """A config, catalog or import file that cannot be used; details may name file, line, column, entry."""
 

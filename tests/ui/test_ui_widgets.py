@@ -174,6 +174,10 @@ def test_add_server_dialog_url_headers_and_token(qapp):
     dialog.url.setText("ftp://nope")
     with pytest.raises(ValueError):
         dialog.spec()
+    for bad, words in (("http://[::1/mcp", "Invalid IPv6 URL"), ("http://127.0.0.1:99999/mcp", "Port out of range")):
+        dialog.url.setText(bad)  # (taken, the connection failed later with a traceback in the log)
+        with pytest.raises(ValueError, match=words):
+            dialog.spec()
     dialog.deleteLater()
 
 

@@ -42,7 +42,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...config import ServerSpec
+from ...config import ServerSpec, url_problem
 from ...importers import PasteError, looks_pasted, read_pasted
 from ...protocol.versions import SUPPORTED_VERSIONS
 from ...secrets import mask_url
@@ -406,8 +406,9 @@ class AddServerDialog(QDialog):
         name = self.name.text().strip()
         if self.tabs.currentIndex() == 1:
             url = self.url.text().strip()
-            if not url.startswith(("http://", "https://")):
-                raise ValueError("the URL must start with http:// or https://")
+            problem = url_problem(url)
+            if problem:
+                raise ValueError(problem)
             headers = self.headers.pairs()
             if self.token.text():
                 headers["Authorization"] = f"Bearer {self.token.text()}"
