@@ -123,9 +123,10 @@ def default_configs(home: str | None = None) -> list[tuple[str, Path]]:
     return [(label, path) for label, path in found if path.is_file()]
 
 
-def gather(files: list[tuple[str | None, Path]], notes: list[str]) -> list[Audited]:
+def gather(files: list[tuple[str | None, Path]], notes: list[str], *, given: bool = False) -> list[Audited]:
     """The servers the files define, one `Audited` per distinct definition (the same server in two hosts
-    is checked once, naming both)."""
+    is checked once, naming both). A file the user `given` that cannot be read is a usage error; one found
+    in a default location is a note."""
     from ..catalog import same_definition
     from ..importers import ImportFileError, preview_file
 
@@ -134,6 +135,8 @@ def gather(files: list[tuple[str | None, Path]], notes: list[str]) -> list[Audit
         try:
             preview = preview_file(path)
         except ImportFileError as exc:
+            if given:
+                raise E.UsageError(f"--config {path}: {exc.message}") from None
             notes.append(f"{path}: not read: {exc.message}")
             continue
         host = label or preview.format_label
@@ -263,6 +266,8 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
     notes: list[str] = []
     if args.config:
         for name in args.config:
+            if Path(name).is_dir():
+                raise E.UsageError(f"--config {name} is a folder: give a host's configuration file")
             if not Path(name).is_file():
                 raise E.UsageError(f"--config {name}: no such file")
         files: list[tuple[str | None, Path]] = [(None, Path(name)) for name in args.config]
@@ -270,7 +275,7 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
         files = [(label, path) for label, path in default_configs(args.home)]
         if not files:
             notes.append("no host configuration found in the default locations (give one with --config)")
-    servers = gather(files, notes)
+    servers = gather(files, notes, given=bool(args.config))
     await check_all(servers, jobs=args.jobs, timeout=args.server_timeout, budget=args.server_timeout,
                     sandbox=args.sandbox)
     for server in servers:
