@@ -27,6 +27,8 @@ from .common import visible as _visible
 
 DEFAULT_OUTPUT = "spyglass.pin.json"
 
+_WORDS = {"tools": "tool", "resources": "resource", "resourceTemplates": "resource template", "prompts": "prompt"}
+
 
 def build_parser() -> argparse.ArgumentParser:
     p = UsageParser(prog="spyglass pin", description="Pin an MCP server: write every tool, prompt, resource and "
@@ -64,7 +66,8 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
         write_private(args.output, dumps(lock))
     except OSError as exc:
         raise E.UsageError(f"--output {args.output}: {exc.strerror or exc}") from None
-    counts = ", ".join(f"{len(items)} {section}" for section, items in lock["definitions"].items())
+    counts = ", ".join(f"{len(items)} {_WORDS.get(section, section)}{'s' * (len(items) != 1)}"
+                       for section, items in lock["definitions"].items())
     name = " ".join(str(lock["server"][k]) for k in ("name", "version") if k in lock["server"]) or spec.name
     out.write(_visible(f"pinned {name}: {counts or 'nothing listed'} -> {args.output}") + "\n")
     return E.EXIT_OK

@@ -90,11 +90,22 @@ def test_a_broken_pin_file_is_a_usage_error_that_says_why(tmp_path, content, wor
     assert proc.returncode == 1 and words in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_a_pin_file_that_is_not_there_is_called_a_pin_file(tmp_path):
+    # (it was "config file not found", "… is a folder, not a config file": a pin file is not a config file)
+    with pytest.raises(PinFileError, match="pin file not found: .*missing.pin.json"):
+        read_lock(tmp_path / "missing.pin.json")
+    with pytest.raises(PinFileError, match="is a folder, not a pin file"):
+        read_lock(tmp_path)
+    (tmp_path / "latin1.pin.json").write_bytes(b"\xff\xfe")
+    with pytest.raises(PinFileError, match="is not UTF-8 text \\(byte 0\\): not a pin file"):
+        read_lock(tmp_path / "latin1.pin.json")
+
+
 def test_pin_then_check_catches_one_swapped_description(tmp_path):
     path = tmp_path / "trust.pin.json"
     proc = spyglass("pin", "--output", str(path), "--", *TRUST)
     assert proc.returncode == 0, proc.stderr
-    assert "4 tools, 1 resources, 0 resourceTemplates, 1 prompts" in proc.stdout
+    assert "4 tools, 1 resource, 0 resource templates, 1 prompt" in proc.stdout
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     lock = json.loads(path.read_text(encoding="utf-8"))
     assert lock["server"] == {"name": "spyglass-trust-peer", "version": "1.0.0",
