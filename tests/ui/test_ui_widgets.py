@@ -6,8 +6,8 @@ import base64
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QImage, QPixmap
-from PySide6.QtWidgets import QLineEdit
+from PySide6.QtGui import QColor, QFont, QImage, QPixmap
+from PySide6.QtWidgets import QApplication, QLineEdit
 
 from inspector.config import ServerSpec
 from inspector.session.tools import HINTS_NOTE, badges, display_name
@@ -261,3 +261,25 @@ def test_icons_only_where_a_server_gives_one(qtbot):
     bare = mixed.proxy.index(1, 0)
     assert isinstance(bare.data(Qt.DecorationRole), QPixmap) and bare.data(Qt.DecorationRole).isNull()
     assert first_ink_x(mixed, 1) >= ICON_SIZE  # an empty place: its name lines up with the one beside an icon
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.5])
+def test_the_add_dialogs_sandbox_choice_is_read_whole_at_its_first_size(qtbot, scale):
+    # (its sentence ran past the dialog's edge: "…writes only to" and the rest cut off)
+    from PySide6.QtWidgets import QCheckBox
+
+    font = QApplication.font()
+    big = QFont(font)
+    big.setPointSizeF(font.pointSizeF() * scale)
+    QApplication.setFont(big)
+    try:
+        dialog = AddServerDialog(spec=ServerSpec(name="s", command=["python", "server.py"]))
+        qtbot.addWidget(dialog)
+        dialog.show()
+        qtbot.waitExposed(dialog)
+        box = dialog.findChild(QCheckBox, "serverSandbox")
+        right = box.mapTo(dialog, box.rect().topLeft()).x() + box.sizeHint().width()
+        assert box.width() >= box.sizeHint().width() and right <= dialog.width(), (box.width(), box.sizeHint())
+        assert "writes only to a temporary folder" in box.toolTip()
+    finally:
+        QApplication.setFont(font)

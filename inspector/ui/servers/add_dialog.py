@@ -178,7 +178,6 @@ class AddServerDialog(QDialog):
         self.check = check
         self.setObjectName("editServerDialog" if editing else "addServerDialog")
         self.setWindowTitle("Edit server" if editing else "Add server")
-        self.setMinimumWidth(560)
         self.name = QLineEdit(self)
         self.name.setObjectName("serverName")
         self.name.setPlaceholderText("A name for the sidebar (default: the name the server reports)")
@@ -214,10 +213,11 @@ class AddServerDialog(QDialog):
         cwd_row = QHBoxLayout()
         cwd_row.addWidget(self.cwd, 1)
         cwd_row.addWidget(browse)
-        self.sandbox = QCheckBox("Run sandboxed: no network, home folder hidden, writes only to a temporary "
-                                 "folder", stdio)
+        self.sandbox = QCheckBox("Run sandboxed: no network, no home folder", stdio)
         self.sandbox.setObjectName("serverSandbox")
-        self.sandbox.setToolTip("To try a server you do not trust yet: Linux uses bubblewrap or unshare, macOS "
+        self.sandbox.setToolTip("Run sandboxed: no network, the home folder hidden, writes only to a temporary "
+                                "folder that goes with the server.\n"
+                                "To try a server you do not trust yet: Linux uses bubblewrap or unshare, macOS "
                                 "sandbox-exec; elsewhere the server will not start and says why. What the server "
                                 "could not do shows in its log (stderr).")
         f = QFormLayout(stdio)
@@ -314,6 +314,9 @@ class AddServerDialog(QDialog):
         lay.addWidget(self.note)
         lay.addWidget(self.error)
         lay.addWidget(buttons)
+        # at least 560 px, and never narrower than its rows need (a minimum width set by hand would let the
+        # layout squeeze a checkbox's sentence past the edge at a larger text size)
+        self.resize(max(560, self.sizeHint().width()), self.minimumSizeHint().height())
         if spec is not None:
             self.set_spec(spec, mode)
 
