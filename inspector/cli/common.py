@@ -191,7 +191,7 @@ def server_spec(args: argparse.Namespace) -> ServerSpec:
         else:
             spec = ServerSpec(name=os.path.basename(target[0]), command=list(target))
     else:
-        raise E.UsageError("no server given: use -- COMMAND [ARGS...] or --config FILE --server NAME")
+        raise E.UsageError("no server given: use a URL, -- COMMAND [ARGS...], or --config FILE --server NAME")
     spec.env.update(dict(pairs(args.env, "-e")))
     if args.cwd:
         spec.cwd = args.cwd

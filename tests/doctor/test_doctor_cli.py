@@ -49,7 +49,9 @@ def test_a_connected_server_exits_0(capsys):
 
 def test_usage_errors_exit_1(capsys):
     assert run()[0] == E.EXIT_USAGE
+    assert "no server given: use a URL, -- COMMAND" in capsys.readouterr().err  # (a URL was not named)
     assert run("--timeout", "0", "http://127.0.0.1:1/mcp")[0] == E.EXIT_USAGE
+    assert "0 seconds: give more than 0, at most 600" in capsys.readouterr().err  # (was "between 0 and 600")
     assert run("--trust-certificate", "https://127.0.0.1:1/mcp")[0] == E.EXIT_USAGE
     assert "--trust-certificate needs --server NAME" in capsys.readouterr().err
 
