@@ -82,6 +82,8 @@ def test_no_configuration_and_bad_options_are_said_plainly(tmp_path):
     assert proc.returncode == 0 and "no host configuration found" in proc.stdout
     bad = audit("--config", str(tmp_path / "missing.json"), home=tmp_path)
     assert bad.returncode == 1 and "no such file" in bad.stderr and "Traceback" not in bad.stderr
+    nowhere = audit("--home", str(tmp_path / "nowhere"), home=tmp_path)  # (was read as a home with no host)
+    assert nowhere.returncode == 1 and "not a folder" in nowhere.stderr
     folder = audit("--config", str(tmp_path), home=tmp_path)
     assert folder.returncode == 1 and "is a folder" in folder.stderr
     # a file you name that cannot be read is a usage error, as for check --config (it was exit 0, "0 servers":

@@ -261,6 +261,8 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
         raise E.UsageError("--jobs must be at least 1")
     if args.server_timeout <= 0:
         raise E.UsageError("--server-timeout must be more than 0 seconds")
+    if args.home is not None and not Path(args.home).is_dir():
+        raise E.UsageError(f"--home {args.home}: not a folder")
     settings: Settings = project_settings(Path.cwd())
     settings.ignore += validated_ignores(list(args.ignore), "--ignore")
     notes: list[str] = []
