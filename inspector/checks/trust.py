@@ -52,7 +52,10 @@ INSTRUCTION = re.compile(r"""
         (?:instructions?|prompts?|rules|directions|guidelines|messages|context)
   | \bbefore\s+(?:using|calling|running|invoking|executing)\s+(?:any|every|all|the)\s+(?:other\s+)?tools?\b
   | \bbefore\s+any\s+other\s+tool
+  | \b(?:ignore|disregard|forget)\s+(?:everything|anything|all(?:\s+of)?(?:\s+the)?)\s+
+        (?:above|before|earlier|previously|so\s+far|you\s+(?:were|have\s+been)\s+told)
   | <\s*/?\s*(?:important|system|instructions?|secret|hidden|admin|critical|override|assistant)\s*>
+  | \[\s*/?\s*(?:important|system|instructions?|admin|critical|override|assistant)\s*\]
   | \b(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention|reveal|show|notify|alert|disclose)\b
         [^.\n]{0,40}\b(?:user|human)\b
   | \bwithout\s+(?:telling|informing|notifying|asking)\s+the\s+user
@@ -72,8 +75,9 @@ SECRET = re.compile(r"""
 """, re.I | re.X)
 
 # one of these is in every text INSTRUCTION or SECRET matches (lower case)
-_WORDS = ("ignor", "disregard", "forget", "overrid", "bypass", "before", "<", " not", "n't", "dont", "never", "without",
-          "must", "instead", "this tool", "ssh", "id_", ".env", "env var", "environment var",
+_WORDS = ("ignor", "disregard", "forget", "overrid", "bypass", "before", "<", "important", "[system", "[ system",
+          "[instruction", "[admin", "[critical", "[override", "[assistant", "[/", " not", "n't", "dont", "never",
+          "without", "must", "instead", "this tool", "ssh", "id_", ".env", "env var", "environment var",
           "aws", "netrc", "npmrc", "pypirc", "credential",
           "kube", "docker", "claude_desktop", "cursor", "shadow", "gnupg", "wallet", "key", "token", "password",
           "secret", "cookie")
