@@ -20,6 +20,8 @@ from ..config import ServerSpec
 from ..protocol import jsonrpc as rpc
 from ..secrets import mask_args
 from ..transport import process
+from ..transport.factory import start_process
+from ..transport.sandbox import SandboxUnavailable, tool
 from . import eras
 from .report import Report, Step, StepFailed, StepSkipped
 
@@ -129,13 +131,20 @@ class StdioDoctor:
             step.saw(await loop.run_in_executor(None, _version, runtime, path_env, min(self.timeout, 5.0)))
 
     async def start(self, step: Step) -> None:
-        try:
-            self.proc = process.start(self.spec.command, env=self.spec.env, cwd=self.spec.cwd)
+        try:  # as the window and every subcommand start it: confined when the server is to run sandboxed
+            proc = start_process(self.spec)
+        except SandboxUnavailable as exc:
+            raise StepFailed(exc.message, "the server is set to run sandboxed: run it where the sandbox can "
+                             "(docs/security.md#sandbox), or without the sandbox once you trust it") from None
         except E.ConnectError as exc:
             raise StepFailed(exc.message, "check that the command runs in a terminal: "
                              f"{shlex.join(mask_args(self.spec.command))}") from None
+        assert proc is not None
+        self.proc = proc
         self.started_at = time.monotonic()
         step.saw(f"started, pid {self.proc.pid}")
+        if self.spec.sandbox:
+            step.saw(f"sandboxed ({tool()}): no network, the home folder hidden, writes only to a temporary folder")
         loop = asyncio.get_running_loop()
         assert self.proc.stdout is not None and self.proc.stderr is not None
         out, err = asyncio.StreamReader(limit=MAX_LINE), asyncio.StreamReader(limit=MAX_LINE)
