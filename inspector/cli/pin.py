@@ -46,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 async def run(args: argparse.Namespace, out: TextIO) -> int:
     from ..checks.pin import collect, dumps, make_lock
+    from ..checks.run import Decline
     from ..session import ServerSession, SessionOptions
     from ..transport.factory import open_transport
 
@@ -53,8 +54,8 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
     options = transport_options(spec, args)
     session = ServerSession(spec, options=SessionOptions(
         mode=protocol_of(args), timeout=args.timeout, transport=options, load_lists=False, listen=False,
-        heartbeat_s=None))
-    try:
+        heartbeat_s=None), answerer=Decline())  # able to answer as check and the window are: a server may
+    try:                                           # list some tools only to a client that can sample or elicit
         await session.open(open_transport(spec, options))
         hello = session.hello
         assert hello is not None

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support import PY, ROOT, SLOWDOWN
+from support import PY, ROOT, SLOWDOWN, everything_cmd
 
 from inspector.checks.pin import (
     FORMAT,
@@ -130,3 +130,15 @@ def test_pin_then_check_catches_one_swapped_description(tmp_path):
     ignored = spyglass("check", "--ignore", "pin-changed:tool:weather", "--ignore", "model-instruction:tool:weather",
                        "--ignore", "secret-reference:tool:weather", "--pinned", str(path), "--", *TRUST, "--swapped")
     assert ignored.returncode == 0 and "pin-changed" not in ignored.stdout, ignored.stderr
+
+
+def test_a_pin_sees_the_tools_a_check_and_the_window_see(tmp_path):
+    # server-everything offers its sampling and elicitation tools only to a client that declares it can answer;
+    # the pin declared nothing, so a check of the same server found 4 tools "added since the pin"
+    path = tmp_path / "everything.pin.json"
+    proc = spyglass("pin", "--output", str(path), "--", *everything_cmd())
+    assert proc.returncode == 0, proc.stderr
+    tools = json.loads(path.read_text(encoding="utf-8"))["definitions"]["tools"]
+    assert {"trigger-sampling-request", "trigger-elicitation-request"} <= set(tools)
+    proc = spyglass("check", "--pinned", str(path), "--format", "json", "--", *everything_cmd())
+    assert [f for f in json.loads(proc.stdout)["findings"] if f["rule"] == "pin-changed"] == []
