@@ -179,6 +179,7 @@ async def check_one(server: Audited, *, timeout: float, budget: float, sandbox: 
     session = ServerSession(spec, options=SessionOptions(mode=protocol, timeout=min(timeout, budget),
                                                          transport=options, load_lists=False, listen=False,
                                                          heartbeat_s=None))
+    session.roots = []  # offered, none shared, as check and the window do: the tools the window would see
     check = Check(session)
     try:
         async with asyncio.timeout(budget):

@@ -54,8 +54,9 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
     options = transport_options(spec, args)
     session = ServerSession(spec, options=SessionOptions(
         mode=protocol_of(args), timeout=args.timeout, transport=options, load_lists=False, listen=False,
-        heartbeat_s=None), answerer=Decline())  # able to answer as check and the window are: a server may
-    try:                                           # list some tools only to a client that can sample or elicit
+        heartbeat_s=None), answerer=Decline())
+    session.roots = []  # the client check and the window are (sampling, elicitation, roots): some servers list
+    try:                # tools only to a client that declares it can answer them
         await session.open(open_transport(spec, options))
         hello = session.hello
         assert hello is not None

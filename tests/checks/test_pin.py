@@ -133,12 +133,13 @@ def test_pin_then_check_catches_one_swapped_description(tmp_path):
 
 
 def test_a_pin_sees_the_tools_a_check_and_the_window_see(tmp_path):
-    # server-everything offers its sampling and elicitation tools only to a client that declares it can answer;
-    # the pin declared nothing, so a check of the same server found 4 tools "added since the pin"
+    # server-everything offers its sampling, elicitation and roots tools only to a client that declares it can
+    # answer; the pin declared nothing, so a check found 4 tools "added since the pin" (the window, which offers
+    # roots too, would have found 5)
     path = tmp_path / "everything.pin.json"
     proc = spyglass("pin", "--output", str(path), "--", *everything_cmd())
     assert proc.returncode == 0, proc.stderr
     tools = json.loads(path.read_text(encoding="utf-8"))["definitions"]["tools"]
-    assert {"trigger-sampling-request", "trigger-elicitation-request"} <= set(tools)
+    assert {"trigger-sampling-request", "trigger-elicitation-request", "get-roots-list"} <= set(tools)
     proc = spyglass("check", "--pinned", str(path), "--format", "json", "--", *everything_cmd())
     assert [f for f in json.loads(proc.stdout)["findings"] if f["rule"] == "pin-changed"] == []
