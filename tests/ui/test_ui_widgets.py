@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import os
 
 import pytest
 from PySide6.QtCore import Qt
@@ -137,6 +138,12 @@ def test_add_server_dialog_masks_secrets(qapp):
         cwd="/tmp",
     )
     dialog = AddServerDialog(spec=spec)
+    dialog.pin.setText(" weather.pin.json ")  # kept whole: a window started elsewhere finds it (it was kept relative)
+    assert dialog.spec().pin == os.path.join(os.getcwd(), "weather.pin.json")
+    dialog.pin.setText("~/pins/w.json")
+    assert dialog.spec().pin == os.path.join(os.path.expanduser("~"), "pins", "w.json")
+    dialog.pin.setText("")
+    assert dialog.spec().pin is None
     shown = {dialog.env.table.item(r, 0).text(): dialog.env.displayed(r) for r in range(dialog.env.table.rowCount())}
     assert shown == {"GITHUB_TOKEN": MASK, "API_KEY": MASK, "DB_PASSWORD": MASK, "REGION": "eu"}
     out = dialog.spec()

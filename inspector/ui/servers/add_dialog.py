@@ -320,6 +320,12 @@ class AddServerDialog(QDialog):
         if spec is not None:
             self.set_spec(spec, mode)
 
+    def _pin(self) -> str | None:
+        """The pin file, as an absolute path: the catalog keeps it, and a window started from another folder
+        must find the same file (`~` is the home folder)."""
+        text = self.pin.text().strip()
+        return os.path.abspath(os.path.expanduser(text)) if text else None
+
     def _browse(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Working directory", self.cwd.text() or os.getcwd())
         if path:
@@ -422,7 +428,7 @@ class AddServerDialog(QDialog):
                 raise ValueError("a client secret needs the client ID it belongs to")
             return ServerSpec(name=name or mask_url(url), url=url, headers=headers,
                               transport=self.transport.currentData() or None, oauth=oauth,
-                              trace_context=self.trace_context.isChecked(), pin=self.pin.text().strip() or None,
+                              trace_context=self.trace_context.isChecked(), pin=self._pin(),
                               tls_pin=self._kept_pin(url))
         if looks_pasted(self.command.text()) and not self.take_paste(self.command.text()):
             raise ValueError(self.error.text())
@@ -439,7 +445,7 @@ class AddServerDialog(QDialog):
         return ServerSpec(name=name or guess_name([command, *args]), command=[command, *args],
                           env=self.env.pairs(), cwd=cwd, transport="stdio",
                           trace_context=self.trace_context.isChecked(), sandbox=self.sandbox.isChecked(),
-                          pin=self.pin.text().strip() or None)
+                          pin=self._pin())
 
     def _kept_pin(self, url: str) -> str:
         """A certificate trusted for this server stays trusted while it is the same host and port."""
