@@ -116,8 +116,20 @@ class StdioDoctor:
         if self.spec.cwd is not None and not os.path.isdir(self.spec.cwd):
             raise StepFailed(f"the working directory does not exist: {self.spec.cwd}",
                              "fix the server's working directory (--cwd, or cwd in its definition)")
-        found = shutil.which(program, path=path_env) if os.sep not in program else (
-            program if os.access(program, os.X_OK) else None)
+        if not program:
+            raise StepFailed("the command is empty", "give the command after --, e.g. spyglass doctor -- npx -y "
+                             "PACKAGE, or fix the server's definition", E.EXIT_USAGE)
+        if os.sep in program:  # a path: it is there and runs, or it says which of the two it is not
+            where = os.path.join(self.spec.cwd or "", program)  # a relative one starts from the server's folder
+            if not os.path.exists(where):
+                raise StepFailed(f"no such file: {where}", "check the path (a relative one is read from the "
+                                 "working directory), or give the program's name to look it up on PATH")
+            if os.path.isdir(where):
+                raise StepFailed(f"{where} is a folder", "give the program inside it, not the folder")
+            if not os.access(where, os.X_OK):
+                raise StepFailed(f"{where} is not executable", "make it executable (chmod +x "
+                                 f"{shlex.quote(where)}) or run it with its interpreter (python, node…) as the command")
+        found = shutil.which(program, path=path_env) if os.sep not in program else program
         base = os.path.basename(program)
         if found is None:
             fix = INSTALL.get(base, f"install {base}, or give its full path")

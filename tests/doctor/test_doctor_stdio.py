@@ -147,3 +147,17 @@ async def test_a_sandboxed_server_is_diagnosed_sandboxed(tmp_path, monkeypatch):
     refused = await diagnose(ServerSpec(name="t", command=[str(inside)], sandbox=True), FAST)
     step = failed(refused)
     assert step.id == "start" and "inside the home folder" in step.seen[-1] and "sandbox" in (step.fix or "")
+
+
+async def test_a_command_given_by_its_path_that_cannot_run_says_why(tmp_path):
+    # (each was "… is not on PATH" with the fix "install passwd": a path is not looked up on PATH)
+    plain = tmp_path / "server.py"
+    plain.write_text("print('hi')\n", encoding="utf-8")
+    for command, seen, fix in (
+            ([str(tmp_path / "nope" / "server")], "no such file", "check the path"),
+            ([str(tmp_path)], "is a folder", "give the program"),
+            ([str(plain)], "is not executable", "chmod +x"),
+            ([""], "the command is empty", "give the command")):
+        step = failed(await doctor(command))
+        assert step.id == "command" and seen in step.seen[-1] and fix in (step.fix or ""), (command, step.seen)
+        assert "not on PATH" not in step.seen[-1]
