@@ -93,8 +93,22 @@ for d in /run /var/run "$runtime"; do
 done
 cd -- "$PWD" 2>/dev/null || cd /tmp
 echo "$SAY (unshare): no network, $home hidden (empty), $RUN hidden (local sockets)," \
-  "read-only files but /tmp (empty, gone at exit)" >&2
-exec "$@"
+  "read-only files but /tmp (empty, gone at exit), no other process in sight" >&2
+# This shell is process 1 of the server's own PID namespace, which ignores a signal it has no handler for:
+# it runs the server as its child and hands it SIGTERM, SIGINT and SIGHUP.
+exec 3<&0  # (dash gives a background job /dev/null for stdin unless it is redirected from another descriptor)
+"$@" <&3 3<&- &
+child=$!
+exec 3<&-
+trap 'kill -TERM "$child" 2>/dev/null' TERM
+trap 'kill -INT "$child" 2>/dev/null' INT
+trap 'kill -HUP "$child" 2>/dev/null' HUP
+status=0
+while :; do
+  wait "$child"; status=$?
+  kill -0 "$child" 2>/dev/null || break
+done
+exit "$status"
 """
 
 _BWRAP_SAY = r"""echo "$SAY (bwrap): no network, $0 hidden (empty), $RUN hidden (local sockets)," \
@@ -160,7 +174,8 @@ def confine(command: Sequence[str], *, env: Mapping[str, str] | None = None, cwd
                    "--setenv", "TMPDIR", "/tmp", "--", "/bin/sh", "-c", _BWRAP_SAY, home, *args]
         return Confined(wrapped, extra, None, how)
     if how == "unshare":
-        wrapped = ["unshare", "--user", "--map-root-user", "--net", "--mount", "--", "/bin/sh", "-c",
+        wrapped = ["unshare", "--user", "--map-root-user", "--net", "--mount", "--pid", "--fork", "--mount-proc",
+                   "--kill-child", "--", "/bin/sh", "-c",
                    _UNSHARE_SCRIPT, SAY, home, runtime, *args]
         return Confined(wrapped, {**extra, "TMPDIR": "/tmp"}, safe_cwd, how)
     tmp = os.path.realpath(tempfile.mkdtemp(prefix="spyglass-sandbox-"))

@@ -131,3 +131,16 @@ def test_a_sandboxed_server_cannot_reach_the_local_sockets_of_the_runtime_folder
         path.unlink()
         runtime.rmdir()
     assert accepted == [b"in"]  # only the unconfined run got through
+
+
+@needs_sandbox
+def test_a_sandboxed_server_sees_and_signals_no_process_of_yours(tmp_path, monkeypatch):
+    # (it could: the same user, the same process ids; a server could stop or kill the window, or any of your
+    # programs, by their process ids; bwrap had a PID namespace of its own, unshare did not)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    code = ("import os,sys\ntry:\n os.kill(int(sys.argv[1]), 0); print('reached')\n"
+            "except ProcessLookupError:\n print('no such process')")
+    confined = confine([PY, "-c", code, str(os.getpid())])
+    boxed = subprocess.run(confined.command, env={**os.environ, **confined.env}, cwd=confined.cwd,
+                           capture_output=True, text=True, timeout=30 * SLOWDOWN)
+    assert boxed.stdout.strip() == "no such process", (boxed.stdout, boxed.stderr)
