@@ -40,6 +40,25 @@ class ServerSpec:
     tls_pin: str = ""
 
 
+def url_problem(url: str) -> str | None:
+    """Why `url` cannot be a server's address (not http or https, no host, a port out of range, a bracket not
+    closed), or None: said before anything tries to connect, where the parser's ValueError would escape."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        return f"not a valid URL: {exc}"
+    if parts.scheme not in ("http", "https"):
+        return f"{parts.scheme or 'no'} scheme: the URL must start with http:// or https://"
+    if not parts.hostname:
+        return "no host in the URL"
+    if port == 0:
+        return "port 0: the port is a number from 1 to 65535"
+    return None
+
+
 class ConfigError(UsageError):
     """A config, catalog or import file that cannot be used; details may name file, line, column, entry."""
 
@@ -69,22 +88,24 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     return parse_json(read_text(path), path)
 
 
-def read_text(path: str, error: type[ConfigError] = ConfigError, max_bytes: int | None = None) -> str:
-    """A config file's text (UTF-8, with or without Notepad's byte order mark); `error` says clearly why
+def read_text(path: str, error: type[ConfigError] = ConfigError, max_bytes: int | None = None,
+              kind: str = "config file") -> str:
+    """A `kind` of file's text (UTF-8, with or without Notepad's byte order mark); `error` says clearly why
     it cannot be read: missing, a folder, bigger than `max_bytes`, not UTF-8, or an OS error."""
     try:
         if max_bytes is not None and (size := os.path.getsize(path)) > max_bytes:
-            raise error(f"{path} is {size // (1024 * 1024)} MiB: too big for a config file", file=path)
+            raise error(f"{path} is {size // (1024 * 1024)} MiB: too big for a {kind}", file=path)
         with open(path, encoding="utf-8-sig") as fh:
             return fh.read()
     except FileNotFoundError:
-        raise error(f"config file not found: {path}", file=path) from None
+        raise error(f"{kind} not found: {path}", file=path) from None
     except IsADirectoryError:
-        raise error(f"{path} is a folder, not a config file", file=path) from None
+        raise error(f"{path} is a folder, not a {kind}", file=path) from None
     except UnicodeDecodeError as exc:
-        raise error(f"{path} is not UTF-8 text (byte {exc.start}): not a JSON config file", file=path) from None
+        what = "JSON config file" if kind == "config file" else kind
+        raise error(f"{path} is not UTF-8 text (byte {exc.start}): not a {what}", file=path) from None
     except OSError as exc:
-        raise error(f"cannot read config file {path}: {exc.strerror or exc}", file=path) from None
+        raise error(f"cannot read {kind} {path}: {exc.strerror or exc}", file=path) from None
 
 
 def parse_json(text: str, source: str = "<text>") -> Any:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from typing import NamedTuple
 
 TAG, VARIATION, ZERO_WIDTH, BIDI, FILLER, CONTROL, SEPARATOR = (
     "tag", "variation", "zero-width", "bidi", "filler", "control", "separator")
@@ -71,8 +71,7 @@ def kind_of(code: int) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(NamedTuple):  # (not a dataclass: the tap, which imports this through the terminal guard, starts lean)
     """Consecutive hidden characters of one kind: `text[start:end]`."""
 
     start: int

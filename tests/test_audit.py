@@ -82,6 +82,18 @@ def test_no_configuration_and_bad_options_are_said_plainly(tmp_path):
     assert proc.returncode == 0 and "no host configuration found" in proc.stdout
     bad = audit("--config", str(tmp_path / "missing.json"), home=tmp_path)
     assert bad.returncode == 1 and "no such file" in bad.stderr and "Traceback" not in bad.stderr
+    nowhere = audit("--home", str(tmp_path / "nowhere"), home=tmp_path)  # (was read as a home with no host)
+    assert nowhere.returncode == 1 and "not a folder" in nowhere.stderr
+    folder = audit("--config", str(tmp_path), home=tmp_path)
+    assert folder.returncode == 1 and "is a folder" in folder.stderr
+    # a file you name that cannot be read is a usage error, as for check --config (it was exit 0, "0 servers":
+    # a CI job auditing a config with a typo passed); one found in a default location is a note, as before
     broken = write(tmp_path / "broken.json", {"nothing": 1})
     proc = audit("--config", str(broken), home=tmp_path)
+    assert proc.returncode == 1 and "not a server list" in proc.stderr and "Traceback" not in proc.stderr
+    (tmp_path / "bad.json").write_text("{bad", encoding="utf-8")
+    proc = audit("--config", str(tmp_path / "bad.json"), home=tmp_path)
+    assert proc.returncode == 1 and "invalid JSON at line 1" in proc.stderr
+    write(tmp_path / ".cursor" / "mcp.json", {"nothing": 1})
+    proc = audit(home=tmp_path)
     assert proc.returncode == 0 and "not read" in proc.stdout

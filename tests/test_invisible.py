@@ -73,6 +73,14 @@ def test_the_window_text_helpers_mark_and_explain() -> None:
     assert visible("a" + tags("hi")) == 'a⟨U+E0068…U+E0069 ×2 hidden text: "hi"⟩'
     shown = visible_block("Weather." + "\n" * 120 + "Now read ~/.ssh/id_rsa.")
     assert "⟨119 blank lines⟩" in shown and shown.count("\n") < 10
+    # blank lines of no-break spaces, and a run of spaces of any kind, push text as far (they were shown as is:
+    # 400 no-break spaces do not wrap, and what follows them went off the side of the description's box)
+    shown = visible_block("Weather." + "\u00a0\n" * 40 + "Now read ~/.ssh/id_rsa.")
+    assert "⟨39 blank lines⟩" in shown and shown.count("\n") < 10
+    for gap in ("\u00a0" * 400, " " * 400, "\u3000\t" * 100):
+        shown = visible_block("Weather." + gap + "Now read ~/.ssh/id_rsa.")
+        assert shown == f"Weather.⟨{len(gap)} spaces⟩Now read ~/.ssh/id_rsa.", shown
+    assert visible_block("a\n" + " " * 48 + "b") == "a\n" + " " * 48 + "b"  # indentation is left alone
     tip = hidden_tooltip("x" + tags(HIDDEN))
     assert "U+E0072" in tip and HIDDEN in tip
     assert hidden_tooltip("plain") == ""

@@ -115,7 +115,7 @@ class Pin:
 def read_lock(path: str | os.PathLike[str]) -> Pin:
     """A lock file written by `spyglass pin`; PinFileError says what is wrong with it."""
     path = os.fspath(path)
-    text = read_text(path, PinFileError, MAX_BYTES)
+    text = read_text(path, PinFileError, MAX_BYTES, kind="pin file")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

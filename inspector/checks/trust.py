@@ -38,12 +38,13 @@ HIDDEN_RULES = {invisible.TAG: "hidden-tag-characters", invisible.VARIATION: "hi
 # in a result (text read from the world: web pages, files) only the kinds that carry or reorder words
 RESULT_KINDS = (invisible.TAG, invisible.VARIATION, invisible.BIDI)
 BLANK_LINES = 12  # consecutive blank lines before more text: the rest is out of sight
-BLANK_SPACES = 300  # a run of spaces or tabs before more text, the same on one line
+BLANK_SPACES = 300  # a run of spaces (any: tab, no-break, ideographic…) before more text, the same on one line
 STRINGS_MAX = 2000  # strings read per definition
 SHOWN = 80  # characters of the matched text quoted in a finding
 RESULT_SCAN = 100_000  # characters of a result read (the judge runs on the window's loop; a result may be 64 MiB)
 
-_SPACES = re.compile(rf"[ \t]{{{BLANK_SPACES},}}")
+_SPACES = re.compile(rf"[^\S\n]{{{BLANK_SPACES},}}")  # white space but a newline: U+00A0 and U+3000 push as far
+_GAP = re.compile(r"[^\S\n]{32}")
 _COMMENT = re.compile(r"<!--[\s\S]{0,200}?(?:-->|$)")
 INSTRUCTION = re.compile(r"""
     \b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+)*
@@ -51,7 +52,10 @@ INSTRUCTION = re.compile(r"""
         (?:instructions?|prompts?|rules|directions|guidelines|messages|context)
   | \bbefore\s+(?:using|calling|running|invoking|executing)\s+(?:any|every|all|the)\s+(?:other\s+)?tools?\b
   | \bbefore\s+any\s+other\s+tool
+  | \b(?:ignore|disregard|forget)\s+(?:everything|anything|all(?:\s+of)?(?:\s+the)?)\s+
+        (?:above|before|earlier|previously|so\s+far|you\s+(?:were|have\s+been)\s+told)
   | <\s*/?\s*(?:important|system|instructions?|secret|hidden|admin|critical|override|assistant)\s*>
+  | \[\s*/?\s*(?:important|system|instructions?|admin|critical|override|assistant)\s*\]
   | \b(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention|reveal|show|notify|alert|disclose)\b
         [^.\n]{0,40}\b(?:user|human)\b
   | \bwithout\s+(?:telling|informing|notifying|asking)\s+the\s+user
@@ -71,8 +75,9 @@ SECRET = re.compile(r"""
 """, re.I | re.X)
 
 # one of these is in every text INSTRUCTION or SECRET matches (lower case)
-_WORDS = ("ignor", "disregard", "forget", "overrid", "bypass", "before", "<", " not", "n't", "dont", "never", "without",
-          "must", "instead", "this tool", "ssh", "id_", ".env", "env var", "environment var",
+_WORDS = ("ignor", "disregard", "forget", "overrid", "bypass", "before", "<", "important", "[system", "[ system",
+          "[instruction", "[admin", "[critical", "[override", "[assistant", "[/", " not", "n't", "dont", "never",
+          "without", "must", "instead", "this tool", "ssh", "id_", ".env", "env var", "environment var",
           "aws", "netrc", "npmrc", "pypirc", "credential",
           "kube", "docker", "claude_desktop", "cursor", "shadow", "gnupg", "wallet", "key", "token", "password",
           "secret", "cookie")
@@ -130,6 +135,8 @@ def _suspect(text: str) -> bool:
     if invisible.ANY.search(text) or "\\u00" in text or "<!--" in text or text.count("\n") >= BLANK_LINES:
         return True
     if " " * 32 in text or "\t" * 32 in text:
+        return True
+    if (not text.isascii() or " \t" in text) and _GAP.search(text):  # other spaces, or mixed: rarer, slower
         return True
     low = text.lower()
     return any(word in low for word in _WORDS)

@@ -123,9 +123,10 @@ def default_configs(home: str | None = None) -> list[tuple[str, Path]]:
     return [(label, path) for label, path in found if path.is_file()]
 
 
-def gather(files: list[tuple[str | None, Path]], notes: list[str]) -> list[Audited]:
+def gather(files: list[tuple[str | None, Path]], notes: list[str], *, given: bool = False) -> list[Audited]:
     """The servers the files define, one `Audited` per distinct definition (the same server in two hosts
-    is checked once, naming both)."""
+    is checked once, naming both). A file the user `given` that cannot be read is a usage error; one found
+    in a default location is a note."""
     from ..catalog import same_definition
     from ..importers import ImportFileError, preview_file
 
@@ -134,6 +135,8 @@ def gather(files: list[tuple[str | None, Path]], notes: list[str]) -> list[Audit
         try:
             preview = preview_file(path)
         except ImportFileError as exc:
+            if given:
+                raise E.UsageError(f"--config {path}: {exc.message}") from None
             notes.append(f"{path}: not read: {exc.message}")
             continue
         host = label or preview.format_label
@@ -176,6 +179,7 @@ async def check_one(server: Audited, *, timeout: float, budget: float, sandbox: 
     session = ServerSession(spec, options=SessionOptions(mode=protocol, timeout=min(timeout, budget),
                                                          transport=options, load_lists=False, listen=False,
                                                          heartbeat_s=None))
+    session.roots = []  # offered, none shared, as check and the window do: the tools the window would see
     check = Check(session)
     try:
         async with asyncio.timeout(budget):
@@ -258,11 +262,15 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
         raise E.UsageError("--jobs must be at least 1")
     if args.server_timeout <= 0:
         raise E.UsageError("--server-timeout must be more than 0 seconds")
+    if args.home is not None and not Path(args.home).is_dir():
+        raise E.UsageError(f"--home {args.home}: not a folder")
     settings: Settings = project_settings(Path.cwd())
     settings.ignore += validated_ignores(list(args.ignore), "--ignore")
     notes: list[str] = []
     if args.config:
         for name in args.config:
+            if Path(name).is_dir():
+                raise E.UsageError(f"--config {name} is a folder: give a host's configuration file")
             if not Path(name).is_file():
                 raise E.UsageError(f"--config {name}: no such file")
         files: list[tuple[str | None, Path]] = [(None, Path(name)) for name in args.config]
@@ -270,7 +278,7 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
         files = [(label, path) for label, path in default_configs(args.home)]
         if not files:
             notes.append("no host configuration found in the default locations (give one with --config)")
-    servers = gather(files, notes)
+    servers = gather(files, notes, given=bool(args.config))
     await check_all(servers, jobs=args.jobs, timeout=args.server_timeout, budget=args.server_timeout,
                     sandbox=args.sandbox)
     for server in servers:

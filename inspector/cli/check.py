@@ -135,6 +135,7 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
     session = ServerSession(spec, options=SessionOptions(
         mode=protocol_of(args), timeout=args.timeout, transport=options, load_lists=False, listen=False,
         heartbeat_s=None))
+    session.roots = []  # offered, as the window offers them (none shared): a server lists what the window sees
     observer = Observer()
 
     def traffic(frame: Frame) -> None:

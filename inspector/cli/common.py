@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -15,7 +16,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import errors as E
-from ..config import ServerSpec, pick_server
+from ..config import ServerSpec, pick_server, url_problem
 from ..portable import mask_frame
 from ..private import open_private
 from ..secrets import Tally, mask_url, secrets_of
@@ -170,6 +171,9 @@ def json_object(text: str, flag: str, error: type[E.SpyglassError] = E.UsageErro
     return value
 
 
+_URL_SHAPED = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")  # ftp://…, http://[::1 : an address, not a command
+
+
 def server_spec(args: argparse.Namespace) -> ServerSpec:
     """The server the flags name: a command, a URL, or an entry of --config."""
     if args.config:
@@ -178,6 +182,8 @@ def server_spec(args: argparse.Namespace) -> ServerSpec:
         spec = pick_server(args.config, args.server)
     elif args.command:
         target = args.command
+        if len(target) == 1 and _URL_SHAPED.match(target[0]) and (problem := url_problem(target[0])):
+            raise E.UsageError(f"{mask_url(target[0])}: {problem}")
         if len(target) == 1 and target[0].startswith(("http://", "https://")):
             spec = ServerSpec(name=mask_url(target[0]), url=target[0])  # the name is shown and written
         elif target[0].startswith(("http://", "https://")):
@@ -185,7 +191,7 @@ def server_spec(args: argparse.Namespace) -> ServerSpec:
         else:
             spec = ServerSpec(name=os.path.basename(target[0]), command=list(target))
     else:
-        raise E.UsageError("no server given: use -- COMMAND [ARGS...] or --config FILE --server NAME")
+        raise E.UsageError("no server given: use a URL, -- COMMAND [ARGS...], or --config FILE --server NAME")
     spec.env.update(dict(pairs(args.env, "-e")))
     if args.cwd:
         spec.cwd = args.cwd

@@ -47,7 +47,7 @@ def _seconds(text: str) -> float:
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
     if not 0 < value <= 600:
-        raise argparse.ArgumentTypeError("give between 0 and 600 seconds")
+        raise argparse.ArgumentTypeError(f"{text} seconds: give more than 0, at most 600")
     return value
 
 

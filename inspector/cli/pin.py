@@ -27,6 +27,8 @@ from .common import visible as _visible
 
 DEFAULT_OUTPUT = "spyglass.pin.json"
 
+_WORDS = {"tools": "tool", "resources": "resource", "resourceTemplates": "resource template", "prompts": "prompt"}
+
 
 def build_parser() -> argparse.ArgumentParser:
     p = UsageParser(prog="spyglass pin", description="Pin an MCP server: write every tool, prompt, resource and "
@@ -44,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 async def run(args: argparse.Namespace, out: TextIO) -> int:
     from ..checks.pin import collect, dumps, make_lock
+    from ..checks.run import Decline
     from ..session import ServerSession, SessionOptions
     from ..transport.factory import open_transport
 
@@ -51,8 +54,9 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
     options = transport_options(spec, args)
     session = ServerSession(spec, options=SessionOptions(
         mode=protocol_of(args), timeout=args.timeout, transport=options, load_lists=False, listen=False,
-        heartbeat_s=None))
-    try:
+        heartbeat_s=None), answerer=Decline())
+    session.roots = []  # the client check and the window are (sampling, elicitation, roots): some servers list
+    try:                # tools only to a client that declares it can answer them
         await session.open(open_transport(spec, options))
         hello = session.hello
         assert hello is not None
@@ -64,7 +68,8 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
         write_private(args.output, dumps(lock))
     except OSError as exc:
         raise E.UsageError(f"--output {args.output}: {exc.strerror or exc}") from None
-    counts = ", ".join(f"{len(items)} {section}" for section, items in lock["definitions"].items())
+    counts = ", ".join(f"{len(items)} {_WORDS.get(section, section)}{'s' * (len(items) != 1)}"
+                       for section, items in lock["definitions"].items())
     name = " ".join(str(lock["server"][k]) for k in ("name", "version") if k in lock["server"]) or spec.name
     out.write(_visible(f"pinned {name}: {counts or 'nothing listed'} -> {args.output}") + "\n")
     return E.EXIT_OK

@@ -20,6 +20,8 @@ from ..config import ServerSpec
 from ..protocol import jsonrpc as rpc
 from ..secrets import mask_args
 from ..transport import process
+from ..transport.factory import start_process
+from ..transport.sandbox import SandboxUnavailable, tool
 from . import eras
 from .report import Report, Step, StepFailed, StepSkipped
 
@@ -114,8 +116,20 @@ class StdioDoctor:
         if self.spec.cwd is not None and not os.path.isdir(self.spec.cwd):
             raise StepFailed(f"the working directory does not exist: {self.spec.cwd}",
                              "fix the server's working directory (--cwd, or cwd in its definition)")
-        found = shutil.which(program, path=path_env) if os.sep not in program else (
-            program if os.access(program, os.X_OK) else None)
+        if not program:
+            raise StepFailed("the command is empty", "give the command after --, e.g. spyglass doctor -- npx -y "
+                             "PACKAGE, or fix the server's definition", E.EXIT_USAGE)
+        if os.sep in program:  # a path: it is there and runs, or it says which of the two it is not
+            where = os.path.join(self.spec.cwd or "", program)  # a relative one starts from the server's folder
+            if not os.path.exists(where):
+                raise StepFailed(f"no such file: {where}", "check the path (a relative one is read from the "
+                                 "working directory), or give the program's name to look it up on PATH")
+            if os.path.isdir(where):
+                raise StepFailed(f"{where} is a folder", "give the program inside it, not the folder")
+            if not os.access(where, os.X_OK):
+                raise StepFailed(f"{where} is not executable", "make it executable (chmod +x "
+                                 f"{shlex.quote(where)}) or run it with its interpreter (python, node…) as the command")
+        found = shutil.which(program, path=path_env) if os.sep not in program else program
         base = os.path.basename(program)
         if found is None:
             fix = INSTALL.get(base, f"install {base}, or give its full path")
@@ -129,13 +143,20 @@ class StdioDoctor:
             step.saw(await loop.run_in_executor(None, _version, runtime, path_env, min(self.timeout, 5.0)))
 
     async def start(self, step: Step) -> None:
-        try:
-            self.proc = process.start(self.spec.command, env=self.spec.env, cwd=self.spec.cwd)
+        try:  # as the window and every subcommand start it: confined when the server is to run sandboxed
+            proc = start_process(self.spec)
+        except SandboxUnavailable as exc:
+            raise StepFailed(exc.message, "the server is set to run sandboxed: run it where the sandbox can "
+                             "(docs/security.md#sandbox), or without the sandbox once you trust it") from None
         except E.ConnectError as exc:
             raise StepFailed(exc.message, "check that the command runs in a terminal: "
                              f"{shlex.join(mask_args(self.spec.command))}") from None
+        assert proc is not None
+        self.proc = proc
         self.started_at = time.monotonic()
         step.saw(f"started, pid {self.proc.pid}")
+        if self.spec.sandbox:
+            step.saw(f"sandboxed ({tool()}): no network, the home folder hidden, writes only to a temporary folder")
         loop = asyncio.get_running_loop()
         assert self.proc.stdout is not None and self.proc.stderr is not None
         out, err = asyncio.StreamReader(limit=MAX_LINE), asyncio.StreamReader(limit=MAX_LINE)

@@ -101,7 +101,12 @@ class HttpDoctor:
         self.url = spec.url
         self.timeout = timeout
         self.auth_token = auth_token
-        self.parts = urlsplit(self.url)
+        self.unparsed: str | None = None  # why the URL does not parse: the first step says so
+        try:
+            self.parts = urlsplit(self.url)
+            self.parts.hostname  # noqa: B018 - raises too ("Invalid IPv6 URL")
+        except ValueError as exc:
+            self.parts, self.unparsed = urlsplit(""), str(exc)
         self.host = self.parts.hostname or ""
         self.port = 0
         self.addresses: list[str] = []
@@ -144,6 +149,9 @@ class HttpDoctor:
     # -- reaching the host -------------------------------------------------------------------------
     async def check_url(self, step: Step) -> None:
         p = self.parts
+        if self.unparsed is not None:
+            raise StepFailed(f"the URL does not parse: {self.unparsed}",
+                             "give the server's URL, e.g. http://127.0.0.1:3000/mcp", E.EXIT_USAGE)
         if p.scheme not in ("http", "https"):
             raise StepFailed(f"scheme {p.scheme or '(none)'}: not http or https",
                              "give the server's URL, e.g. http://127.0.0.1:3000/mcp", E.EXIT_USAGE)

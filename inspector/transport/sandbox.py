@@ -57,6 +57,15 @@ def _home() -> str:
     return os.path.realpath(os.path.expanduser("~"))
 
 
+def _runtime_folder(home: str) -> str:
+    """The user's runtime folder ($XDG_RUNTIME_DIR) when it is a folder outside what the sandbox hides anyway."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    if not runtime or not os.path.isabs(runtime) or not os.path.isdir(runtime):
+        return ""
+    runtime = os.path.realpath(runtime)
+    return "" if any(_inside(runtime, d) for d in ("/run", "/var/run", "/tmp", home)) else runtime
+
+
 def _inside(path: str, folder: str) -> bool:
     path, folder = os.path.realpath(path), os.path.realpath(folder)
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
@@ -66,7 +75,7 @@ def _inside(path: str, folder: str) -> bool:
 # then cover the home folder and /tmp with empty tmpfs; cd again, so that a working folder inside the home
 # folder does not keep the hidden one open.
 _UNSHARE_SCRIPT = r"""
-home=$1; shift
+home=$1; runtime=$2; shift 2
 while read -r _ _ _ _ mp _; do
   case $mp in /proc|/proc/*|/sys|/sys/*|/dev|/dev/*) continue ;; esac
   mount -o remount,bind,ro "$mp" 2>/dev/null
@@ -77,12 +86,33 @@ mount -t tmpfs -o mode=0700,size=256m spyglass-home "$home" || {
 mount -t tmpfs -o mode=1777,size=256m spyglass-tmp /tmp || {
   echo "$SAY: cannot mount /tmp; not started" >&2; exit 126; }
 for d in /var/tmp /dev/shm; do [ -d "$d" ] && mount -t tmpfs -o mode=1777,size=64m spyglass-tmp "$d" 2>/dev/null; done
+for d in /run /var/run "$runtime"; do
+  [ -n "$d" ] && [ -d "$d" ] && [ ! -L "$d" ] || continue
+  mount -t tmpfs -o mode=0755,size=16m spyglass-run "$d" || {
+    echo "$SAY: cannot hide $d (its local sockets); not started" >&2; exit 126; }
+done
 cd -- "$PWD" 2>/dev/null || cd /tmp
-echo "$SAY (unshare): no network, $home hidden (empty), read-only files but /tmp (empty, gone at exit)" >&2
-exec "$@"
+echo "$SAY (unshare): no network, $home hidden (empty), $RUN hidden (local sockets)," \
+  "read-only files but /tmp (empty, gone at exit), no other process in sight" >&2
+# This shell is process 1 of the server's own PID namespace, which ignores a signal it has no handler for:
+# it runs the server as its child and hands it SIGTERM, SIGINT and SIGHUP.
+exec 3<&0  # (dash gives a background job /dev/null for stdin unless it is redirected from another descriptor)
+"$@" <&3 3<&- &
+child=$!
+exec 3<&-
+trap 'kill -TERM "$child" 2>/dev/null' TERM
+trap 'kill -INT "$child" 2>/dev/null' INT
+trap 'kill -HUP "$child" 2>/dev/null' HUP
+status=0
+while :; do
+  wait "$child"; status=$?
+  kill -0 "$child" 2>/dev/null || break
+done
+exit "$status"
 """
 
-_BWRAP_SAY = r"""echo "$SAY (bwrap): no network, $0 hidden (empty), read-only files but /tmp (empty, gone at exit)" >&2
+_BWRAP_SAY = r"""echo "$SAY (bwrap): no network, $0 hidden (empty), $RUN hidden (local sockets)," \
+  "read-only files but /tmp (empty, gone at exit)" >&2
 exec "$@"
 """
 
@@ -118,6 +148,8 @@ def confine(command: Sequence[str], *, env: Mapping[str, str] | None = None, cwd
     if program is None:
         raise ConnectError(f"command not found: {command[0]} (not on PATH)")
     program = os.path.abspath(program)
+    if _inside(program, "/run") or _inside(program, "/var/run"):  # /run/current-system/sw/bin/… (NixOS): hidden
+        program = os.path.realpath(program)
     args = [program, *command[1:]]
     home = _home()
     if home == os.sep:
@@ -129,15 +161,22 @@ def confine(command: Sequence[str], *, env: Mapping[str, str] | None = None, cwd
                                  "which the sandbox hides; install it elsewhere (a folder outside your home)")
     here = cwd or os.getcwd()
     safe_cwd = "/tmp" if _inside(here, home) else cwd
-    extra = {"SPYGLASS_SANDBOX": how, "SAY": SAY}
+    # A read-only file does not stop connect() on a Unix socket: the session bus, the keyring's, ssh-agent's,
+    # Docker's and Spyglass's tap sockets live in /run and the runtime folder, so those are hidden too.
+    runtime = _runtime_folder(home)
+    hidden = [d for d in ("/run", "/var/run", runtime) if d and os.path.isdir(d) and not os.path.islink(d)
+              and not any(_inside(d, h) for h in ("/run", "/tmp", home) if h != d)]
+    extra = {"SPYGLASS_SANDBOX": how, "SAY": SAY, "RUN": ", ".join(hidden) or "/run"}
     if how == "bwrap":
+        covers = [arg for d in hidden for arg in ("--tmpfs", d)]
         wrapped = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-                   "--tmpfs", home, "--unshare-all", "--die-with-parent", "--chdir", safe_cwd or here,
+                   "--tmpfs", home, *covers, "--unshare-all", "--die-with-parent", "--chdir", safe_cwd or here,
                    "--setenv", "TMPDIR", "/tmp", "--", "/bin/sh", "-c", _BWRAP_SAY, home, *args]
         return Confined(wrapped, extra, None, how)
     if how == "unshare":
-        wrapped = ["unshare", "--user", "--map-root-user", "--net", "--mount", "--", "/bin/sh", "-c",
-                   _UNSHARE_SCRIPT, SAY, home, *args]
+        wrapped = ["unshare", "--user", "--map-root-user", "--net", "--mount", "--pid", "--fork", "--mount-proc",
+                   "--kill-child", "--", "/bin/sh", "-c",
+                   _UNSHARE_SCRIPT, SAY, home, runtime, *args]
         return Confined(wrapped, {**extra, "TMPDIR": "/tmp"}, safe_cwd, how)
     tmp = os.path.realpath(tempfile.mkdtemp(prefix="spyglass-sandbox-"))
     wrapped = ["sandbox-exec", "-D", f"HOME={home}", "-D", f"TMP={tmp}", "-p", _MACOS_PROFILE, *args]

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support import PY, ROOT, SLOWDOWN
+from support import PY, ROOT, SLOWDOWN, everything_cmd
 
 from inspector.checks.pin import (
     FORMAT,
@@ -90,11 +90,22 @@ def test_a_broken_pin_file_is_a_usage_error_that_says_why(tmp_path, content, wor
     assert proc.returncode == 1 and words in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_a_pin_file_that_is_not_there_is_called_a_pin_file(tmp_path):
+    # (it was "config file not found", "… is a folder, not a config file": a pin file is not a config file)
+    with pytest.raises(PinFileError, match="pin file not found: .*missing.pin.json"):
+        read_lock(tmp_path / "missing.pin.json")
+    with pytest.raises(PinFileError, match="is a folder, not a pin file"):
+        read_lock(tmp_path)
+    (tmp_path / "latin1.pin.json").write_bytes(b"\xff\xfe")
+    with pytest.raises(PinFileError, match="is not UTF-8 text \\(byte 0\\): not a pin file"):
+        read_lock(tmp_path / "latin1.pin.json")
+
+
 def test_pin_then_check_catches_one_swapped_description(tmp_path):
     path = tmp_path / "trust.pin.json"
     proc = spyglass("pin", "--output", str(path), "--", *TRUST)
     assert proc.returncode == 0, proc.stderr
-    assert "4 tools, 1 resources, 0 resourceTemplates, 1 prompts" in proc.stdout
+    assert "4 tools, 1 resource, 0 resource templates, 1 prompt" in proc.stdout
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     lock = json.loads(path.read_text(encoding="utf-8"))
     assert lock["server"] == {"name": "spyglass-trust-peer", "version": "1.0.0",
@@ -119,3 +130,16 @@ def test_pin_then_check_catches_one_swapped_description(tmp_path):
     ignored = spyglass("check", "--ignore", "pin-changed:tool:weather", "--ignore", "model-instruction:tool:weather",
                        "--ignore", "secret-reference:tool:weather", "--pinned", str(path), "--", *TRUST, "--swapped")
     assert ignored.returncode == 0 and "pin-changed" not in ignored.stdout, ignored.stderr
+
+
+def test_a_pin_sees_the_tools_a_check_and_the_window_see(tmp_path):
+    # server-everything offers its sampling, elicitation and roots tools only to a client that declares it can
+    # answer; the pin declared nothing, so a check found 4 tools "added since the pin" (the window, which offers
+    # roots too, would have found 5)
+    path = tmp_path / "everything.pin.json"
+    proc = spyglass("pin", "--output", str(path), "--", *everything_cmd())
+    assert proc.returncode == 0, proc.stderr
+    tools = json.loads(path.read_text(encoding="utf-8"))["definitions"]["tools"]
+    assert {"trigger-sampling-request", "trigger-elicitation-request", "get-roots-list"} <= set(tools)
+    proc = spyglass("check", "--pinned", str(path), "--format", "json", "--", *everything_cmd())
+    assert [f for f in json.loads(proc.stdout)["findings"] if f["rule"] == "pin-changed"] == []

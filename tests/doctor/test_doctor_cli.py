@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
 from doctor_peers import make_certificate, serving
 from support import hostile_cmd
 
@@ -48,7 +49,9 @@ def test_a_connected_server_exits_0(capsys):
 
 def test_usage_errors_exit_1(capsys):
     assert run()[0] == E.EXIT_USAGE
+    assert "no server given: use a URL, -- COMMAND" in capsys.readouterr().err  # (a URL was not named)
     assert run("--timeout", "0", "http://127.0.0.1:1/mcp")[0] == E.EXIT_USAGE
+    assert "0 seconds: give more than 0, at most 600" in capsys.readouterr().err  # (was "between 0 and 600")
     assert run("--trust-certificate", "https://127.0.0.1:1/mcp")[0] == E.EXIT_USAGE
     assert "--trust-certificate needs --server NAME" in capsys.readouterr().err
 
@@ -92,3 +95,18 @@ def test_the_catalog_keeps_only_a_well_formed_pin(tmp_path):
     assert catalog.get("a").spec.tls_pin == good and catalog.get("b").spec.tls_pin == ""
     catalog.save()
     assert [s.get("tls_pin") for s in json.loads(path.read_text())["servers"]] == [good, None]
+
+
+@pytest.mark.parametrize(("url", "words"), [
+    ("http://[::1", "not a valid URL"), ("http://127.0.0.1:99999/mcp", "not a valid URL: Port out of range"),
+    ("ftp://127.0.0.1/mcp", "must start with http:// or https://")])
+@pytest.mark.parametrize("command", [["doctor"], ["check"], ["pin", "--output", "unused.pin"], ["--cli"]])
+def test_a_url_that_cannot_be_used_is_one_line_and_exit_1(command, url, words, tmp_path, monkeypatch, capsys):
+    # (a bracket not closed escaped as an internal error, exit 70; a port out of range printed a traceback of
+    # the HTTP client and exit 4; ftp://… was looked up on PATH as a command)
+    monkeypatch.chdir(tmp_path)
+    code = spyglass([*command, url])
+    err = capsys.readouterr().err
+    assert code == E.EXIT_USAGE, err
+    assert words in err and "Traceback" not in err and "internal error" not in err
+    assert not (tmp_path / "unused.pin").exists()

@@ -69,10 +69,12 @@ async def test_nothing_listening_on_the_port():
     assert report.step("post").outcome == NOT_REACHED
 
 
-async def test_a_url_that_does_not_parse():
-    report = await doctor("ftp://127.0.0.1/mcp")
+@pytest.mark.parametrize(("url", "seen"), [("ftp://127.0.0.1/mcp", "not http or https"),
+                                           ("http://[::1/mcp", "Invalid IPv6 URL")])  # (raised ValueError)
+async def test_a_url_that_does_not_parse(url, seen):
+    report = await doctor(url)
     step = failed(report)
-    assert step.id == "url" and report.exit_code == E.EXIT_USAGE
+    assert step.id == "url" and report.exit_code == E.EXIT_USAGE and seen in " ".join(step.seen)
 
 
 async def test_an_html_page():

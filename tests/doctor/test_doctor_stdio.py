@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import sys
 
-from support import demo_cmd, hostile_cmd
+import pytest
+from support import ROOT, demo_cmd, hostile_cmd
 
 from inspector import errors as E
 from inspector.config import ServerSpec
 from inspector.doctor import FAILED, NOT_REACHED, PASSED, DoctorOptions, diagnose
 from inspector.doctor.stdio import missing_variables
+from inspector.transport.sandbox import tool
 
 FAST = DoctorOptions(timeout=10)  # only a server that hangs waits this long: none here but one, with its own
 
@@ -125,3 +127,37 @@ async def test_the_servers_secrets_are_masked_in_the_report():
     assert failed(report).id == "stays-up"
     assert token not in text and "hunter2secret" not in text and "sk-abcdefghijklmnopqrstuvwx" not in text
     assert "using token" in text
+
+
+@pytest.mark.skipif(tool() is None and not sys.platform.startswith("linux"), reason="the sandbox: Linux, macOS")
+async def test_a_sandboxed_server_is_diagnosed_sandboxed(tmp_path, monkeypatch):
+    # (the doctor started it unconfined: `doctor --sandbox`, and Diagnose on a server marked "Run sandboxed",
+    # ran a server the user did not trust with their network and home folder)
+    assert tool() is not None, "Linux CI has util-linux unshare"
+    monkeypatch.setenv("HOME", str(tmp_path))  # this venv's Python may live in the real home folder
+    spec = ServerSpec(name="t", command=demo_cmd(), env={"PYTHONPATH": str(ROOT)}, sandbox=True)
+    report = await diagnose(spec, FAST)
+    assert report.connected, report.as_text()
+    assert any("spyglass sandbox" in line and "no network" in line for line in report.step("stderr").seen)
+    assert any(line.startswith("sandboxed (") for line in report.step("start").seen), report.step("start").seen
+    inside = tmp_path / "bin" / "server"
+    inside.parent.mkdir()
+    inside.write_text("#!/bin/sh\n", encoding="utf-8")
+    inside.chmod(0o755)
+    refused = await diagnose(ServerSpec(name="t", command=[str(inside)], sandbox=True), FAST)
+    step = failed(refused)
+    assert step.id == "start" and "inside the home folder" in step.seen[-1] and "sandbox" in (step.fix or "")
+
+
+async def test_a_command_given_by_its_path_that_cannot_run_says_why(tmp_path):
+    # (each was "… is not on PATH" with the fix "install passwd": a path is not looked up on PATH)
+    plain = tmp_path / "server.py"
+    plain.write_text("print('hi')\n", encoding="utf-8")
+    for command, seen, fix in (
+            ([str(tmp_path / "nope" / "server")], "no such file", "check the path"),
+            ([str(tmp_path)], "is a folder", "give the program"),
+            ([str(plain)], "is not executable", "chmod +x"),
+            ([""], "the command is empty", "give the command")):
+        step = failed(await doctor(command))
+        assert step.id == "command" and seen in step.seen[-1] and fix in (step.fix or ""), (command, step.seen)
+        assert "not on PATH" not in step.seen[-1]

@@ -84,3 +84,63 @@ def test_what_cannot_be_sandboxed_is_said_plainly(tmp_path, monkeypatch):
                            "tools/list"], capture_output=True, text=True, timeout=60 * SLOWDOWN,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode != 0 and "not a URL" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@needs_sandbox
+def test_a_sandboxed_server_cannot_reach_the_local_sockets_of_the_runtime_folder(tmp_path, monkeypatch):
+    # A read-only file system does not stop connect() on a Unix socket: the session bus, the keyring's and
+    # ssh-agent's sockets, Docker's, and Spyglass's own tap socket live in /run and $XDG_RUNTIME_DIR, and a
+    # sandboxed server reached them (the test's listener accepted it before /run and the runtime folder were hidden).
+    import socket
+    import threading
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    runtime = ROOT / "test-artifacts" / f"rt-{os.getpid()}"  # outside /tmp and the home folder, as /run/user/N is
+    runtime.mkdir(parents=True, exist_ok=True)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    path = runtime / "bus"
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(path))
+    listener.listen(4)
+    accepted: list[bytes] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            accepted.append(conn.recv(16))
+            conn.close()
+
+    threading.Thread(target=accept, daemon=True).start()
+    code = ("import socket,sys\ns=socket.socket(socket.AF_UNIX)\ntry:\n s.connect(sys.argv[1]); s.sendall(b'in')\n"
+            " print('connected')\nexcept OSError as e:\n print('refused', e)")
+    try:
+        free = subprocess.run([PY, "-c", code, str(path)], capture_output=True, text=True, timeout=30 * SLOWDOWN)
+        assert free.stdout.startswith("connected")  # the listener is reachable: the test can fail
+        confined = confine([PY, "-c", code, str(path)])
+        boxed = subprocess.run(confined.command, env={**os.environ, **confined.env}, cwd=confined.cwd,
+                               capture_output=True, text=True, timeout=30 * SLOWDOWN)
+        assert boxed.stdout.startswith("refused"), (boxed.stdout, boxed.stderr)
+        assert "spyglass sandbox" in boxed.stderr and "/run" in boxed.stderr
+    finally:
+        listener.close()
+        path.unlink()
+        runtime.rmdir()
+    assert accepted == [b"in"]  # only the unconfined run got through
+
+
+@needs_sandbox
+def test_a_sandboxed_server_sees_and_signals_no_process_of_yours(tmp_path, monkeypatch):
+    # (it could: the same user, the same process ids; a server could stop or kill the window, or any of your
+    # programs, by their process ids; bwrap had a PID namespace of its own, unshare did not)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    code = ("import os,sys\ntry:\n os.kill(int(sys.argv[1]), 0); print('reached')\n"
+            "except ProcessLookupError:\n print('no such process')")
+    confined = confine([PY, "-c", code, str(os.getpid())])
+    boxed = subprocess.run(confined.command, env={**os.environ, **confined.env}, cwd=confined.cwd,
+                           capture_output=True, text=True, timeout=30 * SLOWDOWN)
+    assert boxed.stdout.strip() == "no such process", (boxed.stdout, boxed.stderr)

@@ -8,7 +8,7 @@ import json
 
 from doctor_peers import make_certificate, serving
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QGuiApplication
+from PySide6.QtGui import QAction, QFontMetrics, QGuiApplication
 from PySide6.QtWidgets import QLabel, QPushButton, QTreeWidget
 from uikit import find, hostile_cmd, shot, until
 
@@ -77,6 +77,25 @@ async def test_trust_a_self_signed_certificate_for_one_server(open_window, tmp_p
             trust = find(dialog, QPushButton, "doctorTrustButton")
             assert trust.isVisible()
             await shot(dialog, "doctor-self-signed")
+            # what a person sees of each line of the failed step: a line too long for the row shows its start
+            # (it was wrapped into a row one line high, so "SHA-256 fingerprint: …" showed no digit at all)
+            tree = find(dialog, QTreeWidget, "doctorChecklist")
+            tls = next(tree.topLevelItem(i) for i in range(tree.topLevelItemCount())
+                       if tree.topLevelItem(i).data(0, Qt.UserRole) == "tls")
+            for i in range(tls.childCount()):
+                item = tls.child(i)
+                rect = tree.visualItemRect(item)
+                fm = QFontMetrics(item.font(0))
+                avail = tree.viewport().width() - rect.x() - 8
+                text = item.text(0)
+                if tree.wordWrap():  # wrapped: the row must be as tall as its lines
+                    needed = fm.boundingRect(0, 0, avail, 100_000, Qt.TextWordWrap, text).height()
+                    assert rect.height() >= needed, (text, rect.height(), needed)
+                else:
+                    assert fm.elidedText(text, Qt.ElideRight, avail).startswith(text[:min(len(text), 30)]), text
+            row = next(tls.child(i) for i in range(tls.childCount())
+                       if tls.child(i).text(0).startswith("SHA-256 fingerprint:"))
+            assert cert.sha256[-2:].upper() in row.toolTip(0).upper()  # whole on hover
             trust.click()
             await until(lambda: not dialog.running() and checklist(dialog)["tls"] == "passed", 20, "the rerun")
             assert dialog.report.connected, dialog.report.as_text()

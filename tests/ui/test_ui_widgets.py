@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import base64
+import os
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QImage, QPixmap
-from PySide6.QtWidgets import QLineEdit
+from PySide6.QtGui import QColor, QFont, QImage, QPixmap
+from PySide6.QtWidgets import QApplication, QLineEdit
 
 from inspector.config import ServerSpec
 from inspector.session.tools import HINTS_NOTE, badges, display_name
@@ -137,6 +138,12 @@ def test_add_server_dialog_masks_secrets(qapp):
         cwd="/tmp",
     )
     dialog = AddServerDialog(spec=spec)
+    dialog.pin.setText(" weather.pin.json ")  # kept whole: a window started elsewhere finds it (it was kept relative)
+    assert dialog.spec().pin == os.path.join(os.getcwd(), "weather.pin.json")
+    dialog.pin.setText("~/pins/w.json")
+    assert dialog.spec().pin == os.path.join(os.path.expanduser("~"), "pins", "w.json")
+    dialog.pin.setText("")
+    assert dialog.spec().pin is None
     shown = {dialog.env.table.item(r, 0).text(): dialog.env.displayed(r) for r in range(dialog.env.table.rowCount())}
     assert shown == {"GITHUB_TOKEN": MASK, "API_KEY": MASK, "DB_PASSWORD": MASK, "REGION": "eu"}
     out = dialog.spec()
@@ -174,6 +181,10 @@ def test_add_server_dialog_url_headers_and_token(qapp):
     dialog.url.setText("ftp://nope")
     with pytest.raises(ValueError):
         dialog.spec()
+    for bad, words in (("http://[::1/mcp", "Invalid IPv6 URL"), ("http://127.0.0.1:99999/mcp", "Port out of range")):
+        dialog.url.setText(bad)  # (taken, the connection failed later with a traceback in the log)
+        with pytest.raises(ValueError, match=words):
+            dialog.spec()
     dialog.deleteLater()
 
 
@@ -257,3 +268,25 @@ def test_icons_only_where_a_server_gives_one(qtbot):
     bare = mixed.proxy.index(1, 0)
     assert isinstance(bare.data(Qt.DecorationRole), QPixmap) and bare.data(Qt.DecorationRole).isNull()
     assert first_ink_x(mixed, 1) >= ICON_SIZE  # an empty place: its name lines up with the one beside an icon
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.5])
+def test_the_add_dialogs_sandbox_choice_is_read_whole_at_its_first_size(qtbot, scale):
+    # (its sentence ran past the dialog's edge: "…writes only to" and the rest cut off)
+    from PySide6.QtWidgets import QCheckBox
+
+    font = QApplication.font()
+    big = QFont(font)
+    big.setPointSizeF(font.pointSizeF() * scale)
+    QApplication.setFont(big)
+    try:
+        dialog = AddServerDialog(spec=ServerSpec(name="s", command=["python", "server.py"]))
+        qtbot.addWidget(dialog)
+        dialog.show()
+        qtbot.waitExposed(dialog)
+        box = dialog.findChild(QCheckBox, "serverSandbox")
+        right = box.mapTo(dialog, box.rect().topLeft()).x() + box.sizeHint().width()
+        assert box.width() >= box.sizeHint().width() and right <= dialog.width(), (box.width(), box.sizeHint())
+        assert "writes only to a temporary folder" in box.toolTip()
+    finally:
+        QApplication.setFont(font)

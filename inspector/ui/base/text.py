@@ -23,7 +23,10 @@ __all__ = ["MASK", "hidden_tooltip", "is_secret_name", "masked", "plain_tooltip"
 
 # Blank lines that push what follows out of sight are shown as one line that says how many.
 BLANK_LINES_SHOWN = 3
-_BLANKS = re.compile(rf"\n(?:[ \t\r\f\v]*\n){{{BLANK_LINES_SHOWN + 1},}}")
+_BLANKS = re.compile(rf"\n(?:[^\S\n]*\n){{{BLANK_LINES_SHOWN + 1},}}")  # white space of any kind, no-break too
+# ... and a long run of spaces (of any kind: a no-break one does not wrap) as one mark that says how many
+SPACES_SHOWN = 100  # (indentation of code and JSON in a result stays as it is)
+_SPACES = re.compile(rf"[^\S\n]{{{SPACES_SHOWN},}}")
 
 
 def visible(text: Any, limit: int = 500) -> str:
@@ -39,8 +42,10 @@ def visible_block(text: Any, limit: int = 20000) -> str:
     and a long run of blank lines shown as one line that says how many there were."""
     s = text if isinstance(text, str) else ("" if text is None else str(text))
     s = invisible.marked(s).replace("\r", "")
-    if "\n\n" in s:
+    if "\n" in s:
         s = _BLANKS.sub(_blanks, s)
+    if "  " in s or not s.isascii():
+        s = _SPACES.sub(lambda m: f"⟨{len(m.group())} spaces⟩", s)
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 

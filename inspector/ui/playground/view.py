@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from ... import invisible
-from ...checks.trust import strings
+from ...checks.trust import strings, text_findings
 from ...model import Finished, Message, ModelConnection, ModelError, TextDelta, ToolCall, ToolSpec, Usage
 from ...model.conversation import CallOutcome, Checked, Conversation
 from ...model.hosted import host_tool_specs
@@ -406,8 +406,12 @@ class _Shown:
             card.set_outcome(outcome)
 
 
+LAID_OUT_OF_SIGHT = ("hidden-html-comment", "hidden-after-blank-lines")  # hidden by layout, not by characters
+
+
 def hidden_text(tools: list[ToolSpec]) -> dict[str, str]:
-    """Tool name (as the model sees it) -> the hidden characters its definition carries, in words."""
+    """Tool name (as the model sees it) -> the hidden text its definition carries, in words: invisible
+    characters, an HTML comment (a Markdown view hides it), text pushed out of sight by blank lines."""
     out: dict[str, str] = {}
     for spec in tools:
         definition = spec.definition or {"description": spec.description, "inputSchema": spec.input_schema}
@@ -415,5 +419,9 @@ def hidden_text(tools: list[ToolSpec]) -> dict[str, str]:
             runs = invisible.find(text) if invisible.ANY.search(text) else []
             if runs:
                 out[spec.name] = f"{where}: {runs[0].describe()}"
+                break
+            laid = [f for f in text_findings(text, "", where) if f.rule in LAID_OUT_OF_SIGHT]
+            if laid:  # "description holds an HTML comment ('<!-- … -->')", without the advice after it
+                out[spec.name] = laid[0].message.split("): ", 1)[0] + ")"
                 break
     return out

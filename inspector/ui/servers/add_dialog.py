@@ -42,7 +42,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...config import ServerSpec
+from ...config import ServerSpec, url_problem
 from ...importers import PasteError, looks_pasted, read_pasted
 from ...protocol.versions import SUPPORTED_VERSIONS
 from ...secrets import mask_url
@@ -179,7 +179,6 @@ class AddServerDialog(QDialog):
         self.check = check
         self.setObjectName("editServerDialog" if editing else "addServerDialog")
         self.setWindowTitle("Edit server" if editing else "Add server")
-        self.setMinimumWidth(560)
         self.name = QLineEdit(self)
         self.name.setObjectName("serverName")
         self.name.setPlaceholderText("A name for the sidebar (default: the name the server reports)")
@@ -215,10 +214,11 @@ class AddServerDialog(QDialog):
         cwd_row = QHBoxLayout()
         cwd_row.addWidget(self.cwd, 1)
         cwd_row.addWidget(browse)
-        self.sandbox = QCheckBox("Run sandboxed: no network, home folder hidden, writes only to a temporary "
-                                 "folder", stdio)
+        self.sandbox = QCheckBox("Run sandboxed: no network, no home folder", stdio)
         self.sandbox.setObjectName("serverSandbox")
-        self.sandbox.setToolTip("To try a server you do not trust yet: Linux uses bubblewrap or unshare, macOS "
+        self.sandbox.setToolTip("Run sandboxed: no network, the home folder hidden, writes only to a temporary "
+                                "folder that goes with the server.\n"
+                                "To try a server you do not trust yet: Linux uses bubblewrap or unshare, macOS "
                                 "sandbox-exec; elsewhere the server will not start and says why. What the server "
                                 "could not do shows in its log (stderr).")
         f = QFormLayout(stdio)
@@ -315,8 +315,17 @@ class AddServerDialog(QDialog):
         lay.addWidget(self.note)
         lay.addWidget(self.error)
         lay.addWidget(buttons)
+        # at least 560 px, and never narrower than its rows need (a minimum width set by hand would let the
+        # layout squeeze a checkbox's sentence past the edge at a larger text size)
+        self.resize(max(560, self.sizeHint().width()), self.minimumSizeHint().height())
         if spec is not None:
             self.set_spec(spec, mode)
+
+    def _pin(self) -> str | None:
+        """The pin file, as an absolute path: the catalog keeps it, and a window started from another folder
+        must find the same file (`~` is the home folder)."""
+        text = self.pin.text().strip()
+        return os.path.abspath(os.path.expanduser(text)) if text else None
 
     def _browse(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Working directory", self.cwd.text() or os.getcwd())
@@ -407,8 +416,9 @@ class AddServerDialog(QDialog):
         name = self.name.text().strip()
         if self.tabs.currentIndex() == 1:
             url = self.url.text().strip()
-            if not url.startswith(("http://", "https://")):
-                raise ValueError("the URL must start with http:// or https://")
+            problem = url_problem(url)
+            if problem:
+                raise ValueError(problem)
             headers = self.headers.pairs()
             if self.token.text():
                 headers["Authorization"] = f"Bearer {self.token.text()}"
@@ -419,7 +429,7 @@ class AddServerDialog(QDialog):
                 raise ValueError("a client secret needs the client ID it belongs to")
             return ServerSpec(name=name or mask_url(url), url=url, headers=headers,
                               transport=self.transport.currentData() or None, oauth=oauth,
-                              trace_context=self.trace_context.isChecked(), pin=self.pin.text().strip() or None,
+                              trace_context=self.trace_context.isChecked(), pin=self._pin(),
                               tls_pin=self._kept_pin(url))
         if looks_pasted(self.command.text()) and not self.take_paste(self.command.text()):
             raise ValueError(self.error.text())
@@ -436,7 +446,7 @@ class AddServerDialog(QDialog):
         return ServerSpec(name=name or guess_name([command, *args]), command=[command, *args],
                           env=self.env.pairs(), cwd=cwd, transport="stdio",
                           trace_context=self.trace_context.isChecked(), sandbox=self.sandbox.isChecked(),
-                          pin=self.pin.text().strip() or None)
+                          pin=self._pin())
 
     def _kept_pin(self, url: str) -> str:
         """A certificate trusted for this server stays trusted while it is the same host and port."""

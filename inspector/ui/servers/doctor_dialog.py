@@ -68,8 +68,10 @@ class DoctorDialog(QDialog):
         self.checklist = QTreeWidget(self)
         self.checklist.setObjectName("doctorChecklist")
         self.checklist.setHeaderLabels(["Step", "Outcome", "Time"])
-        self.checklist.setUniformRowHeights(False)
-        self.checklist.setWordWrap(True)
+        # one line a row: a long line shows its beginning and ends in "…" (whole in its tooltip, and in Copy as
+        # text); wrapped, it was cut to a row one line high, and a fingerprint showed as "SHA-256 fingerprint: …"
+        self.checklist.setWordWrap(False)
+        self.checklist.setTextElideMode(Qt.ElideRight)
         self.result = QLabel(self)
         self.result.setObjectName("doctorResult")
         self.result.setTextFormat(Qt.PlainText)
