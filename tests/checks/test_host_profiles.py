@@ -83,6 +83,23 @@ def test_broken_toml_and_unknown_hosts_are_usage_errors(tmp_path):
         P.choose("cursor,nosuch", P.shipped())
 
 
+def test_a_project_files_problems_are_told_once_each_in_the_order_of_their_lines():
+    text = ('id = "vscode"\n\n[naming]\nprefix = { value = "p_", source = "http://example.com", read = "2026-12-07" }\n'
+            'max_length = { value = -3, confidence = "low", why = "x" }\n\n[limits]\ntools = { value = 5 }\n'
+            'bogus = { value = 1, confidence = "low", why = "x" }\n\n\n\n[content]\nimage = true\n')
+    with pytest.raises(E.UsageError) as caught:
+        P.read_profile("vscode.toml", text, P.shipped()["vscode"])
+    lines = [int(m) for m in re.findall(r"^  vscode\.toml:(\d+):", str(caught.value), re.M)]
+    assert lines == [4, 5, 8, 9, 14]  # 8 (no source, no confidence) said once, and 14 after 5
+    assert "5 problem(s)" in str(caught.value)
+
+
+def test_an_empty_host_list_is_a_usage_error_and_all_names_every_host():
+    with pytest.raises(E.UsageError, match=r"unknown host \(none\)"):
+        P.choose(" , ", P.shipped())
+    assert [p.id for p in P.choose("vscode,all", P.shipped())] == HOSTS
+
+
 def tool(name="t", description="Do the thing well.", schema=None, **extra):
     return {"name": name, "description": description,
             "inputSchema": schema or {"type": "object", "properties": {}}, **extra}

@@ -139,6 +139,8 @@ def test_usage_errors_and_a_project_profile(tmp_path):
     proc = check("--host", "nosuch", "--", *PLANTED)
     assert proc.returncode == 1 and "unknown host nosuch; hosts: chatgpt" in proc.stderr
     assert check("--show-tools", "--", *PLANTED).returncode == 1
+    proc = check("--host", "", "--", *PLANTED)  # an empty list was taken as no --host at all
+    assert proc.returncode == 1 and "--host: unknown host (none)" in proc.stderr
     folder = tmp_path / ".spyglass" / "hosts"
     folder.mkdir(parents=True)
     (folder / "vscode.toml").write_text('[limits]\ndescription = { value = 4096, confidence = "medium", '
