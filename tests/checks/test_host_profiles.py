@@ -135,16 +135,24 @@ def test_descriptions_are_cut_where_the_host_cuts_them():
     assert seen.changes == ["name: 't' becomes 'mcp_s_t'", "description: cut at 1,024 of 1,500 characters"]
 
 
-def test_gemini_strips_and_drops_what_its_api_does_not_take():
+def test_a_host_strips_and_drops_what_its_api_does_not_take():
+    strict = P.read_profile("strict.toml", 'name = "Strict"\nversion = "2026-12-07"\n[schema]\n'
+                            'strip = { value = ["$schema", "additionalProperties"], confidence = "low", why = "t" }\n'
+                            'keywords = { value = ["type", "properties", "minimum", "description"], '
+                            'confidence = "low", why = "t" }\n'
+                            'other = { value = "drop", confidence = "low", why = "t" }\n')
     schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
               "additionalProperties": False,
               "properties": {"n": {"type": "integer", "minimum": 1, "multipleOf": 5, "description": "a count"}}}
-    seen = see(tool(schema=schema), P.shipped()["gemini-cli"], "s")
+    seen = see(tool(schema=schema), strict, "s")
     assert seen.schema == {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1,
                                                                   "description": "a count"}}}
     assert seen.verdict == DEGRADED
     assert "inputSchema.additionalProperties, inputSchema.properties.n.multipleOf" in seen.reasons[0].message
     assert tool(schema=schema)["inputSchema"]["additionalProperties"] is False  # the server's is untouched
+    # Gemini CLI declares the schema as sent (parametersJsonSchema), long names elided in the middle
+    gemini = see(tool("x" * 70, schema=schema), P.shipped()["gemini-cli"], "s")
+    assert gemini.schema == schema and gemini.name == "mcp_s_" + "x" * 24 + "..." + "x" * 30
 
 
 def test_a_top_level_anyof_fails_claude_and_not_vscode():

@@ -31,7 +31,7 @@ DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 ID = re.compile(r"[a-z0-9][a-z0-9-]{0,39}")
 
 # what happens to a name, a list or a keyword a host cannot take
-TOO_LONG = ("reject-request", "omit-tool", "truncate", "hash")
+TOO_LONG = ("reject-request", "omit-tool", "truncate", "elide", "hash")
 INVALID = ("reject-request", "omit-tool", "replace")
 OVER_TOOLS = ("reject-request", "omit-rest")
 OVER_DESCRIPTION = ("truncate", "reject-request")

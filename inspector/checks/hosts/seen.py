@@ -106,6 +106,9 @@ def _name(seen: Seen, profile: Profile, server: str) -> None:
             return
         if action == "truncate":
             final = final[:maximum]
+        elif action == "elide":  # the start and the end kept around '...'
+            half = max((maximum - 3) // 2, 1)
+            final = final[:half] + "..." + final[-half:]
         elif action == "hash":
             digest = hashlib.sha1(final.encode()).hexdigest()[:8]
             final = final[:maximum - 9] + "_" + digest
