@@ -116,7 +116,7 @@ def test_claude_code_prefixes_the_name_and_a_long_one_fails_every_request():
 
 def test_hosts_rename_refuse_or_keep_a_dotted_name():
     profiles = P.shipped()
-    assert see(tool("a.b"), profiles["codex"], "s").name == "s__a_b"
+    assert see(tool("a.b"), profiles["codex"], "s").name == "mcp__s__a_b"
     assert see(tool("a.b"), profiles["gemini-cli"], "s").name == "mcp_s_a.b"  # Gemini names may hold dots
     refused = see(tool("a.b"), profiles["chatgpt"], "s")
     assert refused.name is None and "does not offer the tool" in refused.reasons[0].message

@@ -29,6 +29,7 @@ PLANTED_REASONS = {
     "claude-desktop": {"tool:records.lookup": B, "tool:either_or": B, "tool:batch_job": B, "tool:ask_name": B,
                        "tool:summarise": B, "tool:beep": D, "capability:instructions": D},
     "codex": {"tool:batch_job": B, "tool:summarise": B, "tool:records.lookup": D, "tool:strict_args": D,
+              "tool:summarise_the_quarterly_figures_for_every_region_now": D,
               "tool:show_board": D, "tool:beep": D, "tool:where_am_i": D, "capability:prompts": D},
     "cursor": {"tool:batch_job": B, "tool:summarise": B, "list:tools": D, "tool:show_board": D, "tool:beep": D,
                "capability:resources": D, "capability:resource_templates": D, "capability:instructions": D},

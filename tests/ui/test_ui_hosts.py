@@ -96,7 +96,7 @@ async def test_the_playground_offers_the_tools_as_a_host_would(open_window):
             assert any("not one of the tools it was offered" in t for t in view.transcript.texts())
             host.setCurrentIndex(host.findData(""))
             assert "weather" in {t.name for t in view.tools()}
-            # Tool choice asks with the tools as Codex offers them (server__tool), named back as listed
+            # Tool choice asks with the tools as Codex offers them (mcp__server__tool), named back as listed
             choice = window.playground.choice
             window.playground.show(choice)
             choice.requests.setRowCount(0)
@@ -106,5 +106,5 @@ async def test_the_playground_offers_the_tools_as_a_host_would(open_window):
             find(window, QPushButton, "toolChoiceRun").click()
             await until(lambda: choice.job is not None and choice.job.done(), 20, "the run")
             offered = {t["function"]["name"]: t["function"] for t in peer.requests[-1]["tools"]}
-            assert "demo__weather" in offered and "weather" not in offered
-            assert "$defs" not in offered["demo__create_event"]["parameters"]  # Codex keeps few keywords
+            assert "mcp__demo__weather" in offered and "weather" not in offered
+            assert "$defs" not in offered["mcp__demo__create_event"]["parameters"]  # Codex keeps few keywords
