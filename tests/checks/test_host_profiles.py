@@ -185,6 +185,12 @@ def test_the_table_script_rewrites_only_its_block(tmp_path):
     text = page.read_text()
     assert text.startswith("# Hosts\n\n") and text.endswith(f"{END}\n\nAfter.\n") and "old" not in text
     assert "| `naming.prefix` | `mcp__{server}__` |" in text
+    row = next(x for x in text.splitlines() if x.startswith("| `naming.max_length` | 64 | [source](https://github.com/anth"))
+    assert row.endswith("(read 2026-12-07, medium): the Messages API now takes tool definitions named up to 128 "
+                        "characters (anthropics/claude-code#96152, 2026-09), but an MCP tool Claude Code finds "
+                        "through tool search is sent back as a tool_reference, whose tool_name must be at most 64 "
+                        "('tool_reference.tool_name: String should have at most 64 characters', #20830, #23149); "
+                        "64 is the length that works everywhere |")  # a sourced fact's why is shown too
     assert main([]) == 1
     page.write_text("no marks\n")
     with pytest.raises(ValueError, match="no <!-- hosts:begin"):
