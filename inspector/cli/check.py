@@ -126,9 +126,9 @@ async def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.fail_on:
         settings.fail_on = fail_on(args.fail_on, "--fail-on")
     pin = read_lock(args.pinned) if args.pinned else None
-    if (args.show_tools or args.configured_as) and not args.host:
+    if (args.show_tools or args.configured_as) and args.host is None:
         raise E.UsageError("--show-tools and --configured-as go with --host")
-    hosts = host_profiles.choose(args.host, host_profiles.load(Path.cwd())) if args.host else []
+    hosts = host_profiles.choose(args.host, host_profiles.load(Path.cwd())) if args.host is not None else []
     spec = server_spec(args)
     trace = TraceWriter(args.trace, spec) if args.trace else None
     options = transport_options(spec, args, trace)

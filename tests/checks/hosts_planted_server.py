@@ -6,11 +6,12 @@ profiles, so that `spyglass check --host all --call read-only` gives every host 
 
 What is planted, and the profile fact it meets:
 - `summarise_the_quarterly_figures_for_every_region_now` (52 characters): with Claude Code's prefix
-  `mcp__planted__` it is 66, over 64 (naming.max_length, too_long = reject-request)
+  `mcp__planted__` it is 66, over 64 (naming.max_length, too_long = reject-request); with Gemini CLI's
+  `mcp_planted_` 64, over 63 (too_long = elide); with Codex's `mcp__planted__` 66 (too_long = hash)
 - `records.lookup`: a dot (naming.pattern; refused, replaced or omitted per host)
 - `long_manual`: a 2,100-character description (limits.description)
 - `either_or`: anyOf at the top of inputSchema (schema.root_combinators)
-- `strict_args`: additionalProperties false, `not`, `pattern` (schema.strip / keywords / other)
+- `strict_args`: additionalProperties false, `not`, `pattern` (schema.keywords / other)
 - 41 tools in all (limits.tools: Cursor's 40)
 - `batch_job`: runs only as a task (features.tasks)
 - `show_board`: an MCP App (features.apps)

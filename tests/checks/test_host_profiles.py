@@ -83,6 +83,23 @@ def test_broken_toml_and_unknown_hosts_are_usage_errors(tmp_path):
         P.choose("cursor,nosuch", P.shipped())
 
 
+def test_a_project_files_problems_are_told_once_each_in_the_order_of_their_lines():
+    text = ('id = "vscode"\n\n[naming]\nprefix = { value = "p_", source = "http://example.com", read = "2026-12-07" }\n'
+            'max_length = { value = -3, confidence = "low", why = "x" }\n\n[limits]\ntools = { value = 5 }\n'
+            'bogus = { value = 1, confidence = "low", why = "x" }\n\n\n\n[content]\nimage = true\n')
+    with pytest.raises(E.UsageError) as caught:
+        P.read_profile("vscode.toml", text, P.shipped()["vscode"])
+    lines = [int(m) for m in re.findall(r"^  vscode\.toml:(\d+):", str(caught.value), re.M)]
+    assert lines == [4, 5, 8, 9, 14]  # 8 (no source, no confidence) said once, and 14 after 5
+    assert "5 problem(s)" in str(caught.value)
+
+
+def test_an_empty_host_list_is_a_usage_error_and_all_names_every_host():
+    with pytest.raises(E.UsageError, match=r"unknown host \(none\)"):
+        P.choose(" , ", P.shipped())
+    assert [p.id for p in P.choose("vscode,all", P.shipped())] == HOSTS
+
+
 def tool(name="t", description="Do the thing well.", schema=None, **extra):
     return {"name": name, "description": description,
             "inputSchema": schema or {"type": "object", "properties": {}}, **extra}
@@ -99,7 +116,7 @@ def test_claude_code_prefixes_the_name_and_a_long_one_fails_every_request():
 
 def test_hosts_rename_refuse_or_keep_a_dotted_name():
     profiles = P.shipped()
-    assert see(tool("a.b"), profiles["codex"], "s").name == "s__a_b"
+    assert see(tool("a.b"), profiles["codex"], "s").name == "mcp__s__a_b"
     assert see(tool("a.b"), profiles["gemini-cli"], "s").name == "mcp_s_a.b"  # Gemini names may hold dots
     refused = see(tool("a.b"), profiles["chatgpt"], "s")
     assert refused.name is None and "does not offer the tool" in refused.reasons[0].message
@@ -118,16 +135,24 @@ def test_descriptions_are_cut_where_the_host_cuts_them():
     assert seen.changes == ["name: 't' becomes 'mcp_s_t'", "description: cut at 1,024 of 1,500 characters"]
 
 
-def test_gemini_strips_and_drops_what_its_api_does_not_take():
+def test_a_host_strips_and_drops_what_its_api_does_not_take():
+    strict = P.read_profile("strict.toml", 'name = "Strict"\nversion = "2026-12-07"\n[schema]\n'
+                            'strip = { value = ["$schema", "additionalProperties"], confidence = "low", why = "t" }\n'
+                            'keywords = { value = ["type", "properties", "minimum", "description"], '
+                            'confidence = "low", why = "t" }\n'
+                            'other = { value = "drop", confidence = "low", why = "t" }\n')
     schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
               "additionalProperties": False,
               "properties": {"n": {"type": "integer", "minimum": 1, "multipleOf": 5, "description": "a count"}}}
-    seen = see(tool(schema=schema), P.shipped()["gemini-cli"], "s")
+    seen = see(tool(schema=schema), strict, "s")
     assert seen.schema == {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1,
                                                                   "description": "a count"}}}
     assert seen.verdict == DEGRADED
     assert "inputSchema.additionalProperties, inputSchema.properties.n.multipleOf" in seen.reasons[0].message
     assert tool(schema=schema)["inputSchema"]["additionalProperties"] is False  # the server's is untouched
+    # Gemini CLI declares the schema as sent (parametersJsonSchema), long names elided in the middle
+    gemini = see(tool("x" * 70, schema=schema), P.shipped()["gemini-cli"], "s")
+    assert gemini.schema == schema and gemini.name == "mcp_s_" + "x" * 24 + "..." + "x" * 30
 
 
 def test_a_top_level_anyof_fails_claude_and_not_vscode():
@@ -160,6 +185,12 @@ def test_the_table_script_rewrites_only_its_block(tmp_path):
     text = page.read_text()
     assert text.startswith("# Hosts\n\n") and text.endswith(f"{END}\n\nAfter.\n") and "old" not in text
     assert "| `naming.prefix` | `mcp__{server}__` |" in text
+    row = next(x for x in text.splitlines() if x.startswith("| `naming.max_length` | 64 | [source](https://github.com/anth"))
+    assert row.endswith("(read 2026-12-07, medium): the Messages API now takes tool definitions named up to 128 "
+                        "characters (anthropics/claude-code#96152, 2026-09), but an MCP tool Claude Code finds "
+                        "through tool search is sent back as a tool_reference, whose tool_name must be at most 64 "
+                        "('tool_reference.tool_name: String should have at most 64 characters', #20830, #23149); "
+                        "64 is the length that works everywhere |")  # a sourced fact's why is shown too
     assert main([]) == 1
     page.write_text("no marks\n")
     with pytest.raises(ValueError, match="no <!-- hosts:begin"):

@@ -24,15 +24,17 @@ PLANTED_REASONS = {
                 "tool:summarise": B, "tool:where_am_i": D, "capability:resources": D,
                 "capability:resource_templates": D, "capability:prompts": D},
     "claude-code": {"tool:summarise_the_quarterly_figures_for_every_region_now": B, "tool:either_or": B,
-                    "tool:batch_job": B, "tool:summarise": B, "tool:records.lookup": D, "tool:long_manual": D,
+                    "tool:batch_job": B, "tool:summarise": B, "tool:records.lookup": B, "tool:long_manual": D,
                     "tool:show_board": D, "tool:beep": D, "tool:dump": D},
     "claude-desktop": {"tool:records.lookup": B, "tool:either_or": B, "tool:batch_job": B, "tool:ask_name": B,
                        "tool:summarise": B, "tool:beep": D, "capability:instructions": D},
     "codex": {"tool:batch_job": B, "tool:summarise": B, "tool:records.lookup": D, "tool:strict_args": D,
+              "tool:summarise_the_quarterly_figures_for_every_region_now": D,
               "tool:show_board": D, "tool:beep": D, "tool:where_am_i": D, "capability:prompts": D},
     "cursor": {"tool:batch_job": B, "tool:summarise": B, "list:tools": D, "tool:show_board": D, "tool:beep": D,
                "capability:resources": D, "capability:resource_templates": D, "capability:instructions": D},
-    "gemini-cli": {"tool:batch_job": B, "tool:ask_name": B, "tool:summarise": B, "tool:strict_args": D,
+    "gemini-cli": {"tool:batch_job": B, "tool:ask_name": B, "tool:summarise": B,
+                   "tool:summarise_the_quarterly_figures_for_every_region_now": D,
                    "tool:show_board": D, "tool:where_am_i": D, "capability:resources": D,
                    "capability:resource_templates": D},
     "inspector": {},
@@ -105,15 +107,18 @@ def test_the_observed_session_counts():
 def test_what_each_model_sees_beside_what_the_server_sent():
     _code, data = planted()
     claude = data["hosts"]["claude-code"]["seen"]
-    assert claude["records.lookup"]["seen"]["name"] == "mcp__planted__records_lookup"
+    assert claude["records.lookup"]["seen"] is None  # the Messages API refuses the dot: every request fails
     assert claude["records.lookup"]["sent"]["name"] == "records.lookup"
     assert len(claude["long_manual"]["seen"]["description"]) == 2048
     assert claude["summarise_the_quarterly_figures_for_every_region_now"]["seen"] is None
-    gemini = data["hosts"]["gemini-cli"]["seen"]["strict_args"]
-    assert "additionalProperties" not in gemini["seen"]["inputSchema"]
-    assert gemini["sent"]["inputSchema"]["additionalProperties"] is False
-    assert "inputSchema.properties.title.not: dropped (not a keyword Gemini CLI's model API takes)" in \
-        gemini["changes"]
+    codex = data["hosts"]["codex"]["seen"]["strict_args"]
+    assert codex["sent"]["inputSchema"]["properties"]["title"]["not"] == {"const": ""}
+    assert "not" not in codex["seen"]["inputSchema"]["properties"]["title"]
+    assert "inputSchema.properties.title.not: dropped (not a keyword Codex's model API takes)" in codex["changes"]
+    gemini = data["hosts"]["gemini-cli"]["seen"]
+    assert gemini["strict_args"]["seen"]["inputSchema"] == gemini["strict_args"]["sent"]["inputSchema"]
+    assert gemini["summarise_the_quarterly_figures_for_every_region_now"]["seen"]["name"] == \
+        "mcp_planted_summarise_the_quar...y_figures_for_every_region_now"
     assert data["hosts"]["cursor"]["tools"]["batch_job"] == B
     assert data["hosts"]["vscode"]["tools"]["records.lookup"] == D
 
@@ -139,6 +144,8 @@ def test_usage_errors_and_a_project_profile(tmp_path):
     proc = check("--host", "nosuch", "--", *PLANTED)
     assert proc.returncode == 1 and "unknown host nosuch; hosts: chatgpt" in proc.stderr
     assert check("--show-tools", "--", *PLANTED).returncode == 1
+    proc = check("--host", "", "--", *PLANTED)  # an empty list was taken as no --host at all
+    assert proc.returncode == 1 and "--host: unknown host (none)" in proc.stderr
     folder = tmp_path / ".spyglass" / "hosts"
     folder.mkdir(parents=True)
     (folder / "vscode.toml").write_text('[limits]\ndescription = { value = 4096, confidence = "medium", '

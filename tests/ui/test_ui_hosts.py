@@ -91,12 +91,12 @@ async def test_the_playground_offers_the_tools_as_a_host_would(open_window):
             await until(lambda: view.job is not None and view.job.done(), 20, "the turn")
             tools = {t["function"]["name"]: t["function"] for t in peer.requests[-1]["tools"]}
             assert "weather" not in tools and "mcp_demo_weather" in tools
-            assert "$defs" not in tools["mcp_demo_create_event"]["parameters"]  # Gemini CLI drops it
+            assert "$defs" in tools["mcp_demo_create_event"]["parameters"]  # Gemini CLI declares it as sent
             # the scripted model calls "weather", which Gemini CLI's model was never offered
             assert any("not one of the tools it was offered" in t for t in view.transcript.texts())
             host.setCurrentIndex(host.findData(""))
             assert "weather" in {t.name for t in view.tools()}
-            # Tool choice asks with the tools as Codex offers them (server__tool), named back as listed
+            # Tool choice asks with the tools as Codex offers them (mcp__server__tool), named back as listed
             choice = window.playground.choice
             window.playground.show(choice)
             choice.requests.setRowCount(0)
@@ -105,5 +105,6 @@ async def test_the_playground_offers_the_tools_as_a_host_would(open_window):
             pick.setCurrentIndex(pick.findData("codex"))
             find(window, QPushButton, "toolChoiceRun").click()
             await until(lambda: choice.job is not None and choice.job.done(), 20, "the run")
-            names = {t["function"]["name"] for t in peer.requests[-1]["tools"]}
-            assert "demo__weather" in names and "weather" not in names
+            offered = {t["function"]["name"]: t["function"] for t in peer.requests[-1]["tools"]}
+            assert "mcp__demo__weather" in offered and "weather" not in offered
+            assert "$defs" not in offered["mcp__demo__create_event"]["parameters"]  # Codex keeps few keywords

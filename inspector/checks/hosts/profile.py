@@ -31,7 +31,7 @@ DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 ID = re.compile(r"[a-z0-9][a-z0-9-]{0,39}")
 
 # what happens to a name, a list or a keyword a host cannot take
-TOO_LONG = ("reject-request", "omit-tool", "truncate", "hash")
+TOO_LONG = ("reject-request", "omit-tool", "truncate", "elide", "hash")
 INVALID = ("reject-request", "omit-tool", "replace")
 OVER_TOOLS = ("reject-request", "omit-rest")
 OVER_DESCRIPTION = ("truncate", "reject-request")
@@ -167,14 +167,21 @@ class _Reader:
     def __init__(self, path: str, text: str) -> None:
         self.path = path
         self.lines = _key_lines(text)
-        self.problems: list[str] = []
+        self.found: list[tuple[int, str]] = []  # (line, message), told in the order of the lines
+
+    @property
+    def problems(self) -> list[str]:
+        return [message for _line, message in sorted(self.found, key=lambda p: p[0])]
+
+    def line(self, key: str) -> int:
+        return self.lines.get(key) or self.lines.get(key.rpartition(".")[0]) or 0
 
     def at(self, key: str) -> str:
-        line = self.lines.get(key) or self.lines.get(key.rpartition(".")[0])
+        line = self.line(key)
         return f"{self.path}:{line}" if line else self.path
 
     def bad(self, key: str, message: str) -> None:
-        self.problems.append(f"{self.at(key)}: {message}")
+        self.found.append((self.line(key), f"{self.at(key)}: {message}"))
 
     def fact(self, key: str, raw: Any) -> Fact | None:
         check, wanted = FACTS[key]
@@ -202,7 +209,7 @@ class _Reader:
                           "\"YYYY-MM-DD\", or confidence = \"low\" / \"medium\" and why = \"…\"")
         elif confidence not in CONFIDENCES:
             self.bad(key, f"{key}: confidence must be high, medium or low, not {confidence!r}")
-        if source is None and not (isinstance(why, str) and why.strip()):
+        if source is None and confidence in ("low", "medium") and not (isinstance(why, str) and why.strip()):
             self.bad(key, f"{key}: a fact without a source says why it is believed (why = \"…\")")
         return Fact(raw["value"], source, read if isinstance(read, str) else None, str(confidence or "low"),
                     why if isinstance(why, str) else None, self.at(key))
@@ -287,9 +294,9 @@ def load(folder: Path | None = None) -> dict[str, Profile]:
 
 
 def choose(names: str, profiles: dict[str, Profile]) -> list[Profile]:
-    """The profiles `--host` names: ids separated by commas, or `all`."""
+    """The profiles `--host` names: ids separated by commas; `all` among them names every host."""
     wanted = [n.strip() for n in names.split(",") if n.strip()]
-    if wanted == ["all"]:
+    if "all" in wanted:
         return list(profiles.values())
     unknown = [n for n in wanted if n not in profiles]
     if unknown or not wanted:

@@ -106,9 +106,12 @@ def _name(seen: Seen, profile: Profile, server: str) -> None:
             return
         if action == "truncate":
             final = final[:maximum]
+        elif action == "elide":  # the start and the end kept around '...'
+            half = max((maximum - 3) // 2, 1)
+            final = final[:half] + "..." + final[-half:]
         elif action == "hash":
-            digest = hashlib.sha1(final.encode()).hexdigest()[:8]
-            final = final[:maximum - 9] + "_" + digest
+            digest = hashlib.sha1(final.encode()).hexdigest()[:12]  # Codex: '_' and 12 hex digits
+            final = final[:maximum - 13] + "_" + digest
     pattern = profile.get("naming.pattern")
     if isinstance(pattern, str) and re.fullmatch(pattern, final) is None:
         bad = sorted({c for c in final if not _allowed(pattern, c)})

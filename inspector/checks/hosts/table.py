@@ -29,7 +29,8 @@ def _value(value: Any) -> str:
 def _where(fact: Fact) -> str:
     if fact.source:
         sure = f", {fact.confidence}" if fact.confidence != "high" else ""
-        return f"[source]({fact.source}) (read {fact.read}{sure})"
+        said = f": {fact.why}" if fact.why else ""  # what the source says, where the link alone is not enough
+        return f"[source]({fact.source}) (read {fact.read}{sure}){said}"
     return f"{fact.confidence} confidence: {fact.why}"
 
 
