@@ -62,3 +62,67 @@ async def test_the_window_fits_the_screen_and_the_answer_keeps_half_at(text_size
             assert rows >= LIST_ROWS, f"the tool list shows {rows:.1f} rows at {text_size} %"
     finally:
         apply_font(qapp, 0)
+
+
+@pytest.mark.parametrize("screen", sorted(SCREENS))
+@pytest.mark.parametrize("text_size", list(TEXT_SIZES))
+async def test_the_traffic_dock_opened_is_readable_and_the_window_still_fits_at(text_size, screen, qapp,
+                                                                                  open_window):
+    """The traffic dock as the user opens it (View → Traffic, Ctrl+Shift+T; on a laptop at 150 % and 200 % it starts
+    closed): the selected message and its bytes show 8 lines each, the window stays within the screen, and once the
+    dock is closed again the answer has its half."""
+    from PySide6.QtWidgets import QApplication, QDockWidget
+
+    area_w, area_h = SCREENS[screen]
+    limit = area_h - layout.FRAME_ALLOWANCE
+    apply_font(qapp, TEXT_SIZES[text_size])
+    try:
+        async with open_window() as window:
+            conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()))
+            await connected(conn)
+            width, height = layout.first_size_in(area_w, area_h)
+            window.layout_state.arrange(width, height)
+            window.layout_state.shown()
+            select_tool(window, "echo")
+            await until(lambda: (window.width(), window.height()) == (width, height), 5, "the first size")
+            dock = window.traffic_dock
+            for d in window.findChildren(QDockWidget):  # as the user leaves them: all closed
+                if d.toggleViewAction().isChecked():  # (a dock behind another's tab is open, not visible)
+                    d.toggleViewAction().trigger()
+            await until(lambda: not dock.isVisible(), 5, "the docks closed")
+            dock.toggleViewAction().trigger()  # View → Traffic
+            pane, store = window.traffic_pane, window.store
+            await until(lambda: any(store.method(pane.model.record_at(r)) == "tools/list"
+                                    for r in range(pane.model.rowCount())), 5, "the tools/list request")
+            request = next(pane.model.record_at(r) for r in range(pane.model.rowCount())
+                           if store.method(pane.model.record_at(r)) == "tools/list")
+            answer = store.record(request).pair
+            await until(lambda: answer is not None and pane.select_record(answer), 5, "the answer's row")
+            pretty = find(window, QPlainTextEdit, "trafficDetailPretty")
+            raw = find(window, QPlainTextEdit, "trafficDetailRaw")
+
+            def lines(edit) -> int:
+                return edit.viewport().height() // edit.fontMetrics().lineSpacing()
+
+            def least():
+                QApplication.sendPostedEvents(None, 0)
+                return window.minimumSizeHint()
+            try:
+                await until(lambda: lines(pretty) >= 8 and lines(raw) >= 8, 5,
+                            f"8 lines of the message at {text_size} % on {screen}, not {lines(pretty)} formatted and "
+                            f"{lines(raw)} raw")
+                await until(lambda: least().width() <= area_w and least().height() <= limit
+                            and window.width() <= area_w and window.height() <= limit, 5,
+                            f"the window with the traffic open at {text_size} % to fit {area_w}x{limit}: it asks for "
+                            f"{least().width()}x{least().height()} and is {window.width()}x{window.height()}")
+            finally:
+                await shot(window, f"fit-traffic-{screen}-{text_size}")
+            dock.toggleViewAction().trigger()  # closed again: the answer has its room back
+            await call(window, "echo", {"message": LONG_ANSWER})
+            scroll = find(window, QScrollArea, "resultScroll")
+            await until(lambda: scroll.viewport().height() >= window.height() // 2, 5,
+                        f"the answer's viewport to take half of {window.height()} px with the traffic closed, not "
+                        f"{scroll.viewport().height()}")
+    finally:
+        apply_font(qapp, 0)
+
