@@ -126,3 +126,41 @@ async def test_the_traffic_dock_opened_is_readable_and_the_window_still_fits_at(
     finally:
         apply_font(qapp, 0)
 
+
+@pytest.mark.parametrize("text_size", ["200"])
+async def test_an_image_answer_is_as_wide_as_the_result_at(text_size, qapp, open_window):
+    """The demo server's chart at 200 % on a laptop: the image scaled down to the result's width (aspect kept, its
+    100 % button shows it whole), the result page never scrolling sideways."""
+    from calling import result_widgets
+    from PySide6.QtWidgets import QLabel, QWidget
+
+    from inspector.ui.render.media import ImageView
+
+    area_w, area_h = SCREENS["1366x768"]
+    apply_font(qapp, TEXT_SIZES[text_size])
+    try:
+        async with open_window() as window:
+            conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()))
+            await connected(conn)
+            window.layout_state.arrange(*layout.first_size_in(area_w, area_h))
+            window.layout_state.shown()
+            await call(window, "render_chart", {"values": [3, 1, 4, 1, 5, 9, 2, 6]})
+            scroll = find(window, QScrollArea, "resultScroll")
+            await until(lambda: result_widgets(window, "image"), 5, "the image block")
+            block = result_widgets(window, "image")[0]
+            label = block.findChild(QLabel, "imageLabel")
+            await until(lambda: label.pixmap() is not None and not label.pixmap().isNull(), 5, "the image drawn")
+
+            def right(w: QWidget) -> int:
+                return w.mapTo(scroll.viewport(), w.rect().topRight()).x()
+            try:
+                await until(lambda: right(label) <= scroll.viewport().width()
+                            and scroll.horizontalScrollBar().maximum() == 0, 5,
+                            f"the image within the result's {scroll.viewport().width()} px: it ends at {right(label)} "
+                            f"px, the page scrolls {scroll.horizontalScrollBar().maximum()} px sideways")
+            finally:
+                await shot(window, f"fit-image-{text_size}")
+            pm, image = label.pixmap(), block.findChild(ImageView).image
+            assert abs(pm.width() / pm.height() - image.width() / image.height()) < 0.02  # its aspect kept
+    finally:
+        apply_font(qapp, 0)
