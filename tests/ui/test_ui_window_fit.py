@@ -164,3 +164,37 @@ async def test_an_image_answer_is_as_wide_as_the_result_at(text_size, qapp, open
             assert abs(pm.width() / pm.height() - image.width() / image.height()) < 0.02  # its aspect kept
     finally:
         apply_font(qapp, 0)
+
+
+@pytest.mark.parametrize("tool,args", [("markdown_report", {"topic": "spyglass"}), ("weather", {"city": "Oslo"})])
+async def test_a_text_or_structured_answer_never_scrolls_sideways_at_200_on_a_laptop(tool, args, qapp, open_window):
+    """At 200 % on a 1366x768 laptop the answer's column is narrow (the form's column beside it): the answer stays
+    within its column and the window (no button of the result's header or of a block past the right edge), and the
+    result page never scrolls sideways."""
+    from PySide6.QtWidgets import QAbstractButton, QWidget
+
+    area_w, area_h = SCREENS["1366x768"]
+    apply_font(qapp, TEXT_SIZES["200"])
+    try:
+        async with open_window() as window:
+            conn = window.add_server(ServerSpec(name="demo", command=demo_cmd()))
+            await connected(conn)
+            window.layout_state.arrange(*layout.first_size_in(area_w, area_h))
+            window.layout_state.shown()
+            await call(window, tool, args)
+            await shot(window, f"fit-answer-{tool}-200")  # (the answer laid out and drawn)
+            scroll = find(window, QScrollArea, "resultScroll")
+            view = find(window, QWidget, "resultView")
+
+            def cut() -> list[str]:  # a button of the answer past the window's right edge or the result's
+                edge = scroll.mapTo(window, scroll.rect().topRight()).x()
+                right = min(window.width() - 1, edge)
+                return [f"{b.objectName() or b.text()} ends at {b.mapTo(window, b.rect().topRight()).x()}"
+                        for b in view.findChildren(QAbstractButton) if b.isVisibleTo(view)
+                        and b.mapTo(window, b.rect().topRight()).x() > right]
+            await until(lambda: scroll.horizontalScrollBar().maximum() == 0 and not cut(), 5,
+                        f"the {tool} answer within the window ({window.width()} px): the page scrolls "
+                        f"{scroll.horizontalScrollBar().maximum()} px sideways, cut: {cut()}")
+            assert window.width() <= area_w, f"the window is {window.width()} px wide on a {area_w} px screen"
+    finally:
+        apply_font(qapp, 0)
