@@ -19,6 +19,7 @@ SCREENS = {"1366x768": (1366, 768 - PANEL), "1920x1080": (1920, 1080 - PANEL)}
 TEXT_SIZES = {"100": 0, "150": 14, "200": 18}  # Preferences → Text size, in points: the suite's font is 9 pt
 NAME_LETTERS = 14  # the tool list shows this many average letters of a name at least ("markdown_repor")
 LIST_ROWS = 5  # and this many tools at least
+METHOD_LETTERS = 10  # the traffic list shows this many letters of a row's method ("tools/call") at least
 LONG_ANSWER = "\n".join(f"{n:03d} line of a long answer {n * 7919 % 100000:05x}" for n in range(120))
 
 
@@ -117,6 +118,16 @@ async def test_the_traffic_dock_opened_is_readable_and_the_window_still_fits_at(
                             f"{least().width()}x{least().height()} and is {window.width()}x{window.height()}")
             finally:
                 await shot(window, f"fit-traffic-{screen}-{text_size}")
+            # what a row is read by, its method, is in sight without scrolling the list sideways ("tools/call")
+            from PySide6.QtWidgets import QTableView
+
+            from inspector.ui.traffic.model import COL_METHOD
+
+            table = find(window, QTableView, "trafficView")
+            hh = table.horizontalHeader()
+            shown = min(hh.sectionSize(COL_METHOD), table.viewport().width() - hh.sectionViewportPosition(COL_METHOD))
+            letters = shown / table.fontMetrics().averageCharWidth()
+            assert letters >= METHOD_LETTERS, f"the list shows {letters:.1f} letters of a method at {text_size} %"
             dock.toggleViewAction().trigger()  # closed again: the answer has its room back
             await call(window, "echo", {"message": LONG_ANSWER})
             scroll = find(window, QScrollArea, "resultScroll")
