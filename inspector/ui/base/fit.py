@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import QMargins, QPoint, QRect, QSize, Qt
+from PySide6.QtCore import QEvent, QMargins, QObject, QPoint, QRect, QSize, Qt
 from PySide6.QtWidgets import (
     QFrame,
     QLayout,
@@ -45,6 +45,11 @@ def overflow_row(parent: QWidget, name: str, widgets: Iterable[QWidget | None], 
 class _Column(QScrollArea):
     """Asks for its content's least width (it never scrolls sideways) and next to no height."""
 
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched in (self.widget(), self.viewport()) and event.type() == QEvent.Type.LayoutRequest:
+            self.updateGeometry()  # its content's least width changed (an answer's header): the window learns it
+        return super().eventFilter(watched, event)
+
     def minimumSizeHint(self) -> QSize:
         inner = self.widget()
         width = inner.minimumSizeHint().width() if inner is not None else 0
@@ -52,15 +57,19 @@ class _Column(QScrollArea):
                      super().minimumSizeHint().height())
 
 
-def scroll_column(widget: QWidget, name: str) -> QScrollArea:
+def scroll_column(widget: QWidget, name: str, parent: QWidget | None = None, *, sideways: bool = False) -> QScrollArea:
     """`widget` in a frameless scroll area (objectName `name`) as wide as the widget's least width and
-    asking next to no height: a column taller than a short window scrolls, instead of the window growing."""
-    scroll = _Column()
+    asking next to no height: a column taller than a short window scrolls, instead of the window growing.
+    With `sideways`, it still scrolls sideways where even the screen is too narrow for that width."""
+    scroll = _Column(parent)
     scroll.setObjectName(name)
     scroll.setWidgetResizable(True)
     scroll.setFrameShape(QFrame.Shape.NoFrame)
-    scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    if not sideways:
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     scroll.setWidget(widget)
+    widget.installEventFilter(scroll)
+    scroll.viewport().installEventFilter(scroll)  # where a change of the content's least size is posted
     return scroll
 
 

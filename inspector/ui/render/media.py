@@ -13,6 +13,8 @@ from PySide6.QtGui import QImage, QPixmap
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from ... import media
+from ..base import design
+from ..base.fit import FlowLayout
 from ..base.layout import small_button, text_label
 from .text import TextView, human_size, save_bytes
 
@@ -228,7 +230,11 @@ class ImageView(QWidget):
         self.destroyed.connect(lambda _=None, n=self._kept: _release(n))
 
     def _save_row(self, lay: QVBoxLayout, saved_only: bool = False) -> None:
-        row = QHBoxLayout()
+        """The image's size and its buttons (Fit, 100%, −, +, Save…), wrapping onto more lines where the result is
+        narrow (a large text size on a laptop): they never make the result page wider than its viewport."""
+        holder = QWidget(self)
+        holder.setObjectName("imageButtons")
+        row = FlowLayout(holder, spacing=design.space("xs"), columns=8, fill=False)
         if not saved_only:
             kept = kept_size(self.info.width, self.info.height)
             scaled = f" (shown at {kept.width()}×{kept.height()})" if kept.width() < self.info.width else ""
@@ -238,9 +244,9 @@ class ImageView(QWidget):
                 self,
                 name="imageInfo",
                 role="muted",
-                wrap=False,
+                wrap=True,
             )
-            row.addWidget(self.caption)
+            lay.addWidget(self.caption)
             for text, z, name in (
                 ("Fit", 0.0, "zoomFit"),
                 ("100%", 1.0, "zoom100"),
@@ -250,12 +256,11 @@ class ImageView(QWidget):
                 b = small_button(text, name=name)
                 b.clicked.connect(lambda _=False, z=z: self.set_zoom(z))
                 row.addWidget(b)
-        row.addStretch(1)
         if self.raw:
             save = small_button("Save…", "Save the data as sent", name="saveMediaButton")
             save.clicked.connect(lambda: save_bytes(self, self.raw or b"", "image." + extension_for(self.mime, "bin")))
             row.addWidget(save)
-        lay.addLayout(row)
+        lay.addWidget(holder)
 
     def set_zoom(self, z: float) -> None:
         current = self.zoom or self._fit_factor()

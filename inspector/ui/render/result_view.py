@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
-    QScrollArea,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -31,7 +30,7 @@ from ...forms.validation import Checker, pointer
 from ...protocol.jsonrpc import code_name
 from ...protocol.tasks import describe as describe_task
 from ...session import CANCELLED, FAILED, OK, REJECTED, RUNNING, TIMEOUT, TOOL_ERROR, CallRecord
-from ..base import design, theme
+from ..base import design, fit, theme
 from ..base.highlight import json_lexer
 from ..base.layout import text_label
 from ..base.text import pretty_json, visible, visible_block
@@ -228,14 +227,13 @@ class ResultView(QWidget):
         self.meta_button.toggled.connect(lambda on: self.meta_view is not None and self.meta_view.setVisible(on))
         top.insertWidget(1, self.meta_button)
         outer.addLayout(top)
-        self.scroll = QScrollArea(self)
-        self.scroll.setObjectName("resultScroll")
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setFrameShape(QFrame.NoFrame)
+        # as wide as the answer's blocks need at least (their headers, a table's key column): the window and
+        # the form's column give way before the result scrolls sideways (at 200 % on a laptop it did)
+        self.holder = QWidget()
+        self.scroll = fit.scroll_column(self.holder, "resultScroll", self, sideways=True)
         outer.addWidget(self.scroll, 1)
         # What stays above the result blocks while the page below is rebuilt (an MCP App's `result:app`):
         # widgets put there are kept, one shown at a time.
-        self.holder = QWidget()
         self.holder.setObjectName("resultHolder")
         self._holder_layout = QVBoxLayout(self.holder)
         self._holder_layout.setContentsMargins(0, 0, 0, 0)
@@ -246,7 +244,6 @@ class ResultView(QWidget):
         self._above_layout.setContentsMargins(design.margins("none", "none", "s", "none"))
         self.above.hide()
         self._holder_layout.addWidget(self.above)
-        self.scroll.setWidget(self.holder)
         self.page: QWidget | None = None
         self.raw_view: TextView | None = None
         self.meta_view: TextView | None = None

@@ -33,6 +33,7 @@ READABLE_LINES = 8  # of the selected traffic message, at the first start, at an
 READABLE = ("trafficDetailPretty", "trafficDetailRaw")
 READABLE_AGAIN_MS = 30
 BOTTOM_MOST = 0.5  # of the window's height: the most the bottom dock starts with
+SMALL_BOTTOM_MOST = 0.62  # of a small screen's window: the most the traffic dock takes to be read (the tabs scroll)
 BOTTOM_READABLE_MOST = 0.3  # of a large screen's window: a bottom dock that needs more to be readable goes right
 SIDE_SHARE = 0.3  # of the window's width: a dock on the right starts with (at least its least width)
 LIST_LINES = 4  # of the traffic list kept in a side dock (its header and count included): the message takes the rest
@@ -133,8 +134,8 @@ class WindowLayout:
 
     def bottom_height(self, height: int) -> int:
         """The bottom dock's first height in a window `height` tall: the least it needs on a small screen
-        (the answer needs the room more), else a quarter of the height (`make_readable` then adds what
-        the traffic message needs to show READABLE_LINES at the text size in use)."""
+        (the answer needs the room more; opened again, it is made readable), else a quarter of the height
+        (`make_readable` then adds what the traffic message needs to show READABLE_LINES at the text size in use)."""
         dock = self._bottom_dock
         # what its contents need: the dock's own least size is its current height for a moment after a resize
         least = dock.layout().minimumSize().height() if dock.layout() is not None else dock.minimumSizeHint().height()
@@ -151,7 +152,7 @@ class WindowLayout:
             height = self.bottom_height(first[1])  # now that the dock's least size is known
             if first[1] < SMALL_SCREEN_HEIGHT and height > first[1] * BOTTOM_LEAST_MOST:
                 # a large text size on a laptop: even at its least the dock would take the answer's room, so
-                # it starts closed (View → Traffic, Ctrl+Shift+T, opens it)
+                # it starts closed (View → Traffic, Ctrl+Shift+T, opens it readable: see `opened`)
                 for d in [dock, *self.window.tabifiedDockWidgets(dock)]:
                     d.hide()
                 # the window grew to hold the docks while they were there: its first size again, once they
@@ -162,30 +163,45 @@ class WindowLayout:
             self.window.resizeDocks([dock], [height], Qt.Vertical)
             self._asked = height
             self.default = self.window.saveState(STATE_VERSION)
-            if self.window.height() >= SMALL_SCREEN_HEIGHT:
+            if self.window.height() >= SMALL_SCREEN_HEIGHT:  # on a laptop the answer's half comes first
                 QTimer.singleShot(0, dock, lambda: self.make_readable(dock, tries=6))
         elif self._state is not None:  # restored while hidden, the docks shared out its first size: again
             self.window.restoreState(self._state, STATE_VERSION)
         self._state = None
         self._bottom = None
 
+    def opened(self, visible: bool) -> None:
+        """The traffic dock opened (View → Traffic, Ctrl+Shift+T, its tab raised): its message made readable
+        again, from the height it now has (on a laptop at a large text size it starts closed, and at its least)."""
+        dock = self._bottom_dock
+        if visible and self._bottom is None and not dock.isFloating():
+            QTimer.singleShot(0, dock, lambda: self._readable_from_here(dock))
+
+    def _readable_from_here(self, dock: QDockWidget) -> None:
+        QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+        if dock.isVisible():
+            self._asked = dock.height()
+            self.make_readable(dock, tries=6)
+
     def make_readable(self, dock: QDockWidget, tries: int = 1) -> None:
         """Grow the dock until the traffic message and its bytes show READABLE_LINES each (within
-        BOTTOM_MOST of the window): the lines, not pixels, are what a larger text size must keep."""
+        BOTTOM_MOST of the window, SMALL_BOTTOM_MOST of a small screen's, where the servers and the tabs scroll
+        to give it the room): the lines, not pixels, are what a larger text size must keep."""
         QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)  # measure the dock as it now is
         edits = [e for e in dock.findChildren(QPlainTextEdit) if e.objectName() in READABLE and e.isVisible()]
         if not edits or not dock.isVisible():
             return
+        small = self.window.height() < SMALL_SCREEN_HEIGHT
         short = max(READABLE_LINES * e.fontMetrics().lineSpacing() + 4 - e.viewport().height()
                     + (e.horizontalScrollBar().sizeHint().height()  # a long line of JSON will need it
                        if e.lineWrapMode() == QPlainTextEdit.LineWrapMode.NoWrap else 0) for e in edits)
         beside = self.window.dockWidgetArea(dock) == Qt.DockWidgetArea.RightDockWidgetArea
         if beside:
             self._readable_beside(dock, short)
-        elif self._asked + short > self.window.height() * BOTTOM_READABLE_MOST:
+        elif not small and self._asked + short > self.window.height() * BOTTOM_READABLE_MOST:
             self.to_the_side(dock)
             beside = True
-        height = min(self._asked + short, int(self.window.height() * BOTTOM_MOST))
+        height = min(self._asked + short, int(self.window.height() * (SMALL_BOTTOM_MOST if small else BOTTOM_MOST)))
         # (resizeDocks counts not quite the dock's height: add to it)
         if not beside and short > 0 and height > self._asked:
             self._asked = height

@@ -143,6 +143,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         self.layout_state.first_start(self.splitter, self.traffic_dock)  # a saved geometry then wins
         self.layout_state.restore()
         self.layout_state.watch_names(self.server_view, self.sidebar)
+        self.traffic_dock.visibilityChanged.connect(self.layout_state.opened)  # made readable when it is opened
         self._update_actions()
         self._update_summary()
         messages.attach(self._told)  # what was said before the window existed (a broken catalog) arrives now
@@ -266,7 +267,9 @@ class MainWindow(WindowDialogs, QMainWindow):
         c.setContentsMargins(design.margins("xs", "xs", "xs", "none"))
         c.addWidget(self.banner)
         c.addWidget(self.splitter, 1)
-        self.setCentralWidget(central)
+        # the servers and the tabs yield to an opened dock on a short screen: they scroll instead of the window
+        # growing past it (the traffic message takes the room it needs to be read, see layout.make_readable)
+        self.setCentralWidget(fit.scroll_column(central, "centralColumn"))
 
     def _build_docks(self) -> None:
         self.log_pane = LogPane(self)
