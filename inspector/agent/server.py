@@ -44,12 +44,20 @@ def error_result(error: AgentError) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=error.message)], is_error=True)
 
 
-Runner = Callable[[str, Any], Awaitable[dict[str, Any]]]
+def client_name(ctx: Any) -> str | None:
+    """The agent's name as its MCP session gave it (clientInfo: the title, else the name), for the window."""
+    params = getattr(getattr(ctx, "connection", None), "client_params", None)
+    info = getattr(params, "client_info", None)
+    name = getattr(info, "title", None) or getattr(info, "name", None)
+    return name[:200] if isinstance(name, str) and name else None
+
+
+Runner = Callable[[str, Any, str | None], Awaitable[dict[str, Any]]]  # tool, arguments, the client's name
 
 
 def runner_of(ops: Ops) -> Runner:
     """Run the tools on a hub of this process's own (`spyglass mcp --private`)."""
-    return lambda name, arguments: run(ops, name, arguments)
+    return lambda name, arguments, _client: run(ops, name, arguments)
 
 
 def build(runner: Runner) -> Server[Any]:
@@ -63,7 +71,7 @@ def build(runner: Runner) -> Server[Any]:
             raise MCPError(types.INVALID_PARAMS, f"Spyglass has no tool named {params.name!r}; its tools: "
                            f"{', '.join(TOOLS)}")
         try:
-            return result_of(await runner(params.name, params.arguments))
+            return result_of(await runner(params.name, params.arguments, client_name(ctx)))
         except AgentError as exc:
             return error_result(exc)
         except Exception as exc:  # a bug of ours: still an answer the agent can read, and logged

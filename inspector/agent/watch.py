@@ -84,17 +84,19 @@ class Watchers:
                  "meta": frame.meta if _jsonable(frame.meta) else None}
         self.broadcast(event)
 
-    def call_started(self, conn: Connection, rec: CallRecord) -> None:
-        self.broadcast({"event": "call", "phase": "started", "by": "agent", "server": conn.name,
+    def call_started(self, conn: Connection, rec: CallRecord, *, by: str = "agent", client: str | None = None) -> None:
+        """`by`: `agent`, or `person` (the window's user took the call over); `client`: the program that asked
+        (the agent's MCP clientInfo, `spyglass do`), when it said."""
+        self.broadcast({"event": "call", "phase": "started", "by": by, "client": client, "server": conn.name,
                         "callId": rec.id, "tool": rec.tool, "arguments": rec.arguments})
         if rec.job is not None:
-            rec.job.add_done_callback(partial(self._finished, conn, rec))
+            rec.job.add_done_callback(partial(self._finished, conn, rec, by, client))
 
-    def _finished(self, conn: Connection, rec: CallRecord, _job: Any) -> None:
-        self._call_finished(conn, rec)
+    def _finished(self, conn: Connection, rec: CallRecord, by: str, client: str | None, _job: Any) -> None:
+        self._call_finished(conn, rec, by, client)
 
-    def _call_finished(self, conn: Connection, rec: CallRecord) -> None:
-        self.broadcast({"event": "call", "phase": "finished", "by": "agent", "server": conn.name,
+    def _call_finished(self, conn: Connection, rec: CallRecord, by: str = "agent", client: str | None = None) -> None:
+        self.broadcast({"event": "call", "phase": "finished", "by": by, "client": client, "server": conn.name,
                         "callId": rec.id, "tool": rec.tool, "arguments": rec.arguments, "outcome": rec.outcome,
                         "result": rec.result, "error": rec.error_text or None,
                         "elapsedMs": round(rec.elapsed * 1000, 1)})
