@@ -46,7 +46,7 @@ def error_result(error: AgentError) -> types.CallToolResult:
 
 def client_name(ctx: Any) -> str | None:
     """The agent's name as its MCP session gave it (clientInfo: the title, else the name), for the window."""
-    params = getattr(getattr(ctx, "connection", None), "client_params", None)
+    params = getattr(getattr(ctx, "session", None), "client_params", None)  # either era: the SDK makes it
     info = getattr(params, "client_info", None)
     name = getattr(info, "title", None) or getattr(info, "name", None)
     return name[:200] if isinstance(name, str) and name else None
