@@ -40,7 +40,8 @@ def test_the_official_cli_lists_and_calls_spyglass_tools(tmp_path):
         tools = {t["name"]: t for t in listed["result"]["tools"]}
         assert set(tools) == set(TOOLS)
         assert tools["spyglass_call"]["annotations"]["destructiveHint"] is True
-        assert tools["spyglass_traffic"]["annotations"]["readOnlyHint"] is True and tools["spyglass_traffic"]["outputSchema"]
+        traffic = tools["spyglass_traffic"]
+        assert traffic["annotations"]["readOnlyHint"] is True and traffic["outputSchema"]["type"] == "object"
 
         code, opened = official(env, "--method", "tools/call", "--tool-name", "spyglass_connect",
                                 "--tool-args-json", json.dumps({"name": "demo", "catalog": "demo"}))
