@@ -1,7 +1,9 @@
 """The person watching: windows attached to the background process see every server, frame and call of the
 agents as it happens, and answer the calls that wait for approval.
 
-A client that sends `{"tool": "watch"}` becomes a watcher: from then on the background process pushes it
+A client that sends `{"tool": "watch"}` becomes a watcher: its answer lists the servers open (each with its
+`capabilities` and `toolList` as its handshake and last listing gave them, which its frames will not repeat)
+and the calls waiting for a decision; from then on the background process pushes it
 events, one JSON object a line with an `event` key — `server` (opened, closed, restarted, a status change),
 `frame` (a frame of a server's traffic: direction, text, times), `call` (started or finished, with the
 arguments, the outcome and `by: "agent"`), `approve` (a call held until a person decides) and `decided`.
@@ -46,8 +48,15 @@ class Watchers:
     def add(self, send: Send) -> dict[str, Any]:
         """A new watcher: what it needs to catch up (the servers, the calls waiting for a decision)."""
         self.sends.append(send)
-        return {"watching": True, "servers": self.hub.describe(),
-                "waiting": [event for _future, event in self.pending.values()]}
+        servers = self.hub.describe()
+        for described in servers:  # what its handshake and listing said before this watcher came
+            conn = self.hub.connections.get(described["name"])
+            hello = conn.session.hello if conn is not None else None
+            if hello is not None:
+                described["capabilities"] = hello.capabilities
+            if conn is not None and conn.session.tools.loaded:
+                described["toolList"] = list(conn.session.tools.items)
+        return {"watching": True, "servers": servers, "waiting": [event for _future, event in self.pending.values()]}
 
     def remove(self, send: Send) -> None:
         with contextlib.suppress(ValueError):

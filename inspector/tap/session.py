@@ -266,6 +266,14 @@ class TappedSession(ServerSession):
             self.calls.started.emit(rec)
         return rec
 
+    def learn(self, method: str, result: dict[str, Any]) -> None:
+        """What the server answered to `method` (a handshake or a listing) before this conversation was followed:
+        taken as if its frame had been seen."""
+        if method in HANDSHAKE:
+            self._hello(method, result)
+        elif method in LISTED:
+            self._listed(method, None, result)
+
     def adopt(self, tool: str, arguments: Any) -> CallRecord | None:
         """A record already kept for the call this `tools/call` frame carries (one the window's user made
         through whoever holds the connection), which the frames then follow; None: the frame's call is new."""

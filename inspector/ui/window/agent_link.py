@@ -153,6 +153,12 @@ class AgentLink(QObject):
         first = not w.servers.connections
         w.add_server(session.spec, connect=False, select=first or w.selected_connection() is None,
                      session=session, save=False)
+        said = described or {}  # a server open before the window came: what its handshake and listing said
+        if said.get("status") == "connected" and isinstance(said.get("protocolVersion"), str):
+            session.learn("initialize", {"protocolVersion": said["protocolVersion"], "serverInfo": said.get(
+                "serverInfo"), "capabilities": said.get("capabilities")})
+        if isinstance(said.get("toolList"), list):
+            session.learn("tools/list", {"tools": said["toolList"]})
         return session
 
     def _server_event(self, event: dict[str, Any]) -> None:
