@@ -1,7 +1,7 @@
 """`callHistory`: the calls made to one server (newest first): tool, who made it, outcome, duration, arguments.
 
-The "by" column says who made a call that this window's user did not: `agent` (with the agent's name when its
-MCP session gave one: `agent: Claude Code`), the tapped host, or `you` for a call taken over from an agent.
+The "by" column says who made a call on an agent's server: `agent` (with the agent's name when its MCP session
+gave one: `agent: Claude Code`), or `you` for this window's user (empty on the window's own servers).
 "Open in the tool panel" (`historyOpenButton`) shows the call's tool with its form filled with the call's
 arguments, to edit and call again by hand (on an agent's server too: the call then goes through the
 background process, as yours).
