@@ -17,6 +17,7 @@ import logging
 import os
 import signal
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -152,7 +153,10 @@ class Daemon:
             return self.watchers.decide(request.get("arguments"))
         allow = request.get("allowWrites") is True
         ops = Ops(self.hub, lambda c, t, a: self.gate(allow, c, t, a))
-        ops.on_call.append(self.watchers.call_started)
+        client = request.get("client")
+        by = "person" if request.get("by") == "person" else "agent"
+        ops.on_call.append(partial(self.watchers.call_started, by=by,
+                                   client=client[:200] if isinstance(client, str) else None))
         pairs = request.get("pairs")
         return await run(ops, str(tool), request.get("arguments"), pairs=pairs if isinstance(pairs, dict) else None)
 

@@ -187,7 +187,8 @@ class Ops:
             fn(conn, rec)
         assert rec.job is not None
         try:
-            await asyncio.wait_for(asyncio.shield(rec.job), timeout or CALL_WAIT)
+            async with asyncio.timeout(timeout or CALL_WAIT):  # lighter than wait_for: no task of its own
+                await asyncio.shield(rec.job)
         except TimeoutError:
             session.calls.cancel(rec)
             raise AgentError(f"{tool!r} gave no answer within {timeout or CALL_WAIT:g} s; the call was cancelled "
@@ -394,17 +395,27 @@ class Ops:
 
 
 _CHECKERS: dict[str, validation.Checker] = {}
+_BY_OBJECT: dict[int, tuple[Any, validation.Checker]] = {}  # id -> (the schema object itself, its checker)
 CHECKERS_KEPT = 256
 
 
 def checker_of(schema: Any) -> validation.Checker:
-    """`validation.Checker` of `schema`, compiled once per distinct schema (the last CHECKERS_KEPT kept)."""
+    """`validation.Checker` of `schema`, compiled once per distinct schema (the last CHECKERS_KEPT kept).
+
+    The same schema object (Spyglass's own tools, a listed tool until the next listing replaces it: listings
+    are never changed in place) is found by identity, without serialising it again at every call."""
+    seen = _BY_OBJECT.get(id(schema))
+    if seen is not None and seen[0] is schema:
+        return seen[1]
     key = json.dumps(schema, sort_keys=True, default=str)
     checker = _CHECKERS.get(key)
     if checker is None:
         if len(_CHECKERS) >= CHECKERS_KEPT:
             del _CHECKERS[next(iter(_CHECKERS))]
         checker = _CHECKERS[key] = validation.Checker(schema)
+    if len(_BY_OBJECT) >= CHECKERS_KEPT:
+        del _BY_OBJECT[next(iter(_BY_OBJECT))]
+    _BY_OBJECT[id(schema)] = (schema, checker)  # the object is kept, so its id is not reused while here
     return checker
 
 

@@ -118,7 +118,11 @@ class Remote:
         self._pending.clear()
 
     async def request(self, tool: str, arguments: Any = None, *, allow_writes: bool = False,
-                      pairs: dict[str, str] | None = None) -> dict[str, Any]:
+                      pairs: dict[str, str] | None = None, client: str | None = None,
+                      by: str = "agent") -> dict[str, Any]:
+        """Run `tool` in the background process. `client` names the program asking (an agent's MCP clientInfo,
+        "spyglass do"), `by` who it acts for (`agent`, or `person`: a call the window's user made): a
+        watching window marks the calls so."""
         if self._writer is None or self._writer.is_closing():
             raise AgentError("not connected to the background process", "closed")
         rid = next(self._ids)
@@ -128,6 +132,10 @@ class Remote:
                                 "allowWrites": allow_writes}
         if pairs is not None:
             body["pairs"] = pairs
+        if client:
+            body["client"] = client
+        if by != "agent":
+            body["by"] = by
         self._writer.write(json.dumps(body, ensure_ascii=False).encode() + b"\n")
         await self._writer.drain()
         reply = await future
@@ -138,13 +146,14 @@ class Remote:
         details = {k: v for k, v in error.items() if k not in ("code", "message")}
         raise AgentError(str(error.get("message")), str(error.get("code", "error")), **details)
 
-    async def ask(self, tool: str, arguments: Any, *, allow_writes: bool = False) -> dict[str, Any]:
+    async def ask(self, tool: str, arguments: Any, *, allow_writes: bool = False,
+                  client: str | None = None) -> dict[str, Any]:
         """`request`, connecting first (and starting the background process again if it went away)."""
         if self._writer is None or self._writer.is_closing() or self._listen is None or self._listen.done():
             await self.close()
             self._writer = None
             await self.connect()
-        return await self.request(tool, arguments, allow_writes=allow_writes)
+        return await self.request(tool, arguments, allow_writes=allow_writes, client=client)
 
     async def close(self) -> None:
         if self._listen is not None:

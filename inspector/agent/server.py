@@ -9,10 +9,14 @@ at start. The SDK is imported here only, so nothing else in Spyglass pays for it
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hmac
 import json
 import logging
+import os
 import socket
+import stat
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -25,6 +29,7 @@ from .. import errors as E
 from .errors import AgentError
 from .hub import error_of
 from .ops import Ops
+from .remote import LINE_LIMIT
 from .tools import TOOLS, definitions, run
 
 log = logging.getLogger("spyglass.agent")
@@ -44,12 +49,20 @@ def error_result(error: AgentError) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=error.message)], is_error=True)
 
 
-Runner = Callable[[str, Any], Awaitable[dict[str, Any]]]
+def client_name(ctx: Any) -> str | None:
+    """The agent's name as its MCP session gave it (clientInfo: the title, else the name), for the window."""
+    params = getattr(getattr(ctx, "session", None), "client_params", None)  # either era: the SDK makes it
+    info = getattr(params, "client_info", None)
+    name = getattr(info, "title", None) or getattr(info, "name", None)
+    return name[:200] if isinstance(name, str) and name else None
+
+
+Runner = Callable[[str, Any, str | None], Awaitable[dict[str, Any]]]  # tool, arguments, the client's name
 
 
 def runner_of(ops: Ops) -> Runner:
     """Run the tools on a hub of this process's own (`spyglass mcp --private`)."""
-    return lambda name, arguments: run(ops, name, arguments)
+    return lambda name, arguments, _client: run(ops, name, arguments)
 
 
 def build(runner: Runner) -> Server[Any]:
@@ -63,7 +76,7 @@ def build(runner: Runner) -> Server[Any]:
             raise MCPError(types.INVALID_PARAMS, f"Spyglass has no tool named {params.name!r}; its tools: "
                            f"{', '.join(TOOLS)}")
         try:
-            return result_of(await runner(params.name, params.arguments))
+            return result_of(await runner(params.name, params.arguments, client_name(ctx)))
         except AgentError as exc:
             return error_result(exc)
         except Exception as exc:  # a bug of ours: still an answer the agent can read, and logged
@@ -78,8 +91,84 @@ async def serve_stdio(runner: Runner) -> None:
     from mcp.server.stdio import stdio_server
 
     server = build(runner)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    pipes = await _stdio_pipes()
+    try:
+        streams = stdio_server(*pipes) if pipes is not None else stdio_server()
+        async with streams as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+    finally:
+        if pipes is not None:
+            pipes[1].close()
+
+
+class _Lines:
+    """stdin as the SDK's `stdio_server` reads it (lines of text), from an asyncio pipe: the SDK's own reads
+    each line in a worker thread, and writes and flushes each answer in two more, which cost more than
+    everything else `spyglass mcp` does for a forwarded call."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self.reader = reader
+
+    def __aiter__(self) -> _Lines:
+        return self
+
+    async def __anext__(self) -> str:
+        try:
+            line = await self.reader.readline()
+        except ValueError:  # a line over LINE_LIMIT: the agent's stream cannot be followed any further
+            log.error("a request on stdin is over %d bytes: ending", LINE_LIMIT)
+            raise StopAsyncIteration from None
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+
+class _Out:
+    """stdout as the SDK's `stdio_server` writes it, to an asyncio pipe (written at once, drained at flush)."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self.writer = writer
+
+    async def write(self, text: str) -> None:
+        self.writer.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        await self.writer.drain()
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+async def _stdio_pipes() -> tuple[Any, Any] | None:
+    """The process's stdin and stdout as asyncio pipes, claimed as the SDK claims them (while serving, fd 0
+    reads the null device and fd 1 goes to stderr, so a stray print or child cannot corrupt the wire).
+    None where asyncio cannot watch them (a regular file, or Windows): the SDK's own threads serve then."""
+    loop = asyncio.get_running_loop()
+    try:
+        if not all(_watchable(os.fstat(fd).st_mode) for fd in (0, 1)):
+            return None
+    except OSError:
+        return None
+    in_fd, out_fd = os.dup(0), os.dup(1)
+    try:
+        reader = asyncio.StreamReader(limit=LINE_LIMIT)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(in_fd, "rb", 0))
+        transport, protocol = await loop.connect_write_pipe(lambda: asyncio.StreamReaderProtocol(
+            asyncio.StreamReader()), os.fdopen(out_fd, "wb", 0))
+    except (OSError, ValueError, NotImplementedError):
+        for fd in (in_fd, out_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        return None
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    return _Lines(reader), _Out(asyncio.StreamWriter(transport, protocol, None, loop))
+
+
+def _watchable(mode: int) -> bool:
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
 
 
 class BearerGate:

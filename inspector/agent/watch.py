@@ -1,7 +1,9 @@
 """The person watching: windows attached to the background process see every server, frame and call of the
 agents as it happens, and answer the calls that wait for approval.
 
-A client that sends `{"tool": "watch"}` becomes a watcher: from then on the background process pushes it
+A client that sends `{"tool": "watch"}` becomes a watcher: its answer lists the servers open (each with its
+`capabilities` and `toolList` as its handshake and last listing gave them, which its frames will not repeat)
+and the calls waiting for a decision; from then on the background process pushes it
 events, one JSON object a line with an `event` key — `server` (opened, closed, restarted, a status change),
 `frame` (a frame of a server's traffic: direction, text, times), `call` (started or finished, with the
 arguments, the outcome and `by: "agent"`), `approve` (a call held until a person decides) and `decided`.
@@ -46,8 +48,15 @@ class Watchers:
     def add(self, send: Send) -> dict[str, Any]:
         """A new watcher: what it needs to catch up (the servers, the calls waiting for a decision)."""
         self.sends.append(send)
-        return {"watching": True, "servers": self.hub.describe(),
-                "waiting": [event for _future, event in self.pending.values()]}
+        servers = self.hub.describe()
+        for described in servers:  # what its handshake and listing said before this watcher came
+            conn = self.hub.connections.get(described["name"])
+            hello = conn.session.hello if conn is not None else None
+            if hello is not None:
+                described["capabilities"] = hello.capabilities
+            if conn is not None and conn.session.tools.loaded:
+                described["toolList"] = list(conn.session.tools.items)
+        return {"watching": True, "servers": servers, "waiting": [event for _future, event in self.pending.values()]}
 
     def remove(self, send: Send) -> None:
         with contextlib.suppress(ValueError):
@@ -84,17 +93,19 @@ class Watchers:
                  "meta": frame.meta if _jsonable(frame.meta) else None}
         self.broadcast(event)
 
-    def call_started(self, conn: Connection, rec: CallRecord) -> None:
-        self.broadcast({"event": "call", "phase": "started", "by": "agent", "server": conn.name,
+    def call_started(self, conn: Connection, rec: CallRecord, *, by: str = "agent", client: str | None = None) -> None:
+        """`by`: `agent`, or `person` (the window's user took the call over); `client`: the program that asked
+        (the agent's MCP clientInfo, `spyglass do`), when it said."""
+        self.broadcast({"event": "call", "phase": "started", "by": by, "client": client, "server": conn.name,
                         "callId": rec.id, "tool": rec.tool, "arguments": rec.arguments})
         if rec.job is not None:
-            rec.job.add_done_callback(partial(self._finished, conn, rec))
+            rec.job.add_done_callback(partial(self._finished, conn, rec, by, client))
 
-    def _finished(self, conn: Connection, rec: CallRecord, _job: Any) -> None:
-        self._call_finished(conn, rec)
+    def _finished(self, conn: Connection, rec: CallRecord, by: str, client: str | None, _job: Any) -> None:
+        self._call_finished(conn, rec, by, client)
 
-    def _call_finished(self, conn: Connection, rec: CallRecord) -> None:
-        self.broadcast({"event": "call", "phase": "finished", "by": "agent", "server": conn.name,
+    def _call_finished(self, conn: Connection, rec: CallRecord, by: str = "agent", client: str | None = None) -> None:
+        self.broadcast({"event": "call", "phase": "finished", "by": by, "client": client, "server": conn.name,
                         "callId": rec.id, "tool": rec.tool, "arguments": rec.arguments, "outcome": rec.outcome,
                         "result": rec.result, "error": rec.error_text or None,
                         "elapsedMs": round(rec.elapsed * 1000, 1)})

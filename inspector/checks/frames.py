@@ -334,6 +334,8 @@ def _plain_notification(raw: bytes) -> dict[str, Any] | None:
 
 
 def _key(rid: Any) -> str:
+    if type(rid) is int:  # the usual id, spelled as json.dumps spells it without serialising
+        return str(rid)
     return json.dumps(rid)
 
 

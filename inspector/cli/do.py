@@ -172,7 +172,7 @@ async def request(tool: str, arguments: dict[str, Any], options: dict[str, Any])
     try:
         await remote.connect(start=tool != "stop")
         return await remote.request(tool, arguments, allow_writes=options.get("allow_writes", False),
-                                    pairs=options.get("pairs"))
+                                    pairs=options.get("pairs"), client="spyglass do")
     except AgentError as exc:
         if tool == "stop" and exc.code == "not_running":
             return {"stopping": False, "note": "no background process was running"}

@@ -91,9 +91,9 @@ async def _serve(args: argparse.Namespace) -> int:
     if remote is None:
         runner = agent_server.runner_of(Ops(hub, allow_all if args.allow_writes else refuse_writes))
     else:
-        def runner(name: str, arguments: Any) -> Awaitable[dict[str, Any]]:
+        def runner(name: str, arguments: Any, client: str | None) -> Awaitable[dict[str, Any]]:
             assert remote is not None
-            return remote.ask(name, arguments, allow_writes=args.allow_writes)
+            return remote.ask(name, arguments, allow_writes=args.allow_writes, client=client)
     try:
         if args.http is None:
             await agent_server.serve_stdio(runner)

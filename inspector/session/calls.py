@@ -75,6 +75,7 @@ class CallRecord:
     task_trail: list[tuple[float, str, str | None]] = field(default_factory=list)  # (seconds in, status, message)
     pinned: bool = False  # run again after each restart of a watched server (when it re-runs pinned calls)
     again_of: int | None = None  # the id of the call this one ran again (after a restart)
+    caller: str | None = None  # who made it when not this window's user: "agent", "agent: Claude Code", "you"
 
     @property
     def running(self) -> bool:

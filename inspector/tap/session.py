@@ -252,17 +252,32 @@ class TappedSession(ServerSession):
 
     def _call(self, params: dict[str, Any], request_id: Any, wall: float) -> CallRecord:
         name = params.get("name")
+        adopted = self.adopt(str(name), params.get("arguments"))
         tool = next((t for t in self.tools.items if t.get("name") == name), None)
-        rec = CallRecord(next(self._ids), self.server_id, str(name), params.get("arguments"), tool_def=tool,
-                         wall=wall, started=_monotonic_at(wall))
+        rec = adopted or CallRecord(next(self._ids), self.server_id, str(name), params.get("arguments"),
+                                    tool_def=tool, wall=wall, started=_monotonic_at(wall))
         rec.request_id = request_id
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         if token is not None:
             self._tokens[token] = rec
-        self.calls.history.append(rec)
-        self.calls.started.emit(rec)
+        if adopted is None:
+            self.calls.history.append(rec)
+            self.calls.started.emit(rec)
         return rec
+
+    def learn(self, method: str, result: dict[str, Any]) -> None:
+        """What the server answered to `method` (a handshake or a listing) before this conversation was followed:
+        taken as if its frame had been seen."""
+        if method in HANDSHAKE:
+            self._hello(method, result)
+        elif method in LISTED:
+            self._listed(method, None, result)
+
+    def adopt(self, tool: str, arguments: Any) -> CallRecord | None:
+        """A record already kept for the call this `tools/call` frame carries (one the window's user made
+        through whoever holds the connection), which the frames then follow; None: the frame's call is new."""
+        return None
 
     def _progress(self, params: dict[str, Any]) -> None:
         rec = self._tokens.get(params.get("progressToken"))

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp_types import Implementation
 from support import demo_cmd
 
 from inspector.agent.remote import IDLE_ENV, SOCKET_ENV, Remote
@@ -42,7 +43,8 @@ async def test_a_held_call_resolves_only_by_the_persons_choice(env):
     seen = await window.request("watch")
     assert seen["watching"] is True and seen["servers"] == []
     params = StdioServerParameters(command=sys.executable, args=["-m", "inspector", "mcp"], env=env)
-    async with Client(params, mode="legacy") as agent:
+    agent_info = Implementation(name="test-agent", title="Test Agent", version="1")
+    async with Client(params, mode="legacy", client_info=agent_info) as agent:
         await agent.call_tool("spyglass_connect", {"name": "demo", "command": demo_cmd()})
         await until(lambda: any(e["event"] == "frame" and e["dir"] == "in" for e in events))
         assert any(e["event"] == "server" and e["what"] == "opened" for e in events)
@@ -59,6 +61,8 @@ async def test_a_held_call_resolves_only_by_the_persons_choice(env):
         assert not done.is_error and done.structured_content["outcome"] == "ok"
         finished = [e for e in events if e["event"] == "call" and e["phase"] == "finished"]
         assert finished[-1]["by"] == "agent" and finished[-1]["tool"] == "delete_item"
+        started = [e for e in events if e["event"] == "call" and e["phase"] == "started"]
+        assert started[-1]["client"] == finished[-1]["client"] == "Test Agent"  # its MCP clientInfo, for History
 
         denied = asyncio.ensure_future(agent.call_tool("spyglass_call", DELETE))
         await until(lambda: sum(e["event"] == "approve" for e in events) == 2)

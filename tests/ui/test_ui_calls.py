@@ -232,7 +232,7 @@ async def test_history_rerun_and_copy_as(open_window):
         window.tool_detail.result_tabs.setCurrentIndex(1)
         hist = window.tool_detail.history
         assert hist.tree.topLevelItemCount() == 2
-        assert hist.tree.topLevelItem(0).text(1) == "weather" and hist.tree.topLevelItem(0).text(2) == "ok"
+        assert hist.tree.topLevelItem(0).text(1) == "weather" and hist.tree.topLevelItem(0).text(3) == "ok"
         hist.tree.setCurrentItem(hist.tree.topLevelItem(1))
         text = hist.copy_as("cli")
         assert text.startswith("spyglass --cli --tool-name echo --tool-args-json") and '"message":"one"' in text

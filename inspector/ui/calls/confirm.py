@@ -5,7 +5,10 @@ The policy is the QSettings key `confirmPolicy`: `never`, `destructive` (default
 nothing: those are badged "may change things (not declared)"), or `not-read-only` (every tool not
 marked read-only). The badges of the tool list and this question agree (`session.tools.may_destroy`).
 The dialog (`confirmDialog`) names the tool, its annotations and the arguments, with Call
-(`confirmCall`) and Cancel (`confirmCancel`).
+(`confirmCall`) and Cancel (`confirmCancel`). The arguments are shown as the tool's form shows them
+(`confirmForm`: the generated form of its inputSchema, filled and read-only; its JSON button shows the text);
+only when there is no schema, or the arguments do not fit the form, as JSON text (`confirmArguments`, which
+always holds that text).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
+from ...forms import SchemaForm
 from ...session.tools import HINTS_NOTE, display_name, hints, may_destroy
 from ..base.text import visible
 
@@ -70,6 +74,8 @@ class ConfirmDialog(QDialog):
             text = repr(arguments)
         args.setPlainText(text if len(text) < 200_000 else text[:200_000] + "\n…")
         args.setMaximumHeight(220)
+        self.form = _filled_form(tool.get("inputSchema"), arguments, self)
+        args.setVisible(self.form is None)
         buttons = QDialogButtonBox(self)
         self.call_button = buttons.addButton("Call", QDialogButtonBox.AcceptRole)
         self.call_button.setObjectName("confirmCall")
@@ -83,5 +89,29 @@ class ConfirmDialog(QDialog):
         lay.addWidget(ann)
         lay.addWidget(QLabel("Arguments:", self))
         lay.addWidget(args)
+        if self.form is not None:
+            lay.addWidget(self.form, 1)
         lay.addWidget(buttons)
-        self.resize(460, 360)
+        self.resize(520 if self.form is not None else 460, 480 if self.form is not None else 360)
+
+
+def _filled_form(schema: Any, arguments: Any, parent: QWidget) -> SchemaForm | None:
+    """The tool's form filled with `arguments`, to read (None: no schema, or the arguments do not fit it)."""
+    if not isinstance(schema, dict) or not isinstance(arguments, dict):
+        return None
+    try:
+        form = SchemaForm(schema, parent)
+    except Exception:  # a schema the form engine cannot take: the JSON text shows the arguments
+        return None
+    try:
+        form.set_value(arguments)
+        fits = form.value() == arguments  # a key the form cannot hold would be hidden from the person
+    except Exception:
+        fits = False
+    if not fits:
+        form.deleteLater()
+        return None
+    form.setObjectName("confirmForm")
+    form.page.setEnabled(False)  # read-only: to read, not to edit (it still scrolls)
+    form.raw.setReadOnly(True)
+    return form

@@ -1,4 +1,10 @@
-"""`callHistory`: the calls made to one server (newest first): tool, outcome, duration, arguments.
+"""`callHistory`: the calls made to one server (newest first): tool, who made it, outcome, duration, arguments.
+
+The "by" column says who made a call on an agent's server: `agent` (with the agent's name when its MCP session
+gave one: `agent: Claude Code`), or `you` for this window's user (empty on the window's own servers).
+"Open in the tool panel" (`historyOpenButton`) shows the call's tool with its form filled with the call's
+arguments, to edit and call again by hand (on an agent's server too: the call then goes through the
+background process, as yours).
 
 Selecting one shows it in the result view; "Re-run" (`rerunButton`) calls it again with the same
 arguments; "Pin" (`historyPinButton`) marks it to run again after each restart of a watched server
@@ -66,6 +72,7 @@ class CallHistory(QWidget):
     saveRequested = Signal(object)  # CallRecord: *Save to collection…*
     pinRequested = Signal(object, bool)  # CallRecord, pinned
     resendRequested = Signal(object)  # CallRecord: *Edit and resend…*
+    openRequested = Signal(object)  # CallRecord: *Open in the tool panel*
 
     def __init__(self, connection: Callable[[], Any], parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -73,7 +80,7 @@ class CallHistory(QWidget):
         self.connection = connection
         self.tree = QTreeWidget(self)
         self.tree.setObjectName("callHistory")
-        self.tree.setHeaderLabels(["time", "tool", "outcome", "duration", "arguments"])
+        self.tree.setHeaderLabels(["time", "tool", "by", "outcome", "duration", "arguments"])
         self.tree.setRootIsDecorated(False)
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
@@ -98,6 +105,11 @@ class CallHistory(QWidget):
         self.resend.setToolTip("Open this call's request as JSON, edit it and send it again with a fresh id "
                                "(the answer is paired in the traffic pane)")
         self.resend.clicked.connect(lambda: self.selected() and self.resendRequested.emit(self.selected()))
+        self.open = QPushButton("Open in the tool panel", self)
+        self.open.setObjectName("historyOpenButton")
+        self.open.setToolTip("Show this call's tool with its form filled with the call's arguments, to edit and "
+                             "call it yourself")
+        self.open.clicked.connect(lambda: self.selected() and self.openRequested.emit(self.selected()))
         self.copy = QToolButton(self)
         self.copy.setObjectName("copyAsButton")
         self.copy.setText("Copy as")
@@ -121,6 +133,7 @@ class CallHistory(QWidget):
         row.addStretch(1)
         row2 = QHBoxLayout()
         row2.addWidget(self.resend)
+        row2.addWidget(self.open)
         row2.addWidget(self.copy)
         row2.addWidget(self.note, 1)
         lay = QVBoxLayout(self)
@@ -161,10 +174,12 @@ class CallHistory(QWidget):
         item.setText(0, time.strftime("%H:%M:%S", time.localtime(rec.wall)))
         item.setText(1, ("📌 " if rec.pinned else "") + visible(rec.tool, 80)
                      + (" (again)" if rec.again_of is not None else ""))
-        item.setText(2, rec.outcome)
-        item.setText(3, f"{rec.elapsed:.2f} s")
-        item.setText(4, visible(args, 200))
-        item.setForeground(2, theme.colour(_COLOUR.get(rec.outcome, "muted")))
+        item.setText(2, visible(rec.caller, 80) if rec.caller else "")
+        item.setToolTip(2, f"made by {visible(rec.caller, 200)}" if rec.caller else "made in this window")
+        item.setText(3, rec.outcome)
+        item.setText(4, f"{rec.elapsed:.2f} s")
+        item.setText(5, visible(args, 200))
+        item.setForeground(3, theme.colour(_COLOUR.get(rec.outcome, "muted")))
         if item is self.tree.currentItem():
             self._update_buttons()  # a call that ended can be saved now, or was pinned
 
@@ -185,6 +200,7 @@ class CallHistory(QWidget):
         self.pin.setEnabled(rec is not None)
         self.pin.setChecked(rec is not None and rec.pinned)
         self.resend.setEnabled(rec is not None)
+        self.open.setEnabled(rec is not None)
         self.copy.setEnabled(rec is not None)
         self.copy_actions["curl"].setEnabled(bool(conn is not None and getattr(conn.spec, "url", None)))
 

@@ -439,7 +439,7 @@ class ToolCallPanel(QWidget):
             return None
         if tool is None or self.form is None:
             return None
-        if conn is None or conn.session.client is None:
+        if conn is None or (conn.session.client is None and not getattr(conn.session, "takes_calls", False)):
             self._say("Not connected: connect the server first.", "error")
             return None
         args = self.form.value()
@@ -499,7 +499,8 @@ class ToolCallPanel(QWidget):
 
     def rerun(self, rec: CallRecord | None) -> None:
         conn = self.connection()
-        if rec is None or conn is None or conn.session.client is None or rec.server_id != conn.server_id:
+        if rec is None or conn is None or rec.server_id != conn.server_id or conn.session.client is None \
+                and not getattr(conn.session, "takes_calls", False):
             return
         tool = rec.tool_def or {"name": rec.tool}
         if confirm.needs_confirmation(tool, self.confirm_policy()):
@@ -629,9 +630,10 @@ class ToolCallPanel(QWidget):
         self.call_status.setStyleSheet(f"color: {theme.colour(colour).name()};")
 
     def _watched(self) -> bool:
-        """The selected server is a tapped one: its host makes the calls, Spyglass only watches."""
+        """A tapped server: its host makes the calls, Spyglass watches (an agent's takes yours: `takes_calls`)."""
         conn = self.connection()
-        return conn is not None and bool(getattr(conn.session, "read_only", False))
+        s = conn.session if conn is not None else None
+        return s is not None and bool(getattr(s, "read_only", False)) and not getattr(s, "takes_calls", False)
 
     def _update_call_row(self) -> None:
         watched = self._watched()

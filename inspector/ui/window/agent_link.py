@@ -6,7 +6,8 @@ fed the frames the background process pushes: its tools, its traffic as it happe
 History with their results). A call an agent asks for on a tool that may change things is held by the
 background process until the person answers the dialog this link shows (`agentApproval`: the tool, its
 annotations and the arguments, as the window's own confirmation shows them; Allow `agentAllow`, Deny
-`agentDeny`). Closing the window detaches, and whatever still waits is refused.
+`agentDeny`). Closing the window detaches, and whatever still waits is refused. Who made each call, taking a
+call over and disconnecting an agent's server are `agent_takeover`'s.
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ from PySide6.QtWidgets import QMenu
 
 from ...agent.errors import AgentError
 from ...agent.remote import Remote
+from ...session import CallRecord
 from ...tap.session import TappedSession
 from ...traffic import Frame
 from ..base.tasks import spawn
 from ..calls.confirm import ConfirmDialog
+from .agent_takeover import Callers, PersonCalls, TakeOver
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -35,7 +38,18 @@ log = logging.getLogger("spyglass.ui.agents")
 
 
 class AgentSession(TappedSession):
-    """An agent's server, as the window shows it: read-only, fed by the background process."""
+    """An agent's server, as the window shows it: fed by the background process; the person's own calls go
+    through it too (`PersonCalls`)."""
+
+    takes_calls = True
+
+    def __init__(self, server_id: str, definition: dict[str, Any]) -> None:
+        super().__init__(server_id, definition)
+        self.calls: PersonCalls = PersonCalls(server_id, lambda: self.server_name, lambda: next(self._ids))
+        self.callers = Callers(self.calls)
+
+    def adopt(self, tool: str, arguments: Any) -> CallRecord | None:
+        return self.calls.claim(tool, arguments)
 
     @property
     def title(self) -> str:
@@ -62,6 +76,8 @@ class AgentLink(QObject):
         menu = window.findChild(QMenu, "serverMenu")
         if menu is not None:
             menu.addAction(self.act_watch)
+        self.takeover = TakeOver(window, lambda: self.remote if self.attached else None,
+                                 lambda s: isinstance(s, AgentSession))
 
     def start(self) -> asyncio.Task[Any] | None:
         if self.attached:
@@ -106,6 +122,10 @@ class AgentLink(QObject):
                 self._frame(event)
             elif kind == "server":
                 self._server_event(event)
+            elif kind == "call":
+                session = self.sessions.get(str(event.get("server")))
+                if session is not None:
+                    session.callers.told_of(event)
             elif kind == "approve":
                 self._approve(event)
             elif kind == "decided":
@@ -128,10 +148,17 @@ class AgentLink(QObject):
             definition["command"] = target.split()
         session = AgentSession(w.unique_id(f"{name} (agent)"), definition)
         session.host = "agent"
+        session.calls.remote = lambda: self.remote if self.attached else None
         self.sessions[name] = session
         first = not w.servers.connections
         w.add_server(session.spec, connect=False, select=first or w.selected_connection() is None,
                      session=session, save=False)
+        said = described or {}  # a server open before the window came: what its handshake and listing said
+        if said.get("status") == "connected" and isinstance(said.get("protocolVersion"), str):
+            session.learn("initialize", {"protocolVersion": said["protocolVersion"], "serverInfo": said.get(
+                "serverInfo"), "capabilities": said.get("capabilities")})
+        if isinstance(said.get("toolList"), list):
+            session.learn("tools/list", {"tools": said["toolList"]})
         return session
 
     def _server_event(self, event: dict[str, Any]) -> None:
@@ -142,7 +169,9 @@ class AgentLink(QObject):
         elif what == "closed":
             session = self.sessions.pop(name, None)
             if session is not None:
-                session.ended("closed by the agent")
+                you = name in self.takeover.closed_by_you
+                self.takeover.closed_by_you.discard(name)
+                session.ended("disconnected by you" if you else "closed by the agent")
         elif what == "restarted" and name in self.sessions:
             self.sessions[name].log.note("restarted by the agent")
 
