@@ -383,6 +383,18 @@ def test_a_damaged_session_serves_what_can_be_read_and_says_what_could_not(recor
             in run.stderr)
 
 
+def test_a_session_damaged_past_reading_says_why_nothing_is_served(recorded, tmp_path):
+    """A database cut to its first pages, where no frame can be read: one line that says the file is damaged, not
+    only that the session has no server traffic (as if nothing had been connected)."""
+    cut = tmp_path / "cut.sqlite"
+    cut.write_bytes(recorded["demo-legacy"].read_bytes()[:8192])
+    run = mock(cut)
+    assert run.returncode == 1
+    assert run.stderr.count("\n") == 1 and run.stderr.startswith("spyglass mock: cut.sqlite: no server traffic could "
+                                                                  "be read: "), run.stderr
+    assert "malformed" in run.stderr
+
+
 def test_a_port_in_use_is_one_line_and_exit_4(recorded):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
