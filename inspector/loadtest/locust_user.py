@@ -46,7 +46,7 @@ from typing import Any
 import gevent.event
 from locust import FastHttpUser, events
 from locust.env import Environment
-from locust.runners import MasterRunner, WorkerRunner
+from locust.runners import STATE_MISSING, MasterRunner, WorkerRunner
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
 
 from inspector import __version__
@@ -245,7 +245,7 @@ class _LastReports:
             self.done.set()
 
     def wait(self, **_kw: Any) -> None:
-        self.waiting = {c.id for c in self.runner.clients.all}
+        self.waiting = {c.id for c in self.runner.clients.all if c.state != STATE_MISSING}  # a lost one cannot
         if not self.waiting:
             return
         self.done.clear()
