@@ -33,17 +33,17 @@ def locust(locustfile: Path, *flags: str) -> subprocess.Popen:
                             start_new_session=True)
 
 
-def run_distributed(locustfile: Path, prefix: Path) -> None:
-    """One master and two workers on loopback, headless, RUN_S seconds; every process gone afterwards."""
+def run_distributed(locustfile: Path, prefix: Path, users: int = USERS, run_s: float = RUN_S) -> None:
+    """One master and two workers on loopback, headless, run_s seconds; every process gone afterwards."""
     port = free_port()
     master = locust(locustfile, "--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port),
-                    "--expect-workers", "2", "--headless", "-u", str(USERS), "-r", str(USERS), "-t", f"{RUN_S}s",
+                    "--expect-workers", "2", "--headless", "-u", str(users), "-r", str(users), "-t", f"{run_s:g}s",
                     "--stop-timeout", "5", "--csv", str(prefix), "--only-summary", "--loglevel", "WARNING")
     workers = [locust(locustfile, "--worker", "--master-host", "127.0.0.1", "--master-port", str(port),
                       "--loglevel", "WARNING") for _ in range(2)]
     procs = [master, *workers]
     try:
-        out, _ = master.communicate(timeout=RUN_S + 25)
+        out, _ = master.communicate(timeout=run_s + 25)
         assert master.returncode in (0, 1), out.decode()[-3000:]  # 1: Locust's exit code when requests failed
         for w in workers:
             w.wait(15)
@@ -99,6 +99,25 @@ def test_locust_master_and_workers_agree_with_the_server(tmp_path, protocol, fla
     summary = run.summary("tools/call divide")
     assert summary["toolErrors"] == summary["requests"] == answered["tools/call divide"]["answered"]
     assert summary["errorsByKind"] == {"tool_error": summary["requests"]} and summary["ok"] == 0
+
+
+def test_a_request_in_flight_when_the_run_ends_is_counted(tmp_path):
+    """The run ends while each user's call is still running (1.5 s calls, a 2 s run, --stop-timeout 5): each worker
+    lets its call finish and reports it, and the master waits for that report before it writes the CSV files, however
+    long it takes (Locust's master alone waits 0.5 s for the workers' last reports, so on a loaded machine — or with a
+    call in flight — the requests of the run's last moments were missing)."""
+    counts_path = tmp_path / "answered.json"
+    locustfile = tmp_path / "slow_load.py"
+    prefix = tmp_path / "run"
+    slow = Step("slow", "tools/call", {"name": "long_task", "arguments": {"steps": 1, "step_ms": 1500}})
+    with demo_http(counts_path) as (url, demo):
+        locustfile.write_text(render(Scenario(url=url, protocol="2026-07-28", steps=(slow,), users=2, duration_s=2),
+                                     str(locustfile), str(prefix)))
+        run_distributed(locustfile, prefix, users=2, run_s=2)
+        stop_group(demo)
+    answered = json.loads(counts_path.read_text())["tools/call long_task"]["answered"]
+    row = {r.name: r for r in read(str(prefix)).rows}["tools/call long_task"]
+    assert answered == 4 and row.requests == answered and row.failures == 0
 
 
 COLLECTION = """\

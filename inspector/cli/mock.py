@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -110,7 +111,10 @@ async def _http(mock: MockServer, port: int) -> None:
     try:
         await serve_http(mock, port, ready, stop)
     except OSError as exc:
-        raise E.ConnectError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+        # asyncio's strerror repeats the address ("error while attempting to bind on address (...): ..."): the
+        # system's words for the errno are the reason
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise E.ConnectError(f"cannot listen on 127.0.0.1:{port}: {reason}") from None
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)

@@ -131,11 +131,18 @@ class LocustRun:
         stats.buckets = self.buckets(name)
         return stats
 
+    def timeline_of(self, name: str | None = None) -> str:
+        """Whose requests the history (the timeline) holds: `name`'s when Locust wrote rows for it (it does only
+        with --csv-full-history), else every request's (AGGREGATED)."""
+        if name is not None and any((h.get("Name") or "") == name for h in self.history):
+            return name
+        return AGGREGATED
+
     def buckets(self, name: str | None = None) -> list[Bucket]:
-        """A bucket a history row: the requests and failures of that second, the percentiles Locust gave. Locust
-        writes a history row per name only with --csv-full-history; without it, the timeline is every request's."""
-        rows = [h for h in self.history if name is not None and (h.get("Name") or "") == name] or \
-            [h for h in self.history if (h.get("Name") or "") == AGGREGATED]
+        """A bucket a history row: the requests and failures of that second, the percentiles Locust gave, of
+        `timeline_of(name)`."""
+        whose = self.timeline_of(name)
+        rows = [h for h in self.history if (h.get("Name") or "") == whose]
         out: list[Bucket] = []
         seen = failed = 0
         for i, h in enumerate(rows):

@@ -39,12 +39,14 @@ from __future__ import annotations
 import csv
 import itertools
 import json
+import logging
 import os
 from typing import Any
 
+import gevent.event
 from locust import FastHttpUser, events
 from locust.env import Environment
-from locust.runners import WorkerRunner
+from locust.runners import STATE_MISSING, MasterRunner, WorkerRunner
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
 
 from inspector import __version__
@@ -61,6 +63,7 @@ from inspector.protocol.versions import (
 )
 
 ACCEPT = "application/json, text/event-stream"
+logger = logging.getLogger(__name__)
 
 
 class McpUser(FastHttpUser):
@@ -196,8 +199,62 @@ class McpUser(FastHttpUser):
         return read_answer(response.content or b"", headers.get("Content-Type") or "", request_id)
 
 
+FLUSH = "spyglass_flush"  # master -> workers: stop, and send your last report now
+FLUSHED = "spyglass_flushed"  # worker -> master: my last report was sent before this
+FLUSH_WAIT_S = 10.0  # beyond --stop-timeout: how long the master waits for a worker that does not answer
+
+
 def _on_init(environment: Environment, **_kwargs: Any) -> None:
     environment.events.quit.add_listener(lambda **_kw: final_csv(environment))  # type: ignore[no-untyped-call]
+    runner = environment.runner
+    if isinstance(runner, WorkerRunner):
+        runner.register_message(FLUSH, lambda environment, **_kw: _flush(environment), concurrent=True)
+    elif isinstance(runner, MasterRunner):
+        _LastReports(environment, runner)
+
+
+def _flush(environment: Environment) -> None:
+    """A worker: its users stopped (each lets its request finish, up to --stop-timeout), its figures sent at once
+    (as Locust's own report is made), then FLUSHED — after the report on the same connection, so it arrives after."""
+    runner = environment.runner
+    assert isinstance(runner, WorkerRunner)
+    runner.stop()
+    data: dict[str, Any] = {}
+    environment.events.report_to_master.fire(client_id=runner.client_id, data=data)  # type: ignore[no-untyped-call]
+    runner.send_message("stats", data)
+    runner.send_message(FLUSHED)
+
+
+class _LastReports:
+    """The master waits for every worker's last report when a run stops. Locust's master waits 0.5 s for them as it
+    quits and then stops listening: a worker whose users were still in a request (it lets them finish, up to
+    --stop-timeout), or a loaded machine, lost the run's last requests from the statistics and the CSV files. So at
+    `test_stop` the master asks each worker to stop and report (FLUSH) and waits until each has said FLUSHED."""
+
+    def __init__(self, environment: Environment, runner: MasterRunner) -> None:
+        self.environment = environment
+        self.runner = runner
+        self.waiting: set[str] = set()
+        self.done = gevent.event.Event()
+        runner.register_message(FLUSHED, self.flushed)
+        environment.events.test_stop.add_listener(self.wait)  # type: ignore[no-untyped-call]
+
+    def flushed(self, msg: Any, **_kw: Any) -> None:
+        self.waiting.discard(msg.node_id)
+        if not self.waiting:
+            self.done.set()
+
+    def wait(self, **_kw: Any) -> None:
+        self.waiting = {c.id for c in self.runner.clients.all if c.state != STATE_MISSING}  # a lost one cannot
+        if not self.waiting:
+            return
+        self.done.clear()
+        for client_id in list(self.waiting):
+            self.runner.send_message(FLUSH, None, client_id)
+        limit = (self.environment.stop_timeout or 0) + FLUSH_WAIT_S
+        if not self.done.wait(limit):
+            logger.warning("no last report from %d worker(s) after %g s: their last requests are not counted",
+                           len(self.waiting), limit)
 
 
 events.init.add_listener(_on_init)  # type: ignore[no-untyped-call]

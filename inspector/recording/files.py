@@ -78,6 +78,8 @@ class Opened:
             real = [s for s in found.values() if s.frames]
             if len(real) == 1:
                 return real[0]
+            if not real and self.problems:  # damaged past reading: say so, not only that nothing was connected
+                raise UsageError(f"{self.path.name}: no server traffic could be read: {'; '.join(self.problems)}")
             if not real:
                 raise UsageError(f"{self.path.name}: the session has no server traffic")
             raise UsageError(f"{self.path.name} has {len(real)} servers ({', '.join(s.name for s in real)}): "

@@ -383,13 +383,27 @@ def test_a_damaged_session_serves_what_can_be_read_and_says_what_could_not(recor
             in run.stderr)
 
 
+def test_a_session_damaged_past_reading_says_why_nothing_is_served(recorded, tmp_path):
+    """A database cut to its first pages, where no frame can be read: one line that says the file is damaged, not
+    only that the session has no server traffic (as if nothing had been connected)."""
+    cut = tmp_path / "cut.sqlite"
+    cut.write_bytes(recorded["demo-legacy"].read_bytes()[:8192])
+    run = mock(cut)
+    assert run.returncode == 1
+    assert run.stderr.count("\n") == 1 and run.stderr.startswith("spyglass mock: cut.sqlite: no server traffic could "
+                                                                  "be read: "), run.stderr
+    assert "malformed" in run.stderr
+
+
 def test_a_port_in_use_is_one_line_and_exit_4(recorded):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        run = mock(recorded["sdk-legacy"], "--http", str(taken.getsockname()[1]))
+        port = taken.getsockname()[1]
+        run = mock(recorded["sdk-legacy"], "--http", str(port))
     assert run.returncode == 4
-    assert run.stderr.strip().count("\n") == 0 and "cannot listen on 127.0.0.1:" in run.stderr
+    # as docs/mock.md says it, not asyncio's "error while attempting to bind on address (...): address already in use"
+    assert run.stderr == f"spyglass mock: cannot listen on 127.0.0.1:{port}: Address already in use\n"
 
 
 def test_a_session_with_no_server_or_no_session_is_one_line_and_exit_1(tmp_path):

@@ -248,6 +248,10 @@ async def test_export_for_locust_and_open_a_locust_run(open_window, tmp_path):
         assert summary is not None and summary["tool"] == "tools/call echo" and summary["requests"] == 50
         assert points(window, "loadRateChart") >= 3 and view.charts.bins.count() > 0  # the timeline, the histogram
         assert find(window, QLabel, "loadSummary").text().startswith("50 calls · 50 ok")
+        # the summary is echo's, the timeline every request's (no --csv-full-history): its other tools' failures
+        # plotted under echo's 0 errors, unless the status says whose timeline it is
+        assert status.text() == ("Locust run mix: tools/call echo, 50 requests. The timeline is every request's "
+                                 "(Locust writes one a name with --csv-full-history).")
         assert find(window, QComboBox, "loadCompareB").currentText() == "Locust · tools/call echo · mix · 4 users"
         await shot(window, "load-locust-light")
         assert view.open_locust(str(tmp_path / "none_stats.csv")) is None

@@ -28,6 +28,8 @@ async def test_serve_a_recorded_server_as_a_mock_over_stdio_and_http(open_window
         assert " -m inspector mock " in command and command.endswith("sdk.sqlite")
         assert QGuiApplication.clipboard().text() == command  # copied as the dialog opens
         assert dialog.status.text() == "The command line is copied."
+        # over stdio the mock runs in the host's process: no list of what it could not answer, not an empty box
+        assert not dialog.log.isVisible() and not dialog.log_caption.isVisible()
         QGuiApplication.clipboard().setText("")
         dialog.copy.click()
         assert QGuiApplication.clipboard().text() == command
@@ -41,6 +43,9 @@ async def test_serve_a_recorded_server_as_a_mock_over_stdio_and_http(open_window
         # over HTTP: started on the window's loop, the URL copied
         dialog.http.setChecked(True)
         assert dialog.start.isVisible() and not dialog.add.isEnabled()
+        assert dialog.log.isVisible() and dialog.log_caption.isVisible()
+        assert dialog.log_caption.objectName() == "mockLogCaption"
+        assert dialog.log_caption.text().startswith("Requests the mock could not answer exactly")
         await dialog.toggle()
         url = dialog.address.text()
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")

@@ -427,8 +427,10 @@ class LoadView(QWidget):
         label = f"Locust · {visible(summary['tool'], 60)} · {Path(prefix).name}" + \
             (f" · {summary['users']} users" if summary.get("users") else "")
         compare.add(label, SimpleNamespace(stats=stats), summary)
+        whose = "" if name is None or result.timeline_of(name) == name or not result.history else \
+            " The timeline is every request's (Locust writes one a name with --csv-full-history)."
         self._say(f"Locust run {visible(Path(prefix).name, 100)}: {visible(summary['tool'], 100)}, "
-                  f"{summary['requests']:,} requests.", "connected")
+                  f"{summary['requests']:,} requests.{whose}", "connected")
         self.summary.setText(summary_line(summary))
         return summary
 

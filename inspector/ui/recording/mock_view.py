@@ -129,6 +129,8 @@ class MockDialog(QDialog):
         self.log = QListWidget(self)
         self.log.setObjectName("mockLog")
         self.log.setToolTip("Requests the mock answered by the closest recorded one, or could not answer")
+        self.log_caption = text_label("Requests the mock could not answer exactly (answered by the closest recorded "
+                                      "one, or not answered):", self, name="mockLogCaption")
         row = QHBoxLayout()
         row.addWidget(self.address, 1)
         row.addWidget(self.copy)
@@ -139,7 +141,9 @@ class MockDialog(QDialog):
         lay.addWidget(self.http)
         lay.addLayout(row)
         lay.addWidget(self.status)
+        lay.addWidget(self.log_caption)
         lay.addWidget(self.log, 1)
+        lay.addStretch(0)  # the room the log leaves over stdio
         bottom = QHBoxLayout()
         bottom.addStretch(1)
         bottom.addWidget(self.add)
@@ -172,6 +176,9 @@ class MockDialog(QDialog):
 
     def _show(self) -> None:
         url = self.serving.url(self.surface)
+        # over stdio the mock runs in the host's process: nothing it says comes here
+        self.log.setVisible(self.http.isChecked())
+        self.log_caption.setVisible(self.http.isChecked())
         if self.stdio.isChecked():
             self.address.setText(shlex.join(mock_command(self.opened, self.surface)))
             self.start.hide()
