@@ -267,8 +267,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         c.setContentsMargins(design.margins("xs", "xs", "xs", "none"))
         c.addWidget(self.banner)
         c.addWidget(self.splitter, 1)
-        # the servers and the tabs yield to an opened dock on a short screen: they scroll instead of the window
-        # growing past it (the traffic message takes the room it needs to be read, see layout.make_readable)
+        # on a short screen an opened dock makes the servers and tabs scroll, not the window grow (make_readable)
         self.setCentralWidget(fit.scroll_column(central, "centralColumn"))
 
     def _build_docks(self) -> None:
