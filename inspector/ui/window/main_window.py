@@ -267,8 +267,7 @@ class MainWindow(WindowDialogs, QMainWindow):
         c.setContentsMargins(design.margins("xs", "xs", "xs", "none"))
         c.addWidget(self.banner)
         c.addWidget(self.splitter, 1)
-        # on a short screen an opened dock makes the servers and tabs scroll, not the window grow (make_readable)
-        self.setCentralWidget(fit.scroll_column(central, "centralColumn"))
+        self.setCentralWidget(fit.scroll_column(central, "centralColumn"))  # scrolls when an opened dock needs room
 
     def _build_docks(self) -> None:
         self.log_pane = LogPane(self)
