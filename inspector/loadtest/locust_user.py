@@ -51,6 +51,7 @@ from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
 
 from inspector import __version__
 from inspector.loadtest.answers import SNIPPET, Check, McpFailure, judge, read_answer, request_name
+from inspector.private import open_private
 from inspector.protocol.headers import standard_headers
 from inspector.protocol.versions import (
     LATEST_LEGACY,
@@ -270,7 +271,7 @@ def final_csv(environment: Environment) -> None:
     writer = StatsCSV(environment, PERCENTILES_TO_REPORT)
     for suffix, write in (("_stats.csv", writer.requests_csv), ("_failures.csv", writer.failures_csv),
                           ("_exceptions.csv", writer.exceptions_csv)):
-        with open(prefix + suffix, "w", newline="", encoding="utf-8") as f:
+        with open_private(prefix + suffix, "w", newline="", encoding="utf-8") as f:
             write(csv.writer(f))
 
 

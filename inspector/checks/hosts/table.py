@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ...private import write_atomic
 from .profile import FACTS, Fact, Profile, shipped
 
 PIPE = "\\|"  # a | inside a table cell
@@ -64,7 +65,7 @@ def main(argv: list[str]) -> int:
         sys.stderr.write("usage: python -m inspector.checks.hosts.table docs/hosts.md\n")
         return 1
     path = Path(argv[0])
-    path.write_text(rewrite(path.read_text(encoding="utf-8")), encoding="utf-8")
+    write_atomic(path, rewrite(path.read_text(encoding="utf-8")), keep_mode=True)  # a page of the docs: its mode kept
     return 0
 
 
