@@ -427,7 +427,8 @@ class ServerSession:
             return
         if self.health.heartbeat_ids:
             for frame in frames:
-                self._mark_heartbeat(frame)
+                if type(frame.message) is not rpc.Notification:  # (a flood's are not the heartbeat's)
+                    self._mark_heartbeat(frame)
         many(frames)
 
     def _mark_heartbeat(self, frame: Frame) -> None:
