@@ -402,8 +402,7 @@ class Timeline:
             ticks, times = lanes[srv].ticks, [m - t0 for m in mono[lo:hi]]
             if (not ticks.times or times[0] >= ticks.times[-1]) and all(map(le, times, times[1:])):
                 ticks.extend(times, lo, NOTE_IN)  # in one step, as the loop below would one by one
-                self.end = max(self.end, mono[hi - 1] - t0)
-                return
+                lo = hi
         for n in compress(range(lo, hi), kinds[lo:hi].translate(_WANTED)):
             kind = kinds[n]
             if kind == K_RESPONSE or kind == K_ERROR:
