@@ -372,9 +372,8 @@ class ClientCore:
         run: list[Frame] = []
         wall = self._wall0 + mono
         quick = not self.handmade.active
-        for raw in raws:
+        for raw, msg in zip(raws, rpc.parse_many(raws), strict=True):
             try:
-                msg = rpc.parse(raw)
                 if quick and plain_notification(msg):
                     run.append(Frame("in", raw, mono, wall, None, msg))
                     continue
