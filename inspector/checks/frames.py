@@ -93,6 +93,32 @@ class Judge:
                 self.findings.append(f)
         return found
 
+    def frames(self, first: int, frames: list[Frame]) -> list[tuple[int, Finding]]:
+        """`frame` of frames `first`, `first + 1`…, in order, with each finding's frame number. A flood's
+        valid notifications are checked against their schema here, without a call each."""
+        found: list[tuple[int, Finding]] = []
+        quick: dict[str, Any] = {}  # method -> its validator where `_quick_valid` says one settles it
+        for n, frame in enumerate(frames, first):
+            message = frame.message
+            if frame.direction == "in" and type(message) is rpc.Notification:
+                validator = quick.get(message.method)
+                if validator is not None:
+                    try:
+                        whole: dict[str, Any] = {"jsonrpc": "2.0", "method": message.method}
+                        if message.params is not None:
+                            whole["params"] = message.params
+                        if validator.is_valid(whole):
+                            continue
+                    except Exception:  # (integers beyond 64 bits and the like): the long way says what
+                        pass
+                elif self._quick_valid(message):
+                    entry = self._quick.get(message.method)
+                    if entry is not None and entry[0] is not True:
+                        quick[message.method] = entry[0]
+                    continue
+            found.extend((n, f) for f in self.frame(n, frame))
+        return found
+
     def reported(self) -> list[Finding]:
         """`findings`, each naming how many frames it was found in when more than one."""
         out = []

@@ -67,11 +67,8 @@ class LiveCheck:
 
     def frames(self, first: int, frames: list[Frame]) -> None:
         """Judge frames `first`, `first + 1`… of the traffic store, in order."""
-        judge, new, observe = self.judge.frame, self._new, self.observer.frame
-        for n, frame in enumerate(frames, first):
-            observe(frame)
-            for f in judge(n, frame):
-                new.append((n, f))
+        self.observer.frames(frames)  # (frames are told to it before their findings are made, as `frame` does)
+        self._new.extend(self.judge.frames(first, frames))
 
     @property
     def pending(self) -> int:

@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from types import EllipsisType
-from typing import Any
+from typing import Any, cast
 
 from .. import errors as E
 from ..protocol import apps, skills
@@ -372,9 +372,8 @@ class ClientCore:
         run: list[Frame] = []
         wall = self._wall0 + mono
         quick = not self.handmade.active
-        for raw in raws:
+        for raw, msg in zip(raws, rpc.parse_many(raws), strict=True):
             try:
-                msg = rpc.parse(raw)
                 if quick and plain_notification(msg):
                     run.append(Frame("in", raw, mono, wall, None, msg))
                     continue
@@ -389,17 +388,17 @@ class ClientCore:
 
     def _plain_notifications(self, frames: list[Frame]) -> None:
         """Recorded in one hand-off (`traffic_many`; else one by one), then handed on in order."""
-        if self.traffic_many is None:
-            for frame in frames:
-                self._record(frame)
-        else:
-            try:
-                self.traffic_many(frames)
-            except Exception:
-                log.exception("traffic hook failed")
-        for frame in frames:
-            msg = frame.message
-            assert isinstance(msg, rpc.Notification)
+        for frame in (frames if self.traffic_many is None else ()):
+            self._record(frame)
+        try:
+            self.traffic_many and self.traffic_many(frames)
+        except Exception:
+            log.exception("traffic hook failed")
+        self._notified_run(frames)
+
+    def _notified_run(self, frames: list[Frame]) -> None:
+        for frame in frames:  # (a subclass may hand them on together)
+            msg = cast(rpc.Notification, frame.message)
             try:
                 self._notified(msg.method, msg.params)
             except Exception:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 DEFAULT_MAX_MESSAGE = 64 * 1024 * 1024
 OVERSIZE_KEEP = 4096
+SPLIT_MAX = 1024 * 1024  # complete lines up to this much in all are split in one step
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,14 @@ class LineFramer:
                 return out
         buf = self._buf
         buf += data
+        last = buf.rfind(b"\n", self._scan)
+        if 0 <= last <= SPLIT_MAX and last <= self.max_size:
+            # a read of many short lines (a flood's): split in one step rather than a find and a copy a line
+            with memoryview(buf) as whole:
+                lines = bytes(whole[:last]).split(b"\n")
+            out.extend([_strip_cr(line) for line in lines] if buf.find(b"\r", 0, last) >= 0 else lines)
+            del buf[:last + 1]
+            self._scan = 0
         view = memoryview(buf)  # a frame is copied out of the buffer once (a slice of a bytearray is a copy too)
         start = 0
         while True:

@@ -43,6 +43,21 @@ def entry_from_message(params: Any) -> LogEntry:
                     logger if type(logger) is str else None)
 
 
+def entries_from_messages(messages: list[Any], wall: float) -> list[LogEntry]:
+    """`entry_from_message` of each of a read's `notifications/message` params, all taken at `wall`."""
+    out: list[LogEntry] = []
+    append = out.append
+    for params in messages:
+        if type(params) is dict:
+            data, level, logger = params.get("data"), params.get("level"), params.get("logger")
+            if type(data) is str and type(level) is str and (logger is None or type(logger) is str):
+                append(LogEntry(wall, level, data, logger))  # the common case, without a call
+                continue
+        entry = entry_from_message(params)
+        append(LogEntry(wall, entry.level, entry.text, entry.logger))
+    return out
+
+
 class ServerLog:
     def __init__(self, limit: int = LOG_LIMIT) -> None:
         self.entries: collections.deque[LogEntry] = collections.deque(maxlen=limit)
@@ -53,6 +68,16 @@ class ServerLog:
     def append(self, entry: LogEntry) -> None:
         self.entries.append(entry)
         self.total += 1
+        self._tell()
+
+    def extend(self, entries: list[LogEntry]) -> None:
+        """`append` of each entry, in order (`changed` told once)."""
+        if entries:
+            self.entries.extend(entries)
+            self.total += len(entries)
+            self._tell()
+
+    def _tell(self) -> None:
         if not self._pending and len(self.changed):
             try:
                 loop = asyncio.get_running_loop()

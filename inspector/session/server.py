@@ -37,7 +37,7 @@ from .health import HEARTBEAT_S, Health
 from .hooks import Hook
 from .library import Library, lists_change
 from .listing import LIBRARY, LIST_CHANGED, Listing, Listings
-from .log import ServerLog, entry_from_message
+from .log import ServerLog, entries_from_messages, entry_from_message
 from .requests import Answerer, Questions
 from .skills import Skills
 
@@ -252,6 +252,7 @@ class ServerSession:
         client.traffic_many = self._record_many
         client.on_stderr = lambda text, c=client: self._on_stderr(c, text)
         client.on_notification = lambda m, p, c=client: self._on_notification(c, m, p)
+        client.on_notifications = lambda run, c=client: self._on_notifications(c, run)
         client.on_closed = lambda closed, c=client: self._on_closed(c, closed)
         return client
 
@@ -426,7 +427,8 @@ class ServerSession:
             return
         if self.health.heartbeat_ids:
             for frame in frames:
-                self._mark_heartbeat(frame)
+                if type(frame.message) is not rpc.Notification:  # (a flood's are not the heartbeat's)
+                    self._mark_heartbeat(frame)
         many(frames)
 
     def _mark_heartbeat(self, frame: Frame) -> None:
@@ -452,12 +454,36 @@ class ServerSession:
             return
         if method == "notifications/message":
             self.log.append(entry_from_message(params))
-        elif method in LIST_CHANGED and self.options.load_lists:  # a session that keeps no lists reloads none
+        else:
+            self._take_notification(method, params)
+        self.notified.emit(method, params)
+
+    def _take_notification(self, method: str, params: dict[str, Any] | None) -> None:
+        if method in LIST_CHANGED and self.options.load_lists:  # a session that keeps no lists reloads none
             for kind in LIST_CHANGED[method]:
                 self._spawn(self.listings.load(kind, refresh=True, mark=True))
         elif method == "notifications/resources/updated":
             self.library.resource_updated(params)
-        self.notified.emit(method, params)
+
+    def _on_notifications(self, client: Client, run: list[tuple[str, Any]]) -> None:
+        """A read's run of notifications, in order, as `_on_notification` takes each: a flood's log lines are
+        appended together, and `notified` is told of each after the run."""
+        if client is not self.client:
+            return
+        messages: list[Any] = []
+        for method, params in run:
+            if method == "notifications/message":
+                messages.append(params)
+                continue
+            if messages:
+                self.log.extend(entries_from_messages(messages, time.time()))
+                messages = []
+            self._take_notification(method, params)
+        if messages:
+            self.log.extend(entries_from_messages(messages, time.time()))
+        if len(self.notified):
+            for method, params in run:
+                self.notified.emit(method, params)
 
     def _on_closed(self, client: Client, closed: Closed) -> None:
         if client is not self.client or closed.expected:

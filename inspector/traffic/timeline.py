@@ -1,25 +1,24 @@
 """The timeline of a traffic session: requests as spans, notifications as ticks, latency per method.
 
-Qt-free, standard library only. `Timeline(store)` reads the store's columns; `update()` takes in the rows
-appended since the last call, at most `limit` of them or for about `seconds` (as `FilteredView.update`). Times
-are seconds since the session's first record (`store.t0`).
+Qt-free, standard library only. `Timeline(store)` reads the store's columns; `update()` takes in the rows appended
+since the last call, at most `limit` of them or for about `seconds` (as `FilteredView.update`). Times are seconds
+since the session's first record (`store.t0`).
 
-One lane per server, in the order the servers first appear, with two tracks of spans, our requests ("out")
-and the server's requests to us ("in"), and ticks: notifications either way, the server's requests, malformed
-frames. A span runs from the request to its answer and ends ok, error (a JSON-RPC error response), tool error
-(a tools/call result with `isError: true`), cancelled (a notifications/cancelled went the request's way while
-it was unanswered) or unanswered (no answer yet, or never). Background frames (the heartbeat,
-`store.columns.background`) are flagged so a view can dim them.
+One lane per server, in the order the servers first appear, with two tracks of spans, our requests ("out") and the
+server's requests to us ("in"), and ticks: notifications either way, the server's requests, malformed frames. A span
+runs from the request to its answer and ends ok, error (a JSON-RPC error response), tool error (a tools/call result
+with `isError: true`), cancelled (a notifications/cancelled went the request's way while it was unanswered) or
+unanswered (no answer yet, or never). Background frames (the heartbeat, `store.columns.background`) are flagged so a
+view can dim them.
 
-A view draws 100,000 frames without one Python step per frame: tracks and ticks are `Marks`, sorted by time
-(bisect finds what is visible), with prefix counts per code built lazily at C speed (`bytes.translate`,
+A view draws 100,000 frames without one Python step per frame: tracks and ticks are `Marks`, sorted by time (bisect
+finds what is visible), with prefix counts per code built lazily at C speed (`bytes.translate`,
 `itertools.accumulate`), so the size and the most notable code of a time bucket cost two bisects and a few
-subtractions. A span that started before the visible range is found through its duration class (powers of two
-from 1 ms, each sorted by start, none of its spans longer than the class's bound).
+subtractions. A span that started before the visible range is found through its duration class (powers of two from 1
+ms, each sorted by start, none of its spans longer than the class's bound).
 
 `method_stats` keeps, per (direction, method, tool), counters and the latencies of the answered requests in an
-`array`; percentiles are nearest-rank over a sorted copy that takes in the new ones by a merge (C speed).
-"""
+`array`; percentiles are nearest-rank over a sorted copy that takes in the new ones by a merge (C speed)."""
 
 from __future__ import annotations
 
@@ -32,9 +31,10 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import accumulate, compress
+from operator import le
 from typing import TYPE_CHECKING, Any
 
-from .columns import D_IN, D_OUT, HEAD_MAX, K_ERROR, K_MALFORMED, K_NOTIFICATION, K_REQUEST, K_RESPONSE
+from .columns import D_IN, D_OUT, HEAD_MAX, K_ERROR, K_MALFORMED, K_NOTIFICATION, K_REQUEST, K_RESPONSE, WIDE
 
 if TYPE_CHECKING:  # pragma: no cover - a type only
     from .store import TrafficStore
@@ -56,7 +56,6 @@ NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri", "
 CANCELLED_METHOD = "notifications/cancelled"
 _WANTED = bytes(1 if k in (K_REQUEST, K_RESPONSE, K_ERROR, K_NOTIFICATION, K_MALFORMED) else 0 for k in range(256))
 _ONE = [bytes(1 if i == code else 0 for i in range(256)) for code in range(256)]
-_NAN = math.nan
 # What names a request, when it is the first parameter (as our client writes them) and has no escapes: read
 # without parsing the frame (any other shape is parsed). In valid JSON these quotes cannot be inside a string.
 _FIRST_PARAM = re.compile(rb'"params"\s*:\s*\{\s*"(name|uri)"\s*:\s*"([^"\\]*)"')
@@ -145,6 +144,12 @@ class Marks:
             self.ids.insert(i, ident)
             self.codes.insert(i, code)
             self._clean = min(self._clean, i)
+        self.present.add(code)
+
+    def extend(self, times: list[float], first: int, code: int) -> None:  # `add` of rows first… (in order)
+        self.times.extend(times)
+        self.ids.extend(range(first, first + len(times)))
+        self.codes.extend(bytes((code,)) * len(times))
         self.present.add(code)
 
     def position(self, t: float, ident: int) -> int:
@@ -391,6 +396,13 @@ class Timeline:
         cancel_code = c.method_code.get(CANCELLED_METHOD, -1)
         named = {c.method_code[m]: key for m, key in NAMED.items() if m in c.method_code}
         call_code = c.method_code.get("tools/call", -1)
+        if ((k := hi - lo) > 1 and kinds.count(K_NOTIFICATION, lo, hi) == k and dirs.count(D_IN, lo, hi) == k
+                and (srv := c.srv[lo]) != WIDE and c.srv.count(srv, lo, hi) == k and cancel_code not in methods[lo:hi]
+                and background.isdisjoint(range(lo, hi))):
+            ticks, times = lanes[srv].ticks, [m - t0 for m in mono[lo:hi]]
+            if (not ticks.times or times[0] >= ticks.times[-1]) and all(map(le, times, times[1:])):
+                ticks.extend(times, lo, NOTE_IN)  # in one step, as the loop below would one by one
+                lo = hi
         for n in compress(range(lo, hi), kinds[lo:hi].translate(_WANTED)):
             kind = kinds[n]
             if kind == K_RESPONSE or kind == K_ERROR:
@@ -428,7 +440,7 @@ class Timeline:
             name = self._name(value if isinstance(value, str) else None)
         self.span_row.append(n)
         self.span_start.append(t)
-        self.span_end.append(_NAN)
+        self.span_end.append(math.nan)
         self.span_response.append(-1)
         self.span_outcome.append(UNANSWERED)
         self.span_flags.append((1 if dim else 0) | (2 if d == D_IN else 0))

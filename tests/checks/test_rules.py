@@ -601,3 +601,33 @@ def test_a_reads_worth_of_frames_is_judged_as_one_by_one():
             check.frames(13, frames[3:])
         found.append([(n, f.rule, f.message) for n, f in check.drain()])
     assert found[0] == found[1] and {n for n, _r, _m in found[0]} == {10, 11, 13, 14, 15, 18}
+
+
+def test_a_run_of_frames_is_judged_as_one_by_one():
+    """`Judge.frames` (a flood's read at a time, its valid notifications checked without a call each) finds what
+    `frame` finds, on the same frame numbers; the host observer's look at a run's bytes misses no call."""
+    from inspector.checks.hosts.observe import Observer
+    from inspector.protocol import jsonrpc as rpc
+
+    def parsed(frame: Frame) -> Frame:
+        return Frame(frame.direction, frame.data, 0.0, 0.0, None, rpc.parse(frame.data))
+
+    note = {"method": "notifications/message", "params": {"level": "info", "data": "x"}}
+    run = [out(1, "tools/call", {"name": "get_weather", "arguments": {}}), inn(note), inn(note),
+           inn({"method": "notifications/message", "params": {"level": "loud", "data": "x"}}), inn(note),
+           inn({"method": "notifications/message"}), inn({"method": "notifications/spyglass/custom"}),
+           inn({"method": "notifications/tools/list_changed"}), inn(note),
+           inn({"id": 1, "result": {"content": [{"type": "image", "data": "", "mimeType": "image/png"}]}})]
+    run = [parsed(f) for f in run]
+    for caps in (CAPS, {}):
+        one, many = judge(caps=caps, tools=[tool()]), judge(caps=caps, tools=[tool()])
+        found = [(n, f.rule) for n, frame in enumerate(run, 5) for f in one.frame(n, frame)]
+        assert [(n, f.rule) for n, f in many.frames(5, run)] == found
+        assert [f.target for f in many.findings] == [f.target for f in one.findings]
+        assert ("schema-violation" in {rule for _, rule in found}) and (caps or len(found) > 1)
+    by_one, by_run = Observer(), Observer()
+    for frame in run:
+        by_one.frame(frame)
+    by_run.frames(run[:1])
+    by_run.frames(run[1:])
+    assert by_run.seen.kinds == by_one.seen.kinds == {"get_weather": {"image"}}

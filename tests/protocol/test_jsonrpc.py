@@ -143,3 +143,20 @@ def test_a_big_frame_is_parsed_with_the_garbage_collector_paused_and_left_as_it_
         assert not gc.isenabled()  # whoever turned it off keeps it off
     finally:
         gc.enable()
+
+
+@settings(max_examples=250)
+@given(st.lists(st.dictionaries(st.sampled_from(["jsonrpc", "id", "method", "params", "result", "error"]),
+                                json_values | st.just("2.0") | st.just("notifications/message")).map(
+    lambda obj: json.dumps(obj).encode()) | st.binary(max_size=40) | st.just(b'{"jsonrpc":"2.0","method":"m"}'),
+    max_size=8))
+def test_a_read_parsed_at_once_is_parsed_as_frame_by_frame(raws):
+    """`parse_many` (a flood's read, with a shorter way for a notification) gives what `parse` gives each frame."""
+    import msgspec
+
+    previous = rpc.use_loads(msgspec.json.Decoder().decode)
+    try:
+        raws = [*raws, Oversize(b"{", 10**9)]
+        assert rpc.parse_many(raws) == [parse(raw) for raw in raws]
+    finally:
+        rpc.use_loads(previous)

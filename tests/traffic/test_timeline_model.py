@@ -462,3 +462,43 @@ def test_labels_for_the_axis():
     assert tlm.format_duration(0.0123) == "12.3 ms" and tlm.format_duration(12.345) == "12.35 s"
     assert tlm.duration_class(0.0005) == 0 and tlm.duration_class(0.001) == 1 and tlm.duration_class(0.0019) == 1
     assert tlm.duration_class(0.002) == 2 and tlm.class_bound(2) == pytest.approx(0.004)
+
+
+def test_a_flood_taken_in_a_slice_at_a_time_gives_the_ticks_one_by_one_would(monkeypatch):
+    """A slice of one server's notifications is taken in one step: the ticks are the same as a frame at a time,
+    with runs broken by another server, a cancel, a background frame, a request and times a hair out of order."""
+    from inspector.traffic.columns import BACKGROUND
+
+    w, rng = Wire(), random.Random(7)
+    for i in range(6000):
+        roll = rng.random() if i % 1500 > 1200 else 0.5  # long runs of the flood alone, then a mixed stretch
+        w.at(-0.0005 if roll < 0.02 else (0.0 if roll < 0.6 else 0.0001))
+        if roll < 0.9:
+            w.notify("flood", "notifications/message", {"level": "info", "data": f"line {i}"})
+        elif roll < 0.94:
+            w.notify("other", "notifications/progress", {"progressToken": 1, "progress": i})
+        elif roll < 0.97:
+            w.add("flood", "in", {"method": "notifications/message"}, meta={BACKGROUND: "heartbeat"})
+        elif roll < 0.985:
+            w.cancel("flood", 1)
+        else:
+            w.request("flood", "ping", direction="in")
+    runs = []
+    extend = tlm.Marks.extend
+    monkeypatch.setattr(tlm.Marks, "extend", lambda marks, *args: (runs.append(args[1]), extend(marks, *args)))
+    tl = Timeline(w.store)
+    while not tl.complete:
+        tl.update(seconds=0.0)
+    assert runs  # some slices were a run of one server's notifications
+    store, c = w.store, w.store.columns
+    for lane in tl.lanes:
+        want = []
+        for n in range(len(store)):
+            kind, d = store.kind(n), store.direction(n)
+            if store.server_id(n) != lane.server or kind not in ("notification", "request") or (
+                    kind == "request" and d != "in"):
+                continue
+            code = (tlm.SERVER_REQUEST if kind == "request" else tlm.NOTE_IN if d == "in" else tlm.NOTE_OUT)
+            want.append((store.mono(n) - tl.t0, n, code + (tlm.DIM if n in c.background else 0)))
+        want.sort(key=lambda m: m[0])  # stable: marks at one time keep their order of arrival
+        assert list(zip(lane.ticks.times, lane.ticks.ids, lane.ticks.codes)) == want
