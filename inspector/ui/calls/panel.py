@@ -246,7 +246,7 @@ class ToolCallPanel(QWidget):
             self.result_view.show_above(None)
             self._update_call_row()
             return
-        self._header(tool, change)
+        self.show_header(tool, change)
         if not same:
             self._build_form(tool, conn)
             if self.dropped_arguments:
@@ -278,7 +278,7 @@ class ToolCallPanel(QWidget):
             if self.tool is not None:
                 self.show_tool(None)
 
-    def _header(self, tool: dict[str, Any], change: str | None) -> None:
+    def show_header(self, tool: dict[str, Any], change: str | None) -> None:  # (also when its findings change)
         self.title.setText(visible(display_name(tool), 300))
         support = task_support(tool)
         runs = {"required": " · runs only as a task (execution.taskSupport: required)",

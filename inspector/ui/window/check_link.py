@@ -50,8 +50,8 @@ class CheckLink(QObject):
     def _hosts_chosen(self) -> None:
         """Other hosts were picked, or a call was seen: the selected tool's header says them anew."""
         panel = self.window.tool_detail
-        if panel.tool is not None:
-            panel.show_tool(panel.tool, panel.change)
+        if panel.tool is not None:  # the header only: the answer on screen stays as it is
+            panel.show_header(panel.tool, panel.change)
 
     def _changed(self, conn: Connection) -> None:
         w = self.window
