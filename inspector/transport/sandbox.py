@@ -159,6 +159,10 @@ def confine(command: Sequence[str], *, env: Mapping[str, str] | None = None, cwd
         where = program if real == program else f"{program} (really {real})"
         raise SandboxUnavailable(f"cannot sandbox the server: its command {where} is inside the home folder, "
                                  "which the sandbox hides; install it elsewhere (a folder outside your home)")
+    for scratch in ("/tmp", "/var/tmp", "/dev/shm"):  # covered by the sandbox's own empty ones
+        if _inside(program, scratch):
+            raise SandboxUnavailable(f"cannot sandbox the server: its command {program} is inside {scratch}, which "
+                                     "the sandbox replaces with an empty folder; install it elsewhere")
     here = cwd or os.getcwd()
     safe_cwd = "/tmp" if _inside(here, home) else cwd
     # A read-only file does not stop connect() on a Unix socket: the session bus, the keyring's, ssh-agent's,

@@ -80,6 +80,9 @@ def test_what_cannot_be_sandboxed_is_said_plainly(tmp_path, monkeypatch):
         inside.write_text("#!/bin/sh\n", encoding="utf-8")
         with pytest.raises(SandboxUnavailable, match="inside the home folder"):
             confine([str(inside)])
+        monkeypatch.setenv("HOME", str(ROOT))
+        with pytest.raises(SandboxUnavailable, match="inside /tmp, which the sandbox replaces"):
+            confine(["/tmp/spyglass-sandboxed-server"])  # (a venv made in /tmp: it was "exec: not found", 127)
     proc = subprocess.run([PY, "-m", "inspector", "--cli", "--sandbox", "http://127.0.0.1:9/mcp", "--method",
                            "tools/list"], capture_output=True, text=True, timeout=60 * SLOWDOWN,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
