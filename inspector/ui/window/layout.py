@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..base import fit
 from ..servers.sidebar import ServerSidebar
 
 STATE_VERSION = 1  # of the dock layout kept in the settings
@@ -27,7 +28,7 @@ RESTORED = "spyglassKept"  # a divider's property: placed by the user (now or at
 DEFAULT_SIZE = (1240, 890)  # where no screen can be asked
 
 
-FRAME_ALLOWANCE = 40  # a title bar and window borders, which the available area does not count
+FRAME_ALLOWANCE = fit.FRAME_ALLOWANCE  # a title bar and window borders, which the available area does not count
 SMALL_SCREEN_HEIGHT = 800  # a window shorter than this (a 768-pixel screen's) starts with its docks at their least
 READABLE_LINES = 8  # of the selected traffic message, at the first start, at any text size
 READABLE = ("trafficDetailPretty", "trafficDetailRaw")
