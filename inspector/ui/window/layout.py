@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..base import fit
-from ..servers.sidebar import ServerSidebar
+from ..servers.sidebar import ServerSidebar, core_name
 
 STATE_VERSION = 1  # of the dock layout kept in the settings
 SPLITTER_KEY = "window/splitters/"  # + a divider's object name: where it was left (QSplitter.saveState)
@@ -299,22 +299,27 @@ class WindowLayout:
         self._splitter.setCollapsible(1, False)
         self.follow_names()
 
-    def names_width(self) -> int:
+    def names_width(self, core: bool = False) -> int:
+        """The server list's width that shows its names whole (with `core`, without a note in brackets such as
+        "(built-in)", and not counting the buttons' comfortable width)."""
         view, sidebar = self._names
         bold = QFont(view.font())
         bold.setBold(True)  # as the list draws a name, after its status icon
         fm = QFontMetrics(bold)
         model = view.model()
-        names = max((fm.horizontalAdvance(str(model.index(r, 0).data() or "")) for r in range(model.rowCount())),
+        shown = core_name if core else str
+        names = max((fm.horizontalAdvance(shown(str(model.index(r, 0).data() or ""))) for r in range(model.rowCount())),
                     default=0)
         frame = 2 * view.frameWidth() + view.verticalScrollBar().sizeHint().width() + NAME_PADDING
         outside = max(0, sidebar.width() - view.width()) if sidebar.isVisible() else 16
-        return max(sidebar.comfortable_width(), names + frame + outside)
+        return names + frame + outside if core else max(sidebar.comfortable_width(), names + frame + outside)
 
     def side_width(self, total: int) -> int:
         """The server list's width in a window `total` wide: its names' (within a fifth of the window, where
-        its buttons wrap into more rows at a large text size, and never less than its widest button)."""
-        return min(self.names_width(), max(total // 5, self._names[1].minimumSizeHint().width()))
+        its buttons wrap into more rows at a large text size, and never less than its widest button), and at
+        least its names without their notes in brackets (at 200 % a fifth of a laptop's window cut "demo")."""
+        least = max(total // 5, self._names[1].minimumSizeHint().width(), self.names_width(core=True))
+        return min(self.names_width(), least)
 
     def follow_names(self) -> None:
         if getattr(self, "_names", None) is None or self._splitter.property(RESTORED):
