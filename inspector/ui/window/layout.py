@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from ..base import fit
 from ..servers.sidebar import ServerSidebar, core_name
+from ..traffic.pane import TrafficDetail
 
 STATE_VERSION = 1  # of the dock layout kept in the settings
 SPLITTER_KEY = "window/splitters/"  # + a divider's object name: where it was left (QSplitter.saveState)
@@ -34,7 +35,7 @@ READABLE_LINES = 8  # of the selected traffic message, at the first start, at an
 READABLE = ("trafficDetailPretty", "trafficDetailRaw")
 READABLE_AGAIN_MS = 30
 BOTTOM_MOST = 0.5  # of the window's height: the most the bottom dock starts with
-SMALL_BOTTOM_MOST = 0.62  # of a small screen's window: the most the traffic dock takes to be read (the tabs scroll)
+SMALL_BOTTOM_MOST = 0.67  # of a small screen's window: the most the traffic dock takes to be read (the tabs scroll)
 BOTTOM_READABLE_MOST = 0.3  # of a large screen's window: a bottom dock that needs more to be readable goes right
 SIDE_SHARE = 0.3  # of the window's width: a dock on the right starts with (at least its least width)
 LIST_LINES = 4  # of the traffic list kept in a side dock (its header and count included): the message takes the rest
@@ -111,6 +112,8 @@ class WindowLayout:
         (so a tool's result has the room). This is also what *Reset layout* goes back to."""
         self._splitter = splitter
         self._bottom_dock = bottom_dock
+        for detail in bottom_dock.findChildren(TrafficDetail):  # its header wrapped: its 8 lines again
+            detail.reflowed.connect(lambda: self._reflowed(bottom_dock))
         self.arrange(*first_size(self.window.screen() or QGuiApplication.primaryScreen()))
 
     def arrange(self, width: int, height: int) -> None:
@@ -178,11 +181,15 @@ class WindowLayout:
         if visible and self._bottom is None and not dock.isFloating():
             QTimer.singleShot(0, dock, lambda: self._readable_from_here(dock))
 
-    def _readable_from_here(self, dock: QDockWidget) -> None:
+    def _reflowed(self, dock: QDockWidget) -> None:
+        if dock.isVisible() and not dock.isFloating() and self._bottom is None:
+            QTimer.singleShot(0, dock, lambda: self._readable_from_here(dock, tries=2))
+
+    def _readable_from_here(self, dock: QDockWidget, tries: int = 6) -> None:
         QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
         if dock.isVisible():
             self._asked = dock.height()
-            self.make_readable(dock, tries=6)
+            self.make_readable(dock, tries=tries)
 
     def make_readable(self, dock: QDockWidget, tries: int = 1) -> None:
         """Grow the dock until the traffic message and its bytes show READABLE_LINES each (within
