@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QTo
 
 from ..base.fit import overflow_row
 
-SHORTEST = "#99999 · → response"  # the header is never narrower than this start of it
+SHORTEST = "#" + "9" * 5 + " · → response"  # the header is never narrower than this start of it
 
 
 class HeaderRow(QWidget):
