@@ -1,6 +1,6 @@
 """The traffic message's header line and its buttons (`HeaderRow`): the header comes first. It wraps where the pane
-is narrow (large text, the side dock), and the buttons get what its one line leaves, down to the first of them and
-the » menu of the rest: at 200 % they had squeezed "#15 · → request" to "#15 ·"."""
+is narrow (large text, the side dock), and the buttons get what its one line leaves, down to the » menu that holds them
+all: at 200 % they had squeezed "#15 · → request" to "#15 ·"."""
 
 from __future__ import annotations
 
@@ -47,6 +47,5 @@ class HeaderRow(QWidget):
         """The header first (call it when its text changed): the buttons get what its one line leaves."""
         text = self.header.fontMetrics().horizontalAdvance(self.header.text()) + 2 * self.header.margin() + 2
         ext = self.buttons.findChild(QToolButton, "qt_toolbar_ext_button")  # the row's »
-        least = self.first.sizeHint().width() + (ext.sizeHint().width() if ext else 0) \
-            + 3 * self.buttons.layout().spacing()
+        least = (ext.sizeHint().width() if ext else self.first.sizeHint().width()) + 2 * self.buttons.layout().spacing()
         self.buttons.setMaximumWidth(max(least, self.width() - text - self.row.spacing()))

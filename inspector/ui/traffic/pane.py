@@ -232,11 +232,10 @@ class TrafficDetail(QWidget):
             parts.append(f"id {format_id(rec.id)}")
         if rec.latency is not None:
             parts.append(format_latency(rec.latency))
-        wall = format_wall(rec.wall)
-        # the time of day (the date, in the list's Time column and the tooltip, rarely differs): a line less to wrap
-        parts += [human_size(rec.size), rec.server_id, wall.split(" ", 1)[-1].removesuffix(" UTC")]
+        # the time is the list's Time column and the tooltip's: a line less to wrap in a narrow pane
+        parts += [human_size(rec.size), rec.server_id]
         self.header.setText(" · ".join(parts))
-        self.header.setToolTip(" · ".join([*parts[:-1], wall]))
+        self.header.setToolTip(" · ".join([*parts, format_wall(rec.wall)]))
         self.top.share()
         problem = ""
         if rec.malformed:
