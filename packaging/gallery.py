@@ -60,6 +60,16 @@ def save(pixmap: Any, name: str) -> Path:
     return path
 
 
+def fit_to_screen(window: Any, dialog: Any) -> None:
+    """`dialog` sized as on the screen pictured (the window fills its area under the panel, less a title bar), not
+    as on the offscreen platform's 800x800 screen."""
+    from PySide6.QtCore import QRect
+
+    from inspector.ui.base import fit
+
+    fit.fit_to_available(dialog, QRect(0, 0, window.width(), window.height() + fit.FRAME_ALLOWANCE))
+
+
 def over(window: Any, widget: Any) -> Any:
     """The window, dimmed, with a dialog drawn centred on it (offscreen, a dialog is a window of its own)."""
     from PySide6.QtCore import QPoint
@@ -223,6 +233,7 @@ class Gallery:
             async def add_dialog() -> Any:
                 window.tabs.setCurrentIndex(0)
                 dialog = window.edits.add_dialog()
+                fit_to_screen(window, dialog)
                 await settle(0.6)
                 try:
                     return over(window, dialog)
@@ -234,6 +245,7 @@ class Gallery:
                 dialog = window.edits.edit(conn)
                 if dialog is None:
                     raise RuntimeError("the demo server offers no Edit")
+                fit_to_screen(window, dialog)
                 await settle(0.6)
                 try:
                     return over(window, dialog)

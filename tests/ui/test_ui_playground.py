@@ -149,7 +149,7 @@ async def test_the_playground_runs_the_models_calls_as_manual_calls_and_survives
         await until(lambda: pane.model.rowCount() == len(rows), 10, "the model rows alone")
         pane.select_record(rows[0].n)
         header = find(window, QLabel, "trafficDetailHeader").text()
-        assert header.startswith(f"#{rows[0].n}  ·  → model  ·  /v1/chat/completions") and "model:scripted" in header
+        assert header.startswith(f"#{rows[0].n} · → model · /v1/chat/completions") and "model:scripted" in header
         window.resize(1400, 1000)
         await shot(window, "playground-traffic")
         kind.setCurrentIndex(0)

@@ -50,7 +50,9 @@ def card_geometry(view):
     for r in range(grid.model().rowCount()):
         index = grid.model().index(r, 0)
         rect = grid.visualRect(index)
-        out.append((index, rect, cards_module.parts(grid.font(), rect, str(index.data()))))
+        icon = index.data(Qt.DecorationRole)
+        out.append((index, rect, cards_module.parts(grid.font(), rect, str(index.data()),
+                                                    icon is not None and not icon.isNull())))
     return out
 
 
@@ -70,9 +72,9 @@ async def test_the_cards_reflow_at_every_size(open_window):
                     tfm = QFontMetrics(p.title_font)
                     problems += fits(tfm, p.title, title) + fits(fm, p.body, rest)
                     for part in (p.title, p.body, p.icon):
-                        if not p.card.contains(part):
+                        if not part.isEmpty() and not p.card.contains(part):
                             problems.append(f"{title!r}: a part {part} outside its card {p.card}")
-                    if p.title.left() < p.icon.right():
+                    if not p.icon.isEmpty() and p.title.left() < p.icon.right():
                         problems.append(f"{title!r}: the title runs into the icon")
                 assert not problems, f"{size} at {zoom} %:\n" + "\n".join(problems)
                 # the columns: the cards of the first row
@@ -213,3 +215,32 @@ async def test_the_text_size_menu_is_readable(open_window):
                 need = fm.horizontalAdvance(action.text()) + 2 * fm.height()
                 assert room >= need, f"{action.text()!r} at {zoom} %: {room} px for {need}"
             menu.hide()
+
+
+async def test_a_card_has_an_icon_only_where_the_server_gives_one_and_the_answer_no_empty_scroll_bar(open_window):
+    """A tool that declares no icon gets no stand-in drawing: its card's title starts at the card's inner edge, the
+    text taking the icon's room; a tool with an icon keeps it. The answer that fits shows no scroll bar."""
+    async with open_window() as window:
+        conn, view = await present(window, demo_cmd(), "demo")
+        declared = {t["name"]: bool(t.get("icons")) for t in conn.session.tools.items}
+        assert any(declared.values()) and not all(declared.values())
+        for size in STAGES:
+            for zoom in (100, 200):
+                await stage(window, view, size, zoom)
+                for index, rect, p in card_geometry(view):
+                    name, icon = index.data(Qt.UserRole), index.data(Qt.DecorationRole)
+                    has = icon is not None and not icon.isNull()
+                    assert has == declared[name], f"{name}: icon shown {has}, declared {declared[name]}"
+                    inner_left = p.card.left() + cards_module.PAD_X
+                    if not has:  # the title and the description begin at the same edge: no room kept for an icon
+                        assert p.title.left() == inner_left == p.body.left(), (name, p.title, p.body)
+                    else:
+                        assert p.title.left() > p.icon.right() >= inner_left, (name, p.title, p.icon)
+                card = await run_it(view, "echo", message="It is sunny in Lisbon")
+                await until(lambda: card.isVisible() and view.scroll.viewport().height() > 0, 5, "the answer")
+                await asyncio.sleep(0.1)  # laid out
+                await shot(window, f"present-layout-answer-bar-{size[0]}-{zoom}")
+                bar = view.scroll.verticalScrollBar()
+                assert not bar.isVisible(), \
+                    f"{size} at {zoom} %: a scroll bar for {bar.maximum()} px beside an answer that fits"
+                view.show_cards()

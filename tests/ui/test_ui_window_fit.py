@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from calling import call, connected, select_tool
-from PySide6.QtWidgets import QListView, QPlainTextEdit, QScrollArea
+from PySide6.QtWidgets import QLabel, QListView, QPlainTextEdit, QScrollArea
 from uikit import demo_cmd, find, shot, until
 
 from inspector.config import ServerSpec
@@ -20,6 +20,19 @@ TEXT_SIZES = {"100": 0, "150": 14, "200": 18}  # Preferences → Text size, in p
 NAME_LETTERS = 14  # the tool list shows this many average letters of a name at least ("markdown_repor")
 LIST_ROWS = 5  # and this many tools at least
 METHOD_LETTERS = 10  # the traffic list shows this many letters of a row's method ("tools/call") at least
+
+
+def whole(label) -> bool:
+    """Whether a label shows all of its text: on one line as wide as the text, or wrapped into lines (no word
+    wider than the label) that its height holds."""
+    fm = label.fontMetrics()
+    if not label.wordWrap():
+        return fm.horizontalAdvance(label.text()) <= label.width()
+    words = label.text().split()
+    return all(fm.horizontalAdvance(w) <= label.width() for w in words) \
+        and label.heightForWidth(label.width()) <= label.height()
+
+
 LONG_ANSWER = "\n".join(f"{n:03d} line of a long answer {n * 7919 % 100000:05x}" for n in range(120))
 
 
@@ -116,6 +129,17 @@ async def test_the_traffic_dock_opened_is_readable_and_the_window_still_fits_at(
                             and window.width() <= area_w and window.height() <= limit, 5,
                             f"the window with the traffic open at {text_size} % to fit {area_w}x{limit}: it asks for "
                             f"{least().width()}x{least().height()} and is {window.width()}x{window.height()}")
+                # the message's header is whole beside its buttons ("#15 ·" was all of it at 200 %): the text's
+                # width against the label's, or its wrapped lines' height against the label's height
+                header = find(window, QLabel, "trafficDetailHeader")
+                await until(lambda: whole(header), 5,
+                            f"the traffic header whole at {text_size} % on {screen}: {header.text()!r} needs "
+                            f"{header.fontMetrics().horizontalAdvance(header.text())} px, "
+                            f"{header.heightForWidth(header.width())} px tall wrapped, in "
+                            f"{header.width()}x{header.height()}")
+                await until(lambda: lines(pretty) >= 8 and lines(raw) >= 8, 5,
+                            f"8 lines of the message under its header at {text_size} % on {screen}, not "
+                            f"{lines(pretty)} formatted and {lines(raw)} raw")
             finally:
                 await shot(window, f"fit-traffic-{screen}-{text_size}")
             # what a row is read by, its method, is in sight without scrolling the list sideways ("tools/call")

@@ -1,15 +1,21 @@
 """Rows and columns that give way when room is short (large text on a laptop's screen) instead of making
 the window wider or taller than the screen: a row whose last items go into a » menu (`overflow_row`, Qt's
 tool bar extension), a row that wraps into more lines (`FlowLayout`), and a column that scrolls
-(`scroll_column`). Each keeps the widgets it holds, their object names and their signals."""
+(`scroll_column`). Each keeps the widgets it holds, their object names and their signals. A checkbox whose sentence
+wraps (`wrapped_check`) and a dialog sized to the screen's available area (`fit_to_available`) serve the same end."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from PySide6.QtCore import QEvent, QMargins, QObject, QPoint, QRect, QSize, Qt
+from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import (
+    QAbstractButton,
+    QCheckBox,
     QFrame,
+    QHBoxLayout,
+    QLabel,
     QLayout,
     QLayoutItem,
     QScrollArea,
@@ -19,6 +25,8 @@ from PySide6.QtWidgets import (
     QToolBar,
     QWidget,
 )
+
+FRAME_ALLOWANCE = 40  # a title bar and window borders, which a screen's available area does not count
 
 
 def overflow_row(parent: QWidget, name: str, widgets: Iterable[QWidget | None], spacing: int = 4) -> QToolBar:
@@ -57,11 +65,25 @@ class _Column(QScrollArea):
                      super().minimumSizeHint().height())
 
 
-def scroll_column(widget: QWidget, name: str, parent: QWidget | None = None, *, sideways: bool = False) -> QScrollArea:
+class _WholeColumn(_Column):
+    """A `_Column` that asks for its content's whole size where there is room (QScrollArea asks for 24 lines)."""
+
+    def sizeHint(self) -> QSize:
+        inner = self.widget()
+        if inner is None:
+            return super().sizeHint()
+        hint = inner.sizeHint()
+        return QSize(hint.width() + self.verticalScrollBar().sizeHint().width() + 2 * self.frameWidth(),
+                     hint.height() + 2 * self.frameWidth())
+
+
+def scroll_column(widget: QWidget, name: str, parent: QWidget | None = None, *, sideways: bool = False,
+                  whole: bool = False) -> QScrollArea:
     """`widget` in a frameless scroll area (objectName `name`) as wide as the widget's least width and
     asking next to no height: a column taller than a short window scrolls, instead of the window growing.
-    With `sideways`, it still scrolls sideways where even the screen is too narrow for that width."""
-    scroll = _Column(parent)
+    With `sideways`, it still scrolls sideways where even the screen is too narrow for that width; with
+    `whole`, its size hint is its content's (a dialog opens showing all of it where the screen has room)."""
+    scroll = (_WholeColumn if whole else _Column)(parent)
     scroll.setObjectName(name)
     scroll.setWidgetResizable(True)
     scroll.setFrameShape(QFrame.Shape.NoFrame)
@@ -185,3 +207,45 @@ class FlowLayout(QLayout):
                     x += width + self._spacing
             y += height + self._spacing
         return y - self._spacing - area.y() + m.top() + m.bottom() if any(lines) else m.top() + m.bottom()
+
+
+class _Toggle(QLabel):
+    """A checkbox's sentence, wrapped: a click on it toggles the box, as a click on a checkbox's text does."""
+
+    def __init__(self, text: str, box: QAbstractButton, parent: QWidget) -> None:
+        super().__init__(text, parent)
+        self._box = box
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setWordWrap(True)
+        self.setBuddy(box)
+        self.setToolTip(box.toolTip())
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton and self.rect().contains(event.position().toPoint()) \
+                and self._box.isEnabled():
+            self._box.click()
+        super().mouseReleaseEvent(event)
+
+
+def wrapped_check(box: QCheckBox, text: str, parent: QWidget) -> QWidget:
+    """`box` with its sentence `text` in a label beside it that wraps (objectName: the box's + "Label"): a
+    QCheckBox's own text never wraps, so a long one made a dialog wider than a laptop or was cut at large text.
+    The box keeps its object name, signals and `text` as its accessible name."""
+    row = QWidget(parent)
+    lay = QHBoxLayout(row)
+    lay.setContentsMargins(0, 0, 0, 0)
+    box.setText("")
+    box.setAccessibleName(text)
+    lay.addWidget(box, 0, Qt.AlignmentFlag.AlignTop)
+    label = _Toggle(text, box, row)
+    label.setObjectName(f"{box.objectName()}Label")
+    lay.addWidget(label, 1)
+    return row
+
+
+def fit_to_available(window: QWidget, available: QRect) -> None:
+    """`window` at most as large as `available` (a screen's area under its panels) less a title bar, and as large
+    as it asks within that: its least size must fit (a column that scrolls inside it gives way)."""
+    most = QSize(available.width(), max(0, available.height() - FRAME_ALLOWANCE))
+    window.setMaximumSize(most)
+    window.resize(window.sizeHint().expandedTo(window.minimumSizeHint()).boundedTo(most))

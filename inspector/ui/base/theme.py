@@ -232,23 +232,6 @@ def status_icon(status_value: str, size: int = 16) -> QIcon:
     return QIcon(pm)
 
 
-def tool_glyph(size: int = 20) -> QPixmap:
-    """The icon of a tool that brings none of its own: a small wrench-like mark."""
-    pm = QPixmap(size, size)
-    pm.fill(Qt.transparent)
-    p = QPainter(pm)
-    p.setRenderHint(QPainter.Antialiasing)
-    c = colour("muted")
-    p.setPen(QPen(c, 1.5))
-    p.setBrush(Qt.NoBrush)
-    p.drawRoundedRect(QRectF(2.5, 2.5, size - 5, size - 5), 4, 4)
-    p.setPen(QPen(c, 2, Qt.SolidLine, Qt.RoundCap))
-    p.drawLine(QPointF(size * 0.32, size * 0.68), QPointF(size * 0.68, size * 0.32))
-    p.drawEllipse(QPointF(size * 0.68, size * 0.32), 1.6, 1.6)
-    p.end()
-    return pm
-
-
 _SEVERITY_ICONS: list[QIcon] = []
 
 

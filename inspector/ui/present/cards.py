@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...session.tools import decode_data_uri
-from ..base import design, theme
+from ..base import design
 from . import words
 
 SEARCH_ROLE = Qt.UserRole + 1
@@ -49,14 +49,15 @@ SLACK = 4  # pixels of a row kept free
 
 
 def tool_icon(tool: dict[str, Any]) -> QIcon:
-    """The tool's own icon (a data: URI, never fetched from the network), else the tool mark."""
+    """The tool's own icon (a data: URI, never fetched from the network), else none: no stand-in drawing, the
+    card's text takes the room."""
     for icon in tool.get("icons") or [] if isinstance(tool.get("icons"), list) else []:
         decoded = decode_data_uri(icon.get("src")) if isinstance(icon, dict) else None
         if decoded is not None:
             pix = QPixmap()
             if pix.loadFromData(decoded[0]) and not pix.isNull():
                 return QIcon(pix)
-    return QIcon(theme.tool_glyph(ICON * 2))  # drawn as large as the title's two lines
+    return QIcon()
 
 
 def card_text(tool: dict[str, Any]) -> str:
@@ -101,56 +102,60 @@ class CardParts(NamedTuple):
     title_font: QFont
 
 
-def icon_side(font: QFont) -> int:
-    return max(ICON, QFontMetrics(title_font(font)).height() * 2)
+def icon_side(font: QFont, icon: bool = True) -> int:
+    """The icon's side (drawn as large as the title's two lines); 0 for a card without an icon."""
+    return max(ICON, QFontMetrics(title_font(font)).height() * 2) if icon else 0
 
 
-def parts(font: QFont, rect: QRect, text: str) -> CardParts:
-    """The card drawn in the item `rect`: the icon and the title beside it (as tall as the title's wrapped
-    lines), the description under both; the card is `rect` less half the gap on each side."""
+def parts(font: QFont, rect: QRect, text: str, icon: bool = True) -> CardParts:
+    """The card drawn in the item `rect`: the icon (if `icon`) and the title beside it (as tall as the title's
+    wrapped lines), the description under both; the card is `rect` less half the gap on each side."""
     card = rect.adjusted(GAP // 2, GAP // 2, -(GAP // 2), -(GAP // 2))
     inner = card.adjusted(PAD_X, PAD_Y, -PAD_X, -PAD_Y)
     tf = title_font(font)
-    side = icon_side(font)
+    side = icon_side(font, icon)
+    indent = side + INNER if icon else 0
     title, rest = split(text)
-    title_w = inner.width() - side - INNER
+    title_w = inner.width() - indent
     title_h = needed(QFontMetrics(tf), title_w, title)
     head = max(side, title_h)
-    icon = QRect(inner.left(), inner.top() + (head - side) // 2, side, side)
-    title_rect = QRect(inner.left() + side + INNER, inner.top() + (head - title_h) // 2, title_w, title_h)
+    icon_rect = QRect(inner.left(), inner.top() + (head - side) // 2, side, side)
+    title_rect = QRect(inner.left() + indent, inner.top() + (head - title_h) // 2, title_w, title_h)
     body_h = needed(QFontMetrics(font), inner.width(), rest)
     body = QRect(inner.left(), inner.top() + head + INNER, inner.width(), body_h)
-    return CardParts(card, icon, title_rect, body, tf)
+    return CardParts(card, icon_rect, title_rect, body, tf)
 
 
-def card_size(font: QFont, width: int, texts: list[str]) -> QSize:
-    """The item size of every card at `width`: as tall as the tallest card's text."""
+def card_size(font: QFont, width: int, texts: list[str], icons: list[bool] | None = None) -> QSize:
+    """The item size of every card at `width`: as tall as the tallest card's text (`icons`: which have one)."""
     probe = QRect(0, 0, width, 1 << 20)
-    bottom = max((parts(font, probe, t).body.bottom() if split(t)[1] else parts(font, probe, t).title.bottom()
-                  for t in texts), default=0)
-    head = max(icon_side(font), 0)
+    has = icons if icons is not None else [True] * len(texts)
+    shapes = [(parts(font, probe, t, i), bool(split(t)[1])) for t, i in zip(texts, has, strict=True)]
+    bottom = max((p.body.bottom() if rest else p.title.bottom() for p, rest in shapes), default=0)
+    head = icon_side(font, any(has))
     least = GAP // 2 + PAD_Y + head + PAD_Y + GAP // 2
     return QSize(width, max(least, bottom + 1 + PAD_Y + GAP // 2))
 
 
-def card_widths(font: QFont, texts: list[str]) -> tuple[int, int]:
+def card_widths(font: QFont, texts: list[str], icons: list[bool] | None = None) -> tuple[int, int]:
     """The narrowest and the widest a card's item may be at this text size: a line of at least `LINE_CHARS`
-    average characters (and room for the longest word of any title or description), at most `MAX_LINE_CHARS`."""
+    average characters (and room for the longest word of any title, beside its icon, or description), at most
+    `MAX_LINE_CHARS`."""
     fm, tfm = QFontMetrics(font), QFontMetrics(title_font(font))
-    side = icon_side(font)
     frame = GAP + 2 * PAD_X
-    word = max([0, *(max(longest_word(tfm, split(t)[0]) + side + INNER, longest_word(fm, split(t)[1]))
-                     for t in texts)])
+    has = icons if icons is not None else [True] * len(texts)
+    word = max([0, *(max(longest_word(tfm, split(t)[0]) + (icon_side(font) + INNER if i else 0),
+                         longest_word(fm, split(t)[1])) for t, i in zip(texts, has, strict=True))])
     least = max(fm.averageCharWidth() * LINE_CHARS, word) + frame
     return least, max(least, fm.averageCharWidth() * MAX_LINE_CHARS + frame)
 
 
-def grid(font: QFont, texts: list[str], room: int) -> tuple[int, QSize]:
-    """(columns, item size) for the cards in `room` pixels of width."""
-    least, most = card_widths(font, texts)
+def grid(font: QFont, texts: list[str], room: int, icons: list[bool] | None = None) -> tuple[int, QSize]:
+    """(columns, item size) for the cards in `room` pixels of width (`icons`: which cards have one)."""
+    least, most = card_widths(font, texts, icons)
     columns = max(1, min(len(texts) or 1, room // least))
     width = max(1, min(most, room // columns)) if room >= least else room
-    return columns, card_size(font, width, texts)
+    return columns, card_size(font, width, texts, icons)
 
 
 class CardDelegate(QStyledItemDelegate):
@@ -161,7 +166,7 @@ class CardDelegate(QStyledItemDelegate):
         self.initStyleOption(opt, index)
         selected = bool(opt.state & QStyle.State_Selected)
         pal = opt.palette
-        shape = parts(opt.font, opt.rect, str(index.data() or ""))
+        shape = parts(opt.font, opt.rect, str(index.data() or ""), not opt.icon.isNull())
         painter.save()
         painter.setRenderHint(QPainter.Antialiasing)
         edge = pal.color(QPalette.Highlight) if selected else pal.color(QPalette.Mid)
@@ -169,8 +174,8 @@ class CardDelegate(QStyledItemDelegate):
         painter.setBrush(pal.color(QPalette.Base))
         painter.drawRoundedRect(QRectF(shape.card), 12, 12)
         side = shape.icon.width()
-        pix = opt.icon.pixmap(QSize(side, side))
-        if not pix.isNull():  # scaled to the icon's room, up as well as down (QIcon.paint never enlarges)
+        pix = opt.icon.pixmap(QSize(side, side)) if side else None
+        if pix is not None and not pix.isNull():  # scaled to its room, up as well as down (QIcon.paint never enlarges)
             shown = pix.size().scaled(side, side, Qt.KeepAspectRatio)
             painter.setRenderHint(QPainter.SmoothPixmapTransform)
             at = shape.icon.topLeft() + QPoint((side - shown.width()) // 2, (side - shown.height()) // 2)
@@ -212,6 +217,12 @@ class CardView(QListView):
         model = self.model()
         return [str(model.index(r, 0).data() or "") for r in range(model.rowCount())] if model is not None else []
 
+    def icons(self) -> list[bool]:
+        """Which cards have an icon (a tool's own: there is no stand-in)."""
+        model = self.model()
+        shown = [model.index(r, 0).data(Qt.DecorationRole) for r in range(model.rowCount())] if model else []
+        return [isinstance(icon, QIcon) and not icon.isNull() for icon in shown]
+
     def relayout(self) -> None:
         """Columns and card size for the width and text size now, the grid centred between equal margins."""
         if self._laying:
@@ -224,7 +235,7 @@ class CardView(QListView):
             # columns leave that room on both sides, and the left margin centres them on what is seen
             extent = self.style().pixelMetric(QStyle.PM_ScrollBarExtent, None, self.verticalScrollBar())
             texts = self.texts()
-            self.columns, size = grid(self.font(), texts, max(1, whole - 2 * extent - SLACK))
+            self.columns, size = grid(self.font(), texts, max(1, whole - 2 * extent - SLACK), self.icons())
             used = min(len(texts) or 1, self.columns) * size.width()
             shown_bar = self.verticalScrollBar().width() if self.verticalScrollBar().isVisible() else 0
             side = max(0, (whole - shown_bar - used) // 2)

@@ -501,8 +501,15 @@ class PresentView(QWidget):
             QTimer.singleShot(wait, self._scroll_to_answer)
 
     def _scroll_to_answer(self) -> None:
-        if self.card is not None:
-            self.scroll.verticalScrollBar().setValue(self.card.y())
+        """A short form (at most half the page's view) stays in sight above the answer, which fills the rest: no
+        scroll bar for nothing to see; a taller one is scrolled past, the answer filling the view."""
+        if self.card is None:
+            return
+        bar = self.scroll.verticalScrollBar()
+        if self.card.y() <= self.scroll.viewport().height() // 2:
+            self.card.setMinimumHeight(max(0, self.card.minimumHeight() - bar.maximum()))
+        else:
+            bar.setValue(self.card.y())
 
     # ------------------------------------------------------------------ presenting
     def step_zoom(self, by: int) -> None:

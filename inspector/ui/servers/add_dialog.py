@@ -46,7 +46,7 @@ from ...config import ServerSpec, url_problem
 from ...importers import PasteError, looks_pasted, read_pasted
 from ...protocol.versions import SUPPORTED_VERSIONS
 from ...secrets import mask_url
-from ..base import theme
+from ..base import fit, theme
 from ..base.text import MASK, is_secret_name, masked
 
 # "" = automatic (Streamable HTTP, else the 2024-11-05 HTTP+SSE transport)
@@ -185,15 +185,18 @@ class AddServerDialog(QDialog):
         self.protocol = QComboBox(self)
         self.protocol.setObjectName("serverProtocol")
         self.protocol.addItems(["auto", "legacy", "modern", *SUPPORTED_VERSIONS])
-        self.trace_context = QCheckBox("Send W3C trace context (traceparent in every request's _meta)", self)
+        fields = QWidget(self)  # all but the buttons: it scrolls where the screen is short (large text, a laptop)
+        self.trace_context = QCheckBox(fields)
         self.trace_context.setObjectName("serverTraceContext")
         self.trace_context.setToolTip("A new trace for each tool call, so a server that traces itself joins "
                                       "the traces of an OpenTelemetry export of this session. Off by default: "
                                       "it adds a field to every request.")
+        tracing = fit.wrapped_check(self.trace_context, "Send W3C trace context (traceparent in every request's "
+                                    "_meta)", fields)
         self.pin = QLineEdit(self)
         self.pin.setObjectName("serverPin")
         self.pin.setPlaceholderText("(none) a lock file written by spyglass pin: changes since are marked")
-        self.tabs = QTabWidget(self)
+        self.tabs = QTabWidget(fields)
         # stdio
         stdio = QWidget(self)
         self.command = QLineEdit(stdio)
@@ -214,19 +217,20 @@ class AddServerDialog(QDialog):
         cwd_row = QHBoxLayout()
         cwd_row.addWidget(self.cwd, 1)
         cwd_row.addWidget(browse)
-        self.sandbox = QCheckBox("Run sandboxed: no network, no home folder", stdio)
+        self.sandbox = QCheckBox(stdio)
         self.sandbox.setObjectName("serverSandbox")
         self.sandbox.setToolTip("Run sandboxed: no network, the home folder hidden, writes only to a temporary "
                                 "folder that goes with the server.\n"
                                 "To try a server you do not trust yet: Linux uses bubblewrap or unshare, macOS "
                                 "sandbox-exec; elsewhere the server will not start and says why. What the server "
                                 "could not do shows in its log (stderr).")
+        sandboxed = fit.wrapped_check(self.sandbox, "Run sandboxed: no network, no home folder", stdio)
         f = QFormLayout(stdio)
         f.addRow("Command:", self.command)
         f.addRow("Arguments:", self.args)
         f.addRow("Environment:", self.env)
         f.addRow("Working directory:", cwd_row)
-        f.addRow("Sandbox:", self.sandbox)
+        f.addRow("Sandbox:", sandboxed)
         self.tabs.addTab(stdio, "Command (stdio)")
         # url
         remote = QWidget(self)
@@ -243,6 +247,9 @@ class AddServerDialog(QDialog):
         self.transport.setObjectName("serverTransport")
         for text, value in TRANSPORTS:
             self.transport.addItem(text, value)
+        # its longest choice made the dialog 890 px wide at 200 %: the list shows them whole when opened
+        self.transport.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.transport.setMinimumContentsLength(16)
         self.client_id = QLineEdit(remote)
         self.client_id.setObjectName("oauthClientId")
         self.client_id.setPlaceholderText("(none: Spyglass registers itself when the server allows it)")
@@ -303,21 +310,24 @@ class AddServerDialog(QDialog):
         paste_row = QHBoxLayout()
         paste_row.addWidget(self.paste_button)
         paste_row.addWidget(paste_hint, 1)
-        top = QFormLayout()
+        top = QFormLayout(fields)
+        top.setContentsMargins(0, 0, 0, 0)
         top.addRow("Fill from:", paste_row)
         top.addRow("Name:", self.name)
         top.addRow("Protocol:", self.protocol)
-        top.addRow("Tracing:", self.trace_context)
+        top.addRow("Tracing:", tracing)
         top.addRow("Pin file:", self.pin)
+        top.addRow(self.tabs)
         lay = QVBoxLayout(self)
-        lay.addLayout(top)
-        lay.addWidget(self.tabs, 1)
+        lay.addWidget(fit.scroll_column(fields, "serverFields", self, whole=True), 1)
         lay.addWidget(self.note)
         lay.addWidget(self.error)
         lay.addWidget(buttons)
-        # at least 560 px, and never narrower than its rows need (a minimum width set by hand would let the
-        # layout squeeze a checkbox's sentence past the edge at a larger text size)
-        self.resize(max(560, self.sizeHint().width()), self.minimumSizeHint().height())
+        # as large as its fields ask, within the screen's area under its panels: the fields scroll there, the
+        # buttons stay in sight (at 200 % on a 1366x768 laptop it asked for 709 px of 680)
+        screen = self.screen()
+        if screen is not None:
+            fit.fit_to_available(self, screen.availableGeometry())
         if spec is not None:
             self.set_spec(spec, mode)
 

@@ -120,8 +120,26 @@ class ServerModel(QAbstractListModel):
             self.dataChanged.emit(idx, idx)
 
 
+def core_name(name: str) -> str:
+    """A server's name without a trailing note in brackets ("demo (built-in)" → "demo"): what a narrow list shows."""
+    head, bracket, _ = name.rpartition(" (")
+    return head if bracket and head.strip() and name.endswith(")") else name
+
+
 class ServerDelegate(QStyledItemDelegate):
     PAD = 6
+    ICON_ROOM = 22  # the status icon and the gap after it, before a row's text
+
+    def name_shown(self, font: QFont, width: int, name: str) -> str:
+        """What a row `width` px wide shows of `name` (bold): the whole name where it fits, else the name without
+        its note in brackets, elided only where even that does not fit."""
+        bold = QFont(font)
+        bold.setBold(True)
+        fm = QFontMetrics(bold)
+        room = width - 2 * self.PAD - self.ICON_ROOM
+        if fm.horizontalAdvance(name) > room:
+            name = core_name(name)
+        return fm.elidedText(name, Qt.ElideRight, room)
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:
         fm = QFontMetrics(option.font)
@@ -141,7 +159,7 @@ class ServerDelegate(QStyledItemDelegate):
         icon = index.data(Qt.DecorationRole)
         if icon is not None:
             icon.paint(painter, QRect(r.left(), r.top() + (fm.height() - 16) // 2, 16, 16))
-        x = r.left() + 22
+        x = r.left() + self.ICON_ROOM
         bold = QFont(option.font)
         bold.setBold(True)
         painter.setFont(bold)
@@ -149,7 +167,7 @@ class ServerDelegate(QStyledItemDelegate):
         painter.setPen(text_colour)
         line1 = QRect(x, r.top(), r.right() - x, fm.height())
         painter.drawText(line1, Qt.AlignLeft | Qt.AlignVCenter,
-                         QFontMetrics(bold).elidedText(index.data(Qt.DisplayRole) or "", Qt.ElideRight, line1.width()))
+                         self.name_shown(option.font, option.rect.width(), index.data(Qt.DisplayRole) or ""))
         painter.setFont(option.font)
         painter.setPen(text_colour if selected else theme.status_colour(index.data(STATUS_ROLE) or ""))
         line2 = QRect(x, r.top() + fm.height() + 3, r.right() - x, fm.height())

@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QMenu,
     QPlainTextEdit,
     QPushButton,
-    QSizePolicy,
     QSplitter,
     QTableView,
     QToolButton,
@@ -43,6 +42,7 @@ from ..base import design
 from ..base.fit import overflow_row
 from ..base.highlight import JsonHighlighter, palette_is_dark
 from ..base.layout import mono_font
+from .detail_header import HeaderRow
 from .filter_edit import FilterEdit, SavedFilters, error_colour
 from .model import (
     ARROWS,
@@ -120,6 +120,7 @@ class TrafficDetail(QWidget):
     (pygments-highlighted), and the raw text exactly as on the wire."""
 
     copied = Signal(str)
+    reflowed = Signal()  # the header wrapped into more or fewer lines: the message's lines changed with it
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -129,7 +130,6 @@ class TrafficDetail(QWidget):
         self.header.setObjectName("trafficDetailHeader")
         self.header.setTextFormat(Qt.TextFormat.PlainText)
         self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.header.setMinimumWidth(50)
         self.problem = QLabel()
         self.problem.setObjectName("trafficDetailProblem")
         self.problem.setTextFormat(Qt.TextFormat.PlainText)
@@ -167,14 +167,8 @@ class TrafficDetail(QWidget):
         # two lines each at least: a short window keeps its traffic dock short (the splitter gives more)
         for edit in (self.pretty, self.raw):
             edit.setMinimumHeight(2 * edit.fontMetrics().lineSpacing() + 2 * edit.frameWidth() + 8)
-        # one line of header and buttons: the lines of the message get the height (Wireshark's detail pane)
-        self.header.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        top = QHBoxLayout()
-        top.setContentsMargins(0, 0, 0, 0)
-        top.addWidget(self.header, 1)
-        top.addWidget(self.pair_button)
-        top.addWidget(self.copy_pretty)
-        top.addWidget(self.copy_raw)
+        self.top = HeaderRow(self.header, (self.pair_button, self.copy_pretty, self.copy_raw), self)
+        self.top.reflowed.connect(self.reflowed)
         self.raw.setToolTip("The message's raw text, exactly as on the wire")  # (no label: its lines get the room)
         self.raw_box = QWidget()
         self.raw_box.setObjectName("trafficBytes")
@@ -193,7 +187,7 @@ class TrafficDetail(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(design.space("hair"))
-        layout.addLayout(top)
+        layout.addWidget(self.top)
         layout.addWidget(self.problem)
         layout.addWidget(self.split, 1)
         self.n: int | None = None
@@ -214,6 +208,7 @@ class TrafficDetail(QWidget):
         self.pretty_text = self.raw_text = ""
         self.highlighted = False
         self.header.setText("No frame selected")
+        self.top.share()
         self.problem.hide()
         self.highlighter.set_text("", json=False)
         self.raw.setPlainText("")
@@ -237,9 +232,11 @@ class TrafficDetail(QWidget):
             parts.append(f"id {format_id(rec.id)}")
         if rec.latency is not None:
             parts.append(format_latency(rec.latency))
-        parts += [human_size(rec.size), rec.server_id, format_wall(rec.wall)]
-        self.header.setText("  ·  ".join(parts))
-        self.header.setToolTip(self.header.text())
+        # the time is the list's Time column and the tooltip's: a line less to wrap in a narrow pane
+        parts += [human_size(rec.size), rec.server_id]
+        self.header.setText(" · ".join(parts))
+        self.header.setToolTip(" · ".join([*parts, format_wall(rec.wall)]))
+        self.top.share()
         problem = ""
         if rec.malformed:
             problem = f"Malformed: {rec.malformed}"

@@ -17,7 +17,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..servers.sidebar import ServerSidebar
+from ..base import fit
+from ..servers.sidebar import ServerSidebar, core_name
+from ..traffic.pane import TrafficDetail
 
 STATE_VERSION = 1  # of the dock layout kept in the settings
 SPLITTER_KEY = "window/splitters/"  # + a divider's object name: where it was left (QSplitter.saveState)
@@ -27,7 +29,7 @@ RESTORED = "spyglassKept"  # a divider's property: placed by the user (now or at
 DEFAULT_SIZE = (1240, 890)  # where no screen can be asked
 
 
-FRAME_ALLOWANCE = 40  # a title bar and window borders, which the available area does not count
+FRAME_ALLOWANCE = fit.FRAME_ALLOWANCE  # a title bar and window borders, which the available area does not count
 SMALL_SCREEN_HEIGHT = 800  # a window shorter than this (a 768-pixel screen's) starts with its docks at their least
 READABLE_LINES = 8  # of the selected traffic message, at the first start, at any text size
 READABLE = ("trafficDetailPretty", "trafficDetailRaw")
@@ -110,6 +112,8 @@ class WindowLayout:
         (so a tool's result has the room). This is also what *Reset layout* goes back to."""
         self._splitter = splitter
         self._bottom_dock = bottom_dock
+        for detail in bottom_dock.findChildren(TrafficDetail):  # its header wrapped: its 8 lines again
+            detail.reflowed.connect(lambda: self._reflowed(bottom_dock))
         self.arrange(*first_size(self.window.screen() or QGuiApplication.primaryScreen()))
 
     def arrange(self, width: int, height: int) -> None:
@@ -177,11 +181,15 @@ class WindowLayout:
         if visible and self._bottom is None and not dock.isFloating():
             QTimer.singleShot(0, dock, lambda: self._readable_from_here(dock))
 
-    def _readable_from_here(self, dock: QDockWidget) -> None:
+    def _reflowed(self, dock: QDockWidget) -> None:
+        if dock.isVisible() and not dock.isFloating() and self._bottom is None:
+            QTimer.singleShot(0, dock, lambda: self._readable_from_here(dock, tries=2))
+
+    def _readable_from_here(self, dock: QDockWidget, tries: int = 6) -> None:
         QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
         if dock.isVisible():
             self._asked = dock.height()
-            self.make_readable(dock, tries=6)
+            self.make_readable(dock, tries=tries)
 
     def make_readable(self, dock: QDockWidget, tries: int = 1) -> None:
         """Grow the dock until the traffic message and its bytes show READABLE_LINES each (within
@@ -298,22 +306,27 @@ class WindowLayout:
         self._splitter.setCollapsible(1, False)
         self.follow_names()
 
-    def names_width(self) -> int:
+    def names_width(self, core: bool = False) -> int:
+        """The server list's width that shows its names whole (with `core`, without a note in brackets such as
+        "(built-in)", and not counting the buttons' comfortable width)."""
         view, sidebar = self._names
         bold = QFont(view.font())
         bold.setBold(True)  # as the list draws a name, after its status icon
         fm = QFontMetrics(bold)
         model = view.model()
-        names = max((fm.horizontalAdvance(str(model.index(r, 0).data() or "")) for r in range(model.rowCount())),
+        shown = core_name if core else str
+        names = max((fm.horizontalAdvance(shown(str(model.index(r, 0).data() or ""))) for r in range(model.rowCount())),
                     default=0)
         frame = 2 * view.frameWidth() + view.verticalScrollBar().sizeHint().width() + NAME_PADDING
         outside = max(0, sidebar.width() - view.width()) if sidebar.isVisible() else 16
-        return max(sidebar.comfortable_width(), names + frame + outside)
+        return names + frame + outside if core else max(sidebar.comfortable_width(), names + frame + outside)
 
     def side_width(self, total: int) -> int:
         """The server list's width in a window `total` wide: its names' (within a fifth of the window, where
-        its buttons wrap into more rows at a large text size, and never less than its widest button)."""
-        return min(self.names_width(), max(total // 5, self._names[1].minimumSizeHint().width()))
+        its buttons wrap into more rows at a large text size, and never less than its widest button), and at
+        least its names without their notes in brackets (at 200 % a fifth of a laptop's window cut "demo")."""
+        least = max(total // 5, self._names[1].minimumSizeHint().width(), self.names_width(core=True))
+        return min(self.names_width(), least)
 
     def follow_names(self) -> None:
         if getattr(self, "_names", None) is None or self._splitter.property(RESTORED):
