@@ -59,14 +59,14 @@ def linked(base: Path) -> Path:
 
 def listener_of_another_uid(path: Path, wait: float = 20.0) -> subprocess.Popen[str]:
     """A process of uid 65534 listening on `path` (bound here, as root, in our folder; `listen` called after
-    the child dropped to 65534, so that is the uid a connecting peer sees). It accepts one connection
-    and prints how many bytes it read before the other end closed it, or "none" when nobody came."""
+    the child dropped to 65534, so that is the uid a connecting peer sees), returned once it listens. It accepts
+    one connection and prints how many bytes it read before the other end closed it, or "none" when nobody came."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.bind(str(path))
     code = ("import os, socket, sys\n"
             "s = socket.socket(fileno=int(sys.argv[1]))\n"
             f"os.setgid({NOBODY}); os.setuid({NOBODY})\n"
-            "s.listen(); s.settimeout(float(sys.argv[2]))\n"
+            "s.listen(); s.settimeout(float(sys.argv[2])); print('listening', flush=True)\n"
             "try:\n"
             "    c, _ = s.accept()\n"
             "except TimeoutError:\n"
@@ -79,10 +79,18 @@ def listener_of_another_uid(path: Path, wait: float = 20.0) -> subprocess.Popen[
             "    pass\n"
             "print(n, flush=True)\n")
     try:
-        return subprocess.Popen([sys.executable, "-c", code, str(sock.fileno()), str(wait)],
+        proc = subprocess.Popen([sys.executable, "-c", code, str(sock.fileno()), str(wait)],
                                 pass_fds=(sock.fileno(),), stdout=subprocess.PIPE, text=True)
     finally:
         sock.close()
+    assert proc.stdout is not None
+    # returned once it listens: a peer that came before would be refused by the kernel, not by Spyglass
+    # (under CI's load the tap connected first and the listener read "none")
+    if proc.stdout.readline().strip() != "listening":
+        proc.kill()
+        proc.wait(10)
+        raise RuntimeError("the listener of another uid did not start")
+    return proc
 
 
 def connect_as_another_uid(path: Path, hello: bytes, wait: float = 10.0) -> subprocess.Popen[str]:
