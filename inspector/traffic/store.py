@@ -154,6 +154,7 @@ class TrafficStore:
         self._flushed = 0  # records handed to the writer
         self._pending_since = 0.0
         self._writer: Writer | None = None
+        self.last_read: tuple[int, list[tuple[str, Frame]]] = (0, [])  # `append_read`'s last frames, parsed
         # the session's `meta` table: what the file says of itself (format, start, the servers' definitions)
         self.meta_items: dict[str, str] = {"started": repr(self.started), **(meta or {})}
         if self.path is not None:
@@ -656,6 +657,7 @@ class TrafficStore:
         """Frames read from a file into this read-only store, in order: the server's frames parsed in one call,
         a run of one server's plain notifications appended column by column (`add_many`)."""
         got = frames if isinstance(frames, list) else list(frames)
+        self.last_read = (len(self.columns.dir), got)  # (what rebuilds the servers as they are read uses them)
         ins = [f for _, f in got if f.direction == "in" and f.message is None]
         for frame, message in zip(ins, rpc.parse_many([f.data for f in ins]), strict=True):
             frame.message = message
