@@ -266,7 +266,7 @@ def test_servers_rebuilt_as_the_window_reads_are_the_ones_rebuilt_from_the_whole
         r = recorded.record(n)
         store.add(r.server_id, Frame(r.direction, recorded.raw(n), r.mono, r.wall, r.malformed, None, r.meta))
         if r.direction == "in":
-            params = '"odd"' if n % 5 == 0 else '{"level":"info","logger":"l%d","data":{"n":%d}}' % (n % 3, n)
+            params = '"odd"' if n % 5 == 0 else f'{{"level":"info","logger":"l{n % 3}","data":{{"n":{n}}}}}'
             store.add(r.server_id, Frame("in", b'{"jsonrpc":"2.0","method":"notifications/message","params":%s}'
                                          % params.encode(), r.mono, r.wall))
     store.flush(wait=True)
