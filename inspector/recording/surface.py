@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..protocol.jsonrpc import decode
+from ..protocol.jsonrpc import Notification, decode
 from ..protocol.versions import META_PROTOCOL_VERSION
 from ..traffic import TrafficStore
 
@@ -173,14 +173,17 @@ class SurfacesBuilder:
         self.taken = 0
 
     def take(self, end: int) -> None:
+        """(The messages the store parsed as it read the frames are taken as they are, not parsed again.)"""
         store, builders = self.store, self.builders
+        first, read = store.last_read
         for n in range(self.taken, end):
             sid = store.server_id(n)
             builder = builders.get(sid)
             if builder is None:
                 surface = self.out[sid] = ServerSurface(sid, self.known.get(sid))
                 builder = builders[sid] = _Builder(surface)
-            builder.take(store, n)
+            k = n - first
+            builder.take(store, n, read[k][1].message if 0 <= k < len(read) else None)
         self.taken = max(self.taken, end)
 
     def finish(self) -> dict[str, ServerSurface]:
@@ -202,7 +205,8 @@ class _Builder:
         self.pages: dict[str, list[dict[str, Any]]] = {}  # a listing being paged through
         self.holds: dict[int, Exchange] = {}  # a tap's intercept: held requests by their number
 
-    def take(self, store: TrafficStore, n: int) -> None:
+    def take(self, store: TrafficStore, n: int, parsed: Any = None) -> None:
+        """Frame `n`; `parsed`: what the store's parser made of it, if it is at hand."""
         s = self.s
         s.frames += 1
         kind = store.kind(n)
@@ -214,6 +218,10 @@ class _Builder:
             s.stderr.append(store.head(n).decode("utf-8", "replace"))
             return
         if kind not in ("request", "response", "error", "notification"):
+            return
+        if kind == "notification" and type(parsed) is Notification:  # most of a flood: as parsed
+            if direction == "in" and parsed.method == "notifications/message":
+                self.logged(store, n, parsed.params)
             return
         message = _json(store.raw(n))
         if not isinstance(message, dict):
@@ -236,13 +244,7 @@ class _Builder:
                     s.revision, s.era = version, "modern"
         elif kind == "notification":
             if direction == "in" and message.get("method") == "notifications/message":
-                params = message.get("params")
-                p = params if isinstance(params, dict) else {}
-                logger, level = p.get("logger"), str(p.get("level", "info"))
-                # one copy of each level and logger name (a million log lines name a few, 100 bytes a copy)
-                s.log.append(LogEntry(n, store.wall(n), sys.intern(level) if len(level) < 64 else level,
-                                      (sys.intern(logger) if len(logger) < 64 else logger)
-                                      if isinstance(logger, str) else None, p.get("data")))
+                self.logged(store, n, message.get("params"))
         else:
             request = store.pair(n)
             answered: Exchange | None = self.open.pop(request, None) if request is not None else None
@@ -258,6 +260,14 @@ class _Builder:
                 exchange.result = message.get("result")
             if direction == "in":
                 self.answered(exchange)
+
+    def logged(self, store: TrafficStore, n: int, params: Any) -> None:
+        p = params if isinstance(params, dict) else {}
+        logger, level = p.get("logger"), str(p.get("level", "info"))
+        # one copy of each level and logger name (a million log lines name a few, 100 bytes a copy)
+        self.s.log.append(LogEntry(n, store.wall(n), sys.intern(level) if len(level) < 64 else level,
+                                   (sys.intern(logger) if len(logger) < 64 else logger)
+                                   if isinstance(logger, str) else None, p.get("data")))
 
     def superseded(self, hold: Any) -> None:
         """A request a tap held, then edited (the edited one follows) or dropped: the peer never got it as

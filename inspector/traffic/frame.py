@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..protocol import jsonrpc as rpc
+from .columns import HEAD_MAX
+
 
 @dataclass(slots=True)
 class Frame:
@@ -27,3 +30,24 @@ class Frame:
 
     def text(self) -> str:
         return self.data.decode("utf-8", errors="replace")
+
+
+def plain_notification(f: Frame) -> bool:
+    """A notification the server sent, parsed, with nothing unusual about it."""
+    return (f.direction == "in" and type(f.message) is rpc.Notification and f.malformed is None and not f.meta
+            and len(f.data) <= HEAD_MAX)
+
+
+class Hook:
+    """`TrafficStore.hook`: records a server's frames, one at a time or a read's worth (`many`)."""
+
+    __slots__ = ("server_id", "store")
+
+    def __init__(self, store: Any, server_id: str) -> None:
+        self.store, self.server_id = store, server_id
+
+    def __call__(self, frame: Frame) -> None:
+        self.store.add(self.server_id, frame)
+
+    def many(self, frames: list[Frame]) -> None:
+        self.store.add_many(self.server_id, frames)

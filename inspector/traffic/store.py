@@ -85,7 +85,7 @@ from .columns import (
     Columns,
 )
 from .filter import FilteredView, TrafficFilter
-from .frame import Frame
+from .frame import Frame, Hook, plain_notification
 from .jsonl import export_jsonl, meta_json, meta_of
 from .summary import summarise
 
@@ -154,6 +154,7 @@ class TrafficStore:
         self._flushed = 0  # records handed to the writer
         self._pending_since = 0.0
         self._writer: Writer | None = None
+        self.last_read: tuple[int, list[tuple[str, Frame]]] = (0, [])  # `append_read`'s last frames, parsed
         # the session's `meta` table: what the file says of itself (format, start, the servers' definitions)
         self.meta_items: dict[str, str] = {"started": repr(self.started), **(meta or {})}
         if self.path is not None:
@@ -174,11 +175,15 @@ class TrafficStore:
         if self.readonly:
             raise ReadOnlyError("this session was reopened read-only")
         first = len(self.columns.dir)
-        if not frames or not all(f.direction == "in" and type(f.message) is rpc.Notification and f.malformed is None
-                                 and not f.meta and len(f.data) <= HEAD_MAX for f in frames):
+        if not frames or not all(map(plain_notification, frames)):
             for frame in frames:
                 self._append(server_id, frame, True)
             return first
+        return self._notifications(server_id, frames, True)
+
+    def _notifications(self, server_id: str, frames: list[Frame], persist: bool) -> int:
+        """`add_many` of a run of plain notifications (`plain_notification`), column by column."""
+        first = len(self.columns.dir)
         c = self.columns
         k = len(frames)
         code = self._server_code(server_id)
@@ -201,12 +206,12 @@ class TrafficStore:
         c.off.extend(itertools.islice(itertools.accumulate(sizes, initial=end), 1, None))
         if self.t0 is None:
             self.t0 = frames[0].mono
-        self._appended(first, first + k)
+        self._appended(first, first + k, persist)
         return first
 
     def hook(self, server_id: str) -> Callable[[Frame], None]:
         """A traffic hook for `Client(traffic=store.hook(server_id))`; its `many` takes a read's worth."""
-        return _Hook(self, server_id)
+        return Hook(self, server_id)
 
     def _append(self, server_id: str, frame: Frame, persist: bool) -> int:
         c = self.columns
@@ -612,19 +617,26 @@ class TrafficStore:
 
     def _read_rows(self, conn: sqlite3.Connection, path: Path, problems: list[str] | None,
                    batch: int) -> Iterator[int]:
+        got: list[tuple[str, Frame]] = []
         try:
             rows = conn.execute("SELECT server, dir, mono, wall, malformed, meta, data FROM frames ORDER BY n")
-            for k, (server, direction, mono, wall, reason, meta, data) in enumerate(rows, 1):  # (row by row: a
-                frame = Frame(str(direction), bytes(data), float(mono), float(wall), reason, None, meta_of(meta))
-                n = self._append(str(server), frame, False)  # damaged page keeps the rows before it)
-                self.columns.big.pop(n, None)  # a huge frame: its head stays in memory, the reader fetches the rest
-                if k % batch == 0:
+            for server, direction, mono, wall, reason, meta, data in rows:  # (row by row: a damaged page keeps
+                got.append((str(server), Frame(str(direction), bytes(data), float(mono), float(wall), reason,
+                                               None, meta_of(meta))))  # the rows before it)
+                if len(got) == batch:
+                    self.append_read(got)
+                    self.columns.big.clear()  # a huge frame: its head stays in memory, the reader fetches the rest
+                    got = []
                     yield len(self)
         except (sqlite3.DatabaseError, TypeError, ValueError) as exc:
+            self.append_read(got)
+            self.columns.big.clear()
             if problems is None:
                 raise
             problems.append(f"{path.name} is damaged after frame {len(self)}: {exc}")
             return
+        self.append_read(got)
+        self.columns.big.clear()
         # batches the writer had committed but not yet expanded into frames
         try:
             for row in pending_rows(conn):
@@ -642,9 +654,24 @@ class TrafficStore:
         yield len(self)
 
     def append_read(self, frames: Iterable[tuple[str, Frame]]) -> None:
-        """Frames read from a file (a `.mcpsession`) into this read-only store, in order."""
-        for server, frame in frames:
-            self._append(server, frame, False)
+        """Frames read from a file into this read-only store, in order: the server's frames parsed in one call,
+        a run of one server's plain notifications appended column by column (`add_many`)."""
+        got = frames if isinstance(frames, list) else list(frames)
+        self.last_read = (len(self.columns.dir), got)  # (what rebuilds the servers as they are read uses them)
+        ins = [f for _, f in got if f.direction == "in" and f.message is None]
+        for frame, message in zip(ins, rpc.parse_many([f.data for f in ins]), strict=True):
+            frame.message = message
+        i, end = 0, len(got)
+        while i < end:
+            server, frame = got[i]
+            j = i + 1
+            if plain_notification(frame):
+                while j < end and got[j][0] == server and plain_notification(got[j][1]):
+                    j += 1
+                self._notifications(server, [f for _, f in got[i:j]], False)
+            else:
+                self._append(server, frame, False)
+            i = j
 
     @classmethod
     def from_frames(cls, frames: Iterable[tuple[str, Frame]], meta: dict[str, str] | None = None) -> TrafficStore:
@@ -666,18 +693,3 @@ class TrafficStore:
     def export_jsonl(self, path: str | Path, rows: Iterable[int] | None = None) -> int:
         """Write records as JSON Lines in the format of `spyglass --cli --trace` (`jsonl.py`)."""
         return export_jsonl(self, path, rows)
-
-
-class _Hook:
-    """`TrafficStore.hook`: records a server's frames, one at a time or a read's worth (`many`)."""
-
-    __slots__ = ("server_id", "store")
-
-    def __init__(self, store: TrafficStore, server_id: str) -> None:
-        self.store, self.server_id = store, server_id
-
-    def __call__(self, frame: Frame) -> None:
-        self.store.add(self.server_id, frame)
-
-    def many(self, frames: list[Frame]) -> None:
-        self.store.add_many(self.server_id, frames)

@@ -18,7 +18,9 @@ from inspector.recording.files import (
     SessionFileError,
     export_session,
     open_session,
+    reading,
 )
+from inspector.recording.surface import SurfacesBuilder, surfaces
 from inspector.secrets import MASK
 from inspector.traffic import Frame, TrafficStore
 
@@ -252,3 +254,35 @@ def test_an_opened_session_is_judged_as_the_live_window_judges_it(sessions, tmp_
     assert opened.store.flags[noise] == 0  # an error: the Expert column and the `expert` filter see it
     assert [f.rule for f in found.get(undeclared, [])] == ["capability-undeclared"]  # the SDK peer has no logging
     assert all(n in (noise, undeclared) for n in found)  # the real peer's own frames are clean
+
+
+@pytest.mark.parametrize("kind", ["modern", "everything"])
+def test_servers_rebuilt_as_the_window_reads_are_the_ones_rebuilt_from_the_whole_store(sessions, kind, tmp_path):
+    """The window rebuilds the servers a slice at a time from the messages the store parsed as it read them
+    (`store.last_read`); the same servers come from the store's frames parsed anew, from both kinds of file."""
+    recorded = open_session(sessions[kind]).store
+    store = TrafficStore(tmp_path / "logged.sqlite", meta=recorded.meta_items)
+    for n in range(len(recorded)):  # the session with log lines after each answer (one of them not an object)
+        r = recorded.record(n)
+        store.add(r.server_id, Frame(r.direction, recorded.raw(n), r.mono, r.wall, r.malformed, None, r.meta))
+        if r.direction == "in":
+            params = '"odd"' if n % 5 == 0 else f'{{"level":"info","logger":"l{n % 3}","data":{{"n":{n}}}}}'
+            store.add(r.server_id, Frame("in", b'{"jsonrpc":"2.0","method":"notifications/message","params":%s}'
+                                         % params.encode(), r.mono, r.wall))
+    store.flush(wait=True)
+    store.close()
+    out = tmp_path / "shared.mcpsession"
+    export_session(open_session(tmp_path / "logged.sqlite").store, out, mask=False)
+    for path in (tmp_path / "logged.sqlite", out):
+        opened, steps = reading(path, 3)
+        builder = SurfacesBuilder(opened.store)
+        for _ in steps:
+            builder.take(len(opened.store))
+        builder.take(len(opened.store))
+        stepwise = builder.finish()
+        opened.store.last_read = (0, [])
+        whole = surfaces(opened.store)
+        assert [s.as_json() for s in stepwise.values()] == [s.as_json() for s in whole.values()]
+        assert [(s.log, s.stderr, s.frames, s.problems) for s in stepwise.values()] == [
+            (s.log, s.stderr, s.frames, s.problems) for s in whole.values()]
+        assert sum(len(s.log) for s in whole.values()) > 0
