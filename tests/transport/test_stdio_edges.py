@@ -395,8 +395,11 @@ async def test_a_handed_over_process_that_ignores_stdin_is_signalled_without_a_g
         import signal, sys, time
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         sys.stdin.close()
+        print("ignoring SIGTERM", file=sys.stderr, flush=True)
         time.sleep(60)
     """), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # handed over once it ignores SIGTERM: before that, a SIGTERM on a loaded machine ended it (-15)
+    assert proc.stderr is not None and proc.stderr.readline() == b"ignoring SIGTERM\n"
     t = StdioTransport(["server"], started=proc, grace=0.3)
     Wire(t)
     async with started(t):

@@ -11,6 +11,7 @@ import time
 
 import pytest
 from PySide6.QtWidgets import QMessageBox
+from support import SLOWDOWN
 from uikit import until
 
 from inspector.recording.files import export_session
@@ -89,7 +90,9 @@ async def test_a_big_session_shows_its_first_rows_at_once_and_never_holds_the_lo
         # the window's own reading never takes a turn long: before, the whole file was read in one turn (a small
         # file) or its window built in one (a big one: seconds); building the window is the longest turn now
         longest = max(gaps)
-        assert opened_in < 0.5 and longest < 0.2, f"a turn of {longest:.2f} s (open {opened_in:.2f} s), {took:.1f} s"
+        # (coverage traces every line: CI's turns take 2-3 times the CPU, as the other freeze guards allow)
+        assert opened_in < 0.5 * SLOWDOWN and longest < 0.2 * SLOWDOWN, \
+            f"a turn of {longest:.2f} s (open {opened_in:.2f} s), {took:.1f} s"
         assert [s.name for s in win.surfaces] == ["big"]
         surface = win.surfaces[0]
         assert len(surface.calls()) == (FRAMES - 2) // 2 // 25 and len(surface.log) > FRAMES * 0.9
