@@ -55,27 +55,6 @@ def exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def _die_with_parent() -> Callable[[], None] | None:
-    """Linux: a preexec_fn asking the kernel to kill the child when the tap dies, even by SIGKILL.
-    The libc function is looked up here, in the parent: the child only calls it."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import ctypes
-
-        prctl: Any = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):  # pragma: no cover - a libc without prctl
-        return None
-    parent = os.getpid()
-
-    def preexec() -> None:
-        prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-        if os.getppid() != parent:  # the tap died before the request took hold
-            os._exit(1)
-
-    return preexec
-
-
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -106,7 +85,8 @@ class StdioTap:
 
     def __init__(self, command: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
                  stdin: int = 0, stdout: int = 1, stderr: int = 2) -> None:
-        self.proc: subprocess.Popen[bytes] = process.start(command, env=env, cwd=cwd, preexec_fn=_die_with_parent())
+        self.proc: subprocess.Popen[bytes] = process.start(command, env=env, cwd=cwd,
+                                                           preexec_fn=process.die_with_parent())
         self._host = (stdin, stdout, stderr)
         self._done = threading.Event()
         self._timer: threading.Timer | None = None
