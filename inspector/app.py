@@ -27,7 +27,7 @@ from typing import Any
 from . import errors as E
 from . import messages
 from .config import ServerSpec
-from .private import open_private
+from .private import keep_private, open_private
 
 log = logging.getLogger("spyglass.app")
 
@@ -287,6 +287,7 @@ async def _run(args: argparse.Namespace, app: Any, reporter: ErrorReporter) -> i
     from .ui.window.preferences import Preferences, apply_font, prune_sessions
 
     settings = QSettings("Spyglass", "Spyglass")
+    settings_private(settings)
     prefs = Preferences.load(settings)
     mode = args.theme or prefs.theme
     theme.apply_theme(app, mode if mode in theme.THEMES else "system")
@@ -357,6 +358,20 @@ async def _call_for_screenshot(window: Any, conn: Any, name: str) -> None:
         await asyncio.sleep(0.5)  # the app draws what it was sent
         said = block.problem_text or block.state.text()
         print(f"spyglass: its app {block.uri}: {said}", file=sys.stderr)
+
+
+def settings_private(settings: Any) -> None:
+    """Qt writes its settings file with the umask's mode (0644 in a 0755 folder, on Linux): it holds the
+    servers' roots, the recent session files, saved filters and the playground's cases, so the file is made
+    the user's alone (0600, its Spyglass folder 0700); Qt keeps the mode when it rewrites the file. Where
+    settings are not a file (the Windows registry), nothing to do."""
+    path = settings.fileName()
+    if os.name != "posix" or not os.path.isabs(path):
+        return
+    try:
+        keep_private(path, own_folder=os.path.basename(os.path.dirname(path)) == "Spyglass")
+    except OSError as exc:  # an unwritable config folder: Qt will say so in its own way; the window still opens
+        logging.getLogger("spyglass").warning("could not make the settings file private: %s", exc)
 
 
 def _set_app_icon(app: Any) -> None:

@@ -127,6 +127,20 @@ def create_private(path: str | os.PathLike[str]) -> Path:
     return path
 
 
+def keep_private(path: str | os.PathLike[str], *, own_folder: bool = False) -> Path:
+    """A file another library writes by name and rewrites keeping its mode (Qt's settings file): made 0600
+    now, created so when missing (its folder 0700 when missing); with `own_folder`, its folder (ours
+    alone, such as ~/.config/Spyglass) made 0700 too. A file or folder of another user is left as it is."""
+    path = create_private(path)
+    for at in (path, path.parent) if own_folder else (path,):
+        with contextlib.suppress(OSError):
+            st = os.stat(at)
+            want = FOLDER_MODE if at.is_dir() else FILE_MODE
+            if st.st_uid == _euid() and stat.S_IMODE(st.st_mode) & 0o077:
+                os.chmod(at, want)
+    return path
+
+
 def write_private(path: str | os.PathLike[str], data: bytes | str, *, encoding: str = "utf-8",
                   folder: bool = False) -> None:
     """`path` written whole, 0600 (not atomic: for outputs such as a report or an export); with `folder`,

@@ -225,3 +225,33 @@ def test_the_peer_of_a_socket_pair_is_ourselves(tmp_path):
         a.close()
         b.close()
     assert peer_uid(a) is None and peer_uid(None) is None  # closed, or no socket at all: not known
+
+
+def test_qt_s_settings_file_is_made_the_user_s_alone_and_stays_so(tmp_path, open_umask):
+    """Qt writes its settings with the umask's mode (0644 in a 0755 folder): the window's start makes the
+    file 0600 and its Spyglass folder 0700, and Qt keeps that when it rewrites the file."""
+    from PySide6.QtCore import QSettings
+
+    from inspector.app import settings_private
+
+    folder = tmp_path / "config" / "Spyglass"
+    qt = QSettings(str(folder / "Spyglass.conf"), QSettings.IniFormat)
+    qt.setValue("recent", ["/home/me/a.mcpsession"])
+    qt.sync()
+    assert stat.S_IMODE((folder / "Spyglass.conf").stat().st_mode) & 0o077  # what Qt does alone, with umask 0
+    settings_private(qt)
+    assert stat.S_IMODE((folder / "Spyglass.conf").stat().st_mode) == 0o600
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    qt.setValue("theme", "dark")
+    qt.sync()
+    assert stat.S_IMODE((folder / "Spyglass.conf").stat().st_mode) == 0o600
+    fresh = QSettings(str(tmp_path / "other" / "Spyglass" / "Spyglass.conf"), QSettings.IniFormat)
+    settings_private(fresh)  # none yet: made private before Qt first writes it
+    fresh.setValue("theme", "light")
+    fresh.sync()
+    assert stat.S_IMODE(Path(fresh.fileName()).stat().st_mode) == 0o600
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    os.chmod(shared, 0o755)
+    settings_private(QSettings(str(shared / "elsewhere.conf"), QSettings.IniFormat))
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o755  # a folder not Spyglass's own is left alone
