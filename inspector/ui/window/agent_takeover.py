@@ -8,7 +8,9 @@
   background process as the person's (`spyglass_call` with `by: person`, let through: the window asked its own
   confirmation first), marked `you`, and the frames it causes then follow that record (`TappedSession.adopt`).
   History's "Open in the tool panel" (`historyOpenButton`) shows a call's tool with the form filled with its
-  arguments, to edit and call (`TakeOver.open_call`).
+  arguments, to edit and call (`TakeOver.open_call`). Cancelling it cancels the request in the background
+  process (`Remote.request` sends `{"cancel": ID}`), which cancels the call on the wire: the server is sent
+  `notifications/cancelled`.
 - Disconnecting: Server → Disconnect the agent's server (`actionAgentDisconnect`) closes the selected agent's
   server in the background process (its process group stopped); the agent is told it is gone when it next asks.
 """
@@ -78,9 +80,8 @@ class PersonCalls(CallBook):
                 "arguments": rec.arguments if isinstance(rec.arguments, dict) else {}},
                 allow_writes=True, by="person", client=WINDOW_CLIENT)
         except asyncio.CancelledError:
-            if rec.running:
-                self._end(rec, CANCELLED, error_text="cancelled by you; the background process still waits for "
-                                                     "the server's answer")
+            if rec.running:  # `Remote.request` told the background process, which cancels the call on the wire
+                self._end(rec, CANCELLED, error_text="cancelled by you; the server was told to stop")
             raise
         except AgentError as exc:
             if rec.running:
