@@ -2,10 +2,11 @@
 
     python tests/agent/cancel_server.py RECORD_FILE
 
-Its one tool, `wait(tag)` (read-only), never answers on its own: it writes `start TAG REQUEST-ID` to the
+Its tool `wait(tag)` (read-only) never answers on its own: it writes `start TAG REQUEST-ID` to the
 record file and waits. Every `notifications/cancelled` the server receives writes `cancel REQUEST-ID` (seen by
 a middleware, before the SDK interrupts the call's handler), and the handler so interrupted writes
-`stop TAG`. A test reads the file to learn that the cancel reached the server itself, not only Spyglass.
+`stop TAG`. `poke(tag)`, not marked read-only, answers at once and writes `poke TAG REQUEST-ID`. A test
+reads the file to learn that the cancel reached the server itself, not only Spyglass.
 """
 
 from __future__ import annotations
@@ -49,6 +50,12 @@ async def wait(tag: str, ctx: Context) -> str:
     finally:
         note(f"stop {tag}")
     return "never"
+
+
+@app.tool(description="Pokes (may change things: a watching person is asked first).")
+async def poke(tag: str, ctx: Context) -> str:
+    note(f"poke {tag} {ctx.request_id}")
+    return "poked"
 
 
 if __name__ == "__main__":

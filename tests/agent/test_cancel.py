@@ -106,15 +106,28 @@ async def test_a_request_given_up_on_the_socket_is_cancelled_on_the_wire(env, tm
         await until(lambda: record.cancelled(record.started("b")), "notifications/cancelled for b at the server")
         with pytest.raises(asyncio.CancelledError):
             await a
+
+        # a call held for the person's approval, given up: it stops waiting and the question closes
+        held = asyncio.ensure_future(remote.request("spyglass_call", {"server": "c", "tool": "poke",
+                                                                      "arguments": {"tag": "held"}}))
+        await until(lambda: any(e["event"] == "approve" for e in events), "the call held for approval")
+        approval = next(e["approval"] for e in events if e["event"] == "approve")
+        held.cancel()
+        await until(lambda: {"event": "decided", "approval": approval} in events, "the question closed")
+        assert (await watcher.request("watch"))["waiting"] == []
+        assert not any(line.startswith("poke ") for line in record.lines())
         await watcher.close()
     finally:
         await remote.close()
 
 
-async def test_an_agent_cancelling_its_call_cancels_it_at_the_server(env, tmp_path):
-    """`spyglass mcp` forwards to the background process: the agent's notifications/cancelled goes on."""
+@pytest.mark.parametrize("private", [False, True], ids=["shared", "private"])
+async def test_an_agent_cancelling_its_call_cancels_it_at_the_server(env, tmp_path, private):
+    """`spyglass mcp` forwards to the background process (or, --private, runs the call itself): the agent's
+    notifications/cancelled goes on to the server."""
     record = Record(tmp_path / "record.txt")
-    params = StdioServerParameters(command=sys.executable, args=["-m", "inspector", "mcp"], env=env)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "inspector", "mcp",
+                                                                 *(["--private"] if private else [])], env=env)
     async with Client(params, mode="legacy", client_info=Implementation(name="canceller", version="1")) as agent:
         opened = await agent.call_tool("spyglass_connect", {"name": "c", "command": cancel_cmd(record.path)})
         assert not opened.is_error, opened.content
@@ -124,6 +137,8 @@ async def test_an_agent_cancelling_its_call_cancels_it_at_the_server(env, tmp_pa
         await until(lambda: record.cancelled(record.started("agent")), "notifications/cancelled at the server")
         servers = (await agent.call_tool("spyglass_servers", {})).structured_content["servers"]
         assert servers[0]["status"] == "connected"  # the agent's session and the server go on
+    if private:
+        return
     remote = Remote()
     try:
         await remote.connect(start=False)
