@@ -6,6 +6,12 @@ It listens on `remote.socket_path()` (a 0700 folder of the user's; the socket 06
 checked), runs requests concurrently, each a tool of `tools.TOOLS` with the same checks and refusals as
 `spyglass mcp`, and exits after `idle` seconds without a client or a request, closing its servers. Every
 stdio server it starts dies with it even when it is killed (PR_SET_PDEATHSIG, in the hub).
+
+A client that gives up on one of its requests sends `{"cancel": ID}` (`remote.Remote` does when the task
+waiting for the reply is cancelled); a client that goes away gives up on all of its own. Either way the
+request's task is cancelled: a call it made on a server is cancelled on the wire (`Ops.call`: the server is
+sent `notifications/cancelled`), a call held for approval stops waiting, and no reply is sent for it. A cancel
+names a request of its own connection only; one for an id not running there is ignored.
 """
 
 from __future__ import annotations
@@ -92,6 +98,7 @@ class Daemon:
         self.clients += 1
         lock = asyncio.Lock()
         tasks: set[asyncio.Task[None]] = set()
+        running: dict[int | str, asyncio.Task[None]] = {}  # by the id the client gave: what `cancel` names
 
         def send(event: dict[str, Any]) -> None:
             if not writer.is_closing():
@@ -100,9 +107,20 @@ class Daemon:
         self._sends[id(writer)] = send
         try:
             while line := await reader.readline():
-                task = asyncio.ensure_future(self._answer(line, writer, lock))
+                request = _parsed(line)
+                if isinstance(request, dict) and "cancel" in request and "tool" not in request:
+                    key = _key(request["cancel"])
+                    given_up = running.get(key) if key is not None else None
+                    if given_up is not None:
+                        given_up.cancel()
+                    continue
+                task = asyncio.ensure_future(self._answer(request, writer, lock))
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)
+                key = _key(request.get("id")) if isinstance(request, dict) else None
+                if key is not None:
+                    running[key] = task
+                    task.add_done_callback(partial(_forget, running, key))
         except (ConnectionError, ValueError):
             pass
         except asyncio.CancelledError:
@@ -116,16 +134,17 @@ class Daemon:
                 task.cancel()
             writer.close()
 
-    async def _answer(self, line: bytes, writer: asyncio.StreamWriter, lock: asyncio.Lock) -> None:
+    async def _answer(self, request: Any, writer: asyncio.StreamWriter, lock: asyncio.Lock) -> None:
         self.busy += 1
         rid: Any = None
         try:
             try:
-                request = json.loads(line)
+                if not isinstance(request, dict):
+                    raise ValueError("not a JSON object")
                 rid = request.get("id")
                 result = await self.handle(request, self._sends.get(id(writer)))
                 reply: dict[str, Any] = {"id": rid, "ok": True, "result": result}
-            except (ValueError, AttributeError):
+            except ValueError:
                 reply = {"id": rid, "ok": False, "error": {"code": "usage", "message": "not a JSON request"}}
             except AgentError as exc:
                 reply = {"id": rid, "ok": False, "error": exc.as_json()}
@@ -159,6 +178,24 @@ class Daemon:
                                    client=client[:200] if isinstance(client, str) else None))
         pairs = request.get("pairs")
         return await run(ops, str(tool), request.get("arguments"), pairs=pairs if isinstance(pairs, dict) else None)
+
+
+def _parsed(line: bytes) -> Any:
+    """A request line's JSON value, or None when it is not JSON."""
+    try:
+        return json.loads(line)
+    except ValueError:  # UnicodeDecodeError too
+        return None
+
+
+def _key(rid: Any) -> int | str | None:
+    """A request id `cancel` can name: a number or a string (JSON's true is not the number 1)."""
+    return rid if isinstance(rid, (int, str)) and not isinstance(rid, bool) else None
+
+
+def _forget(running: dict[int | str, asyncio.Task[None]], key: int | str, task: asyncio.Task[None]) -> None:
+    if running.get(key) is task:  # a later request may have reused the id
+        del running[key]
 
 
 def serve_forever() -> int:

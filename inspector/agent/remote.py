@@ -4,8 +4,14 @@ connection to it on which requests may overlap (`Remote`). Standard library and 
 
 One JSON object a line: a request `{"id", "tool", "arguments", "allowWrites", "pairs"?}` names a tool of
 `tools.TOOLS` (or `stop`); the reply is `{"id", "ok": true, "result"}` or `{"id", "ok": false, "error":
-{"code", "message", …}}`. The socket's folder is 0700 and the user's (`private.own_folder`), and each end
-checks the other's user id (`private.peer_problem`, SO_PEERCRED).
+{"code", "message", …}}`. A caller that gives up on a request it sent (its task cancelled: the window's Cancel,
+the agent's `notifications/cancelled`, Ctrl-C) sends `{"cancel": ID}` on the same connection: the background
+process cancels that request's work (a call still running is cancelled on the wire, so the server is sent
+`notifications/cancelled`) and sends no reply to it. An id that is not running there (answered already, or
+never sent) is ignored; a background process too old to know the message answers it as a request naming no
+tool, for id null, which `_read` drops. A connection that closes cancels every request of its own still
+running. The socket's folder is 0700 and the user's
+(`private.own_folder`), and each end checks the other's user id (`private.peer_problem`, SO_PEERCRED).
 """
 
 from __future__ import annotations
@@ -137,14 +143,24 @@ class Remote:
         if by != "agent":
             body["by"] = by
         self._writer.write(json.dumps(body, ensure_ascii=False).encode() + b"\n")
-        await self._writer.drain()
-        reply = await future
+        try:
+            await self._writer.drain()
+            reply = await future
+        except asyncio.CancelledError:  # the caller gave up: so does the background process
+            self._pending.pop(rid, None)
+            self._cancel(rid)
+            raise
         if reply.get("ok"):
             result = reply.get("result")
             return result if isinstance(result, dict) else {}
         error = reply.get("error") or {}
         details = {k: v for k, v in error.items() if k not in ("code", "message")}
         raise AgentError(str(error.get("message")), str(error.get("code", "error")), **details)
+
+    def _cancel(self, rid: int) -> None:
+        """Tell the background process to stop request `rid` (written at once: the caller is being cancelled)."""
+        if self._writer is not None and not self._writer.is_closing():
+            self._writer.write(json.dumps({"cancel": rid}).encode() + b"\n")
 
     async def ask(self, tool: str, arguments: Any, *, allow_writes: bool = False,
                   client: str | None = None) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from ..config import ServerSpec
 from ..protocol import jsonrpc as rpc
 from ..protocol.versions import META_PROTOCOL_VERSION, Era, era_of
 from ..session import CallRecord, ServerSession, SessionOptions, Status
-from ..session.calls import FAILED, OK, REJECTED, TOOL_ERROR
+from ..session.calls import CANCELLED, FAILED, OK, REJECTED, TOOL_ERROR
 from ..session.log import entry_from_message
 from ..traffic import Frame
 
@@ -168,11 +168,26 @@ class TappedSession(ServerSession):
             if message.method == "tools/call" and params is not None:
                 rec = self._call(params, message.id, frame.wall)
             self._pending[message.id] = (message.method, params, frame.wall, rec)
+        elif isinstance(message, rpc.Notification) and message.method == "notifications/cancelled":
+            self._cancelled(message.params if isinstance(message.params, dict) else {}, frame)
         elif isinstance(message, (rpc.Response, rpc.ErrorResponse)):
             asked = self._asked.pop(message.id, None)
             if asked is not None:
                 how = "answered" if isinstance(message, rpc.Response) else "refused"
                 self.log.note(f"the host {how} the server's {asked}")
+
+    def _cancelled(self, params: dict[str, Any], frame: Frame) -> None:
+        """The host gave up on one of its requests: the server answers it no more, so its call ends here."""
+        rid = params.get("requestId")
+        if not isinstance(rid, (int, str)) or isinstance(rid, bool):
+            return
+        pending = self._pending.pop(rid, None)
+        rec = pending[3] if pending is not None else None
+        if rec is not None and rec.running:
+            reason = params.get("reason")
+            said = f" ({reason[:200]})" if isinstance(reason, str) and reason else ""
+            self._finish(rec, CANCELLED, error_text=f"cancelled: notifications/cancelled was sent{said}",
+                         wall=frame.wall)
 
     def _from_server(self, message: Any, frame: Frame) -> None:
         if isinstance(message, (rpc.Response, rpc.ErrorResponse)):

@@ -8,7 +8,9 @@
   background process as the person's (`spyglass_call` with `by: person`, let through: the window asked its own
   confirmation first), marked `you`, and the frames it causes then follow that record (`TappedSession.adopt`).
   History's "Open in the tool panel" (`historyOpenButton`) shows a call's tool with the form filled with its
-  arguments, to edit and call (`TakeOver.open_call`).
+  arguments, to edit and call (`TakeOver.open_call`). Cancelling it cancels the request in the background
+  process (`Remote.request` sends `{"cancel": ID}`), which cancels the call on the wire: the server is sent
+  `notifications/cancelled`.
 - Disconnecting: Server → Disconnect the agent's server (`actionAgentDisconnect`) closes the selected agent's
   server in the background process (its process group stopped); the agent is told it is gone when it next asks.
 """
@@ -16,6 +18,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -47,6 +50,10 @@ class PersonCalls(CallBook):
         self.new_id = new_id
         self.remote: Callable[[], Remote | None] = lambda: None
         self.awaiting: list[CallRecord] = []  # the person's calls whose tools/call frame has not come yet
+        # cancelled before their frame came: the frame may still come (the background process had started the
+        # call), and is theirs only when the background process announced a person's call of that tool first
+        self.given_up: deque[CallRecord] = deque(maxlen=16)
+        self.announced: deque[tuple[str, str]] = deque(maxlen=64)  # person's calls started, frame not yet seen
 
     def call(self, tool: str, arguments: Any, tool_def: dict[str, Any] | None = None, *,
              anyway: bool = False, as_task: bool | None = None, again_of: int | None = None) -> CallRecord:
@@ -56,17 +63,41 @@ class PersonCalls(CallBook):
         self.awaiting.append(rec)
         rec.job = asyncio.ensure_future(self._through_agent(rec))
         rec.job.add_done_callback(lambda t: t.cancelled() or t.exception())
+        rec.job.add_done_callback(lambda t: self._never_sent(rec, t))
         self.started.emit(rec)
         return rec
 
+    def _never_sent(self, rec: CallRecord, job: asyncio.Future[Any]) -> None:
+        """A call cancelled before its task ran at all (its `except` never ran): it ends all the same."""
+        if job.cancelled() and rec.running:
+            if rec in self.awaiting:
+                self.awaiting.remove(rec)
+            self._end(rec, CANCELLED, error_text="cancelled by you before it was sent")
+
     def claim(self, tool: str, arguments: Any) -> CallRecord | None:
         """The person's call a `tools/call` frame carries, if it is one (the oldest such of that tool)."""
-        args = arguments if arguments is not None else {}
+        key = _key(tool, arguments)
+        announced = key in self.announced
+        if announced:
+            self.announced.remove(key)
         for rec in self.awaiting:
-            if rec.tool == tool and (rec.arguments if rec.arguments is not None else {}) == args:
+            if _key(rec.tool, rec.arguments) == key:
                 self.awaiting.remove(rec)
                 return rec
+        for rec in self.given_up if announced else ():
+            if _key(rec.tool, rec.arguments) == key:
+                self.given_up.remove(rec)
+                return rec
         return None
+
+    def told(self, event: dict[str, Any]) -> None:
+        """A person's call the background process started (its frame follows) or finished (no frame follows
+        any more)."""
+        key = _key(str(event.get("tool")), event.get("arguments"))
+        if event.get("phase") == "started":
+            self.announced.append(key)
+        elif key in self.announced:
+            self.announced.remove(key)
 
     async def _through_agent(self, rec: CallRecord) -> None:
         try:
@@ -78,9 +109,8 @@ class PersonCalls(CallBook):
                 "arguments": rec.arguments if isinstance(rec.arguments, dict) else {}},
                 allow_writes=True, by="person", client=WINDOW_CLIENT)
         except asyncio.CancelledError:
-            if rec.running:
-                self._end(rec, CANCELLED, error_text="cancelled by you; the background process still waits for "
-                                                     "the server's answer")
+            if rec.running:  # `Remote.request` told the background process, which cancels the call on the wire
+                self._end(rec, CANCELLED, error_text="cancelled by you; the server was told to stop")
             raise
         except AgentError as exc:
             if rec.running:
@@ -93,6 +123,12 @@ class PersonCalls(CallBook):
         finally:
             if rec in self.awaiting:
                 self.awaiting.remove(rec)
+                if rec.outcome == CANCELLED:
+                    self.given_up.append(rec)
+
+
+def _key(tool: str, arguments: Any) -> tuple[str, str]:
+    return tool, json.dumps({} if arguments is None else arguments, sort_keys=True, default=str)
 
 
 def caller_of(event: dict[str, Any]) -> str:
@@ -106,13 +142,15 @@ def caller_of(event: dict[str, Any]) -> str:
 class Callers:
     """The `call` events of one agent's server, waiting for the records its frames make."""
 
-    def __init__(self, calls: CallBook) -> None:
+    def __init__(self, calls: PersonCalls) -> None:
         self.calls = calls
         self.told: deque[dict[str, Any]] = deque(maxlen=256)
         calls.started.connect(self._started)
 
     def told_of(self, event: dict[str, Any]) -> None:
-        if event.get("phase") == "started" and event.get("by") != "person":  # the person's own are claimed
+        if event.get("by") == "person":  # the person's own are claimed
+            self.calls.told(event)
+        elif event.get("phase") == "started":
             self.told.append(event)
 
     def _started(self, rec: CallRecord) -> None:
