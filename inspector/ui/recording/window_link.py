@@ -294,8 +294,12 @@ class WindowSessions(QObject):
 
         async def load() -> None:
             found = await read_stepwise(opened, steps, win)
-            if found is not None:
-                win.loaded(found)
+            if found is None:
+                return
+            for _ in win.showing(found):  # the servers, their tabs and the findings: a step a turn
+                await asyncio.sleep(0)
+                if not shiboken6.isValid(win) or not win.isVisible():
+                    return
 
         spawn(load(), self._tasks, lambda exc: self._failed(path, exc), "opening a session")
         return win
