@@ -276,9 +276,14 @@ def test_servers_rebuilt_as_the_window_reads_are_the_ones_rebuilt_from_the_whole
     for path in (tmp_path / "logged.sqlite", out):
         opened, steps = reading(path, 3)
         builder = SurfacesBuilder(opened.store)
-        for _ in steps:
+        handed: dict[int, int] = {}  # the slices of parsed frames the builder found in `last_read` (a .mcpsession's
+        for _ in steps:  # were emptied before it looked: none before)
+            first, read = opened.store.last_read
+            if first + len(read) == len(opened.store):
+                handed[first] = len(read)
             builder.take(len(opened.store))
         builder.take(len(opened.store))
+        assert sum(handed.values()) == len(opened.store), f"{path.name}: {sum(handed.values())} of {len(opened.store)} frames handed parsed"
         stepwise = builder.finish()
         opened.store.last_read = (0, [])
         whole = surfaces(opened.store)
