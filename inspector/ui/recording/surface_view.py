@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import collections
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
@@ -314,7 +314,7 @@ class RecordedLogModel(QAbstractTableModel):
     """A recorded server's log messages as rows, described only when shown: a session of a million log
     lines opens at once (an item per line took 35 seconds, in one turn of the loop)."""
 
-    def __init__(self, entries: list[LogEntry], parent: Any = None) -> None:
+    def __init__(self, entries: Sequence[LogEntry], parent: Any = None) -> None:
         super().__init__(parent)
         self.entries = entries
         self.colours = {level: theme.colour(c) for level, c in LEVEL_COLOURS.items()}
