@@ -283,7 +283,8 @@ def test_servers_rebuilt_as_the_window_reads_are_the_ones_rebuilt_from_the_whole
                 handed[first] = len(read)
             builder.take(len(opened.store))
         builder.take(len(opened.store))
-        assert sum(handed.values()) == len(opened.store), f"{path.name}: {sum(handed.values())} of {len(opened.store)} frames handed parsed"
+        parsed = sum(handed.values())
+        assert parsed == len(opened.store), f"{path.name}: {parsed} of {len(opened.store)} frames handed parsed"
         stepwise = builder.finish()
         opened.store.last_read = (0, [])
         whole = surfaces(opened.store)
