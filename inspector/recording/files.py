@@ -20,6 +20,7 @@ import base64
 import collections
 import datetime as dt
 import gzip
+import io
 import json
 import sqlite3
 import tempfile
@@ -28,6 +29,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from .. import __version__
 from ..config import ServerSpec
@@ -220,6 +223,61 @@ def _portable_reading(path: Path, batch: int = 2000) -> tuple[Opened, Iterator[i
     return opened, _portable_frames(fh, opened, batch)
 
 
+class _FrameLine(msgspec.Struct):
+    """A frame line as Spyglass writes it, decoded into its fields in one call. A line of any other shape (the
+    end line, a damaged or hand-edited one) fails to decode this way and is read as `frame_of_line` reads it."""
+
+    server: str
+    dir: str
+    wall: float
+    mono: float = 0.0
+    data: str | None = None
+    data_b64: str | None = None
+    meta: dict[str, Any] | None = None
+    malformed: str | None = None
+    end: Any = msgspec.UNSET
+
+
+_decode_line = msgspec.json.Decoder(_FrameLine).decode
+CHUNK = io.DEFAULT_BUFFER_SIZE  # unpacked bytes read from a .mcpsession at once, as reading it by lines did
+# (a damaged stream loses what one read unpacked, and no more than before)
+
+
+def _chunks(fh: Any) -> Iterator[list[bytes]]:
+    """The lines of what is left of `fh`, a list per read (a line is cut at its newline, which it keeps as
+    a line read from the file does). A read that fails raises, after every whole line before it."""
+    rest = b""
+    while True:
+        got = fh.read1(CHUNK)
+        if not got:
+            if rest:
+                yield [rest]
+            return
+        lines = (rest + got).split(b"\n")
+        rest = lines.pop()
+        if lines:
+            yield [line + b"\n" for line in lines]
+
+
+def _typed_frames(lines: list[bytes]) -> list[tuple[str, Frame]] | None:
+    """The frames of `lines` when every one is a frame line of the usual shape; None when one is not."""
+    out: list[tuple[str, Frame]] = []
+    try:
+        for line in map(_decode_line, lines):
+            if line.end is not msgspec.UNSET or line.dir not in DIRECTIONS:
+                return None
+            if line.data_b64 is not None:
+                data = base64.b64decode(line.data_b64, validate=True)
+            elif line.data is not None:
+                data = line.data.encode("utf-8", "surrogatepass")
+            else:
+                return None
+            out.append((line.server, Frame(line.dir, data, line.mono, line.wall, line.malformed, None, line.meta)))
+    except (msgspec.DecodeError, ValueError):
+        return None
+    return out
+
+
 def _portable_frames(fh: Any, opened: Opened, batch: int) -> Iterator[int]:
     store, problems, header = opened.store, opened.problems, opened.header
     frames: list[tuple[str, Frame]] = []
@@ -227,34 +285,49 @@ def _portable_frames(fh: Any, opened: Opened, batch: int) -> Iterator[int]:
     ended: int | None = None
 
     def take() -> None:
-        nonlocal count
+        nonlocal count, frames
+        if not frames:
+            return  # (an empty slice would take the last one from `last_read` before it was used)
         if header.get("unjudged") is True:  # written by a tap, which leaves judging the frames to the reader
             _judge(frames)
-        store.append_read(frames)
+        store.append_read(frames)  # (it keeps the list as `last_read`: a new one is filled next)
         count += len(frames)
-        frames.clear()
+        frames = []
 
+    def one(lines: int, raw: bytes) -> None:
+        nonlocal ended
+        item, problem = decode(raw)  # the frames' parser: the faster one when the client installed it
+        if problem:
+            try:  # not UTF-8 throughout: read as text, the bytes that are not kept as they were
+                item = json.loads(raw.decode("utf-8", "surrogateescape"))
+            except (ValueError, RecursionError):
+                problems.append(f"line {lines} is not JSON (left out)")
+                return
+        if not isinstance(item, dict):
+            problems.append(f"line {lines} is not an object (left out)")
+        elif "end" in item:
+            ended = item.get("frames") if isinstance(item.get("frames"), int) else -1
+            if isinstance(item.get("masked_values"), dict):  # a tap's file: known at its end only
+                header["masked_values"] = item["masked_values"]
+        else:
+            try:
+                frames.append(frame_of_line(item))
+            except (KeyError, TypeError, ValueError) as exc:
+                problems.append(f"line {lines} is not a frame ({type(exc).__name__}: {exc}; left out)")
+
+    lines = 1  # the header's
     try:
         with fh:
-            for lines, raw in enumerate(fh, 2):
-                item, problem = decode(raw)  # the frames' parser: the faster one when the client installed it
-                if problem:
-                    try:  # not UTF-8 throughout: read as text, the bytes that are not kept as they were
-                        item = json.loads(raw.decode("utf-8", "surrogateescape"))
-                    except (ValueError, RecursionError):
-                        problems.append(f"line {lines} is not JSON (left out)")
-                        continue
-                if not isinstance(item, dict):
-                    problems.append(f"line {lines} is not an object (left out)")
-                elif "end" in item:
-                    ended = item.get("frames") if isinstance(item.get("frames"), int) else -1
-                    if isinstance(item.get("masked_values"), dict):  # a tap's file: known at its end only
-                        header["masked_values"] = item["masked_values"]
-                else:
-                    try:
-                        frames.append(frame_of_line(item))
-                    except (KeyError, TypeError, ValueError) as exc:
-                        problems.append(f"line {lines} is not a frame ({type(exc).__name__}: {exc}; left out)")
+            for chunk in _chunks(fh):
+                for start in range(0, len(chunk), batch):
+                    part = chunk[start:start + batch]
+                    typed = _typed_frames(part) if ended is None else None
+                    if typed is not None:  # the usual case: every line a frame, decoded typed
+                        frames += typed
+                    else:
+                        for k, raw in enumerate(part, lines + 1):
+                            one(k, raw)
+                    lines += len(part)
                     if len(frames) >= batch:
                         take()
                         yield count

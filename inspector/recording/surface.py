@@ -10,9 +10,10 @@ wrong shape are kept as they were, with a note in `problems`, never an exception
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from ..protocol.jsonrpc import Notification, decode
 from ..protocol.versions import META_PROTOCOL_VERSION
@@ -77,13 +78,67 @@ class Exchange:
         return f"{self.method} {target}" if target else self.method
 
 
-@dataclass(slots=True)  # one per log line: a million of them in a big session
+@dataclass(slots=True)
 class LogEntry:
     n: int
     wall: float
     level: str
     logger: str | None
     data: Any
+
+
+class LogLines(Sequence[LogEntry]):
+    """A server's log lines, kept by column: a million of them in a big session take 40 bytes a line besides
+    their data (a LogEntry each, with its number and time, took 130). A line read is a LogEntry; `add` keeps
+    one without making it."""
+
+    __slots__ = ("_n", "_wall", "_level", "_logger", "_data")
+
+    def __init__(self, entries: Iterable[LogEntry] = ()) -> None:
+        self._n = array("q")
+        self._wall = array("d")
+        self._level: list[str] = []
+        self._logger: list[str | None] = []
+        self._data: list[Any] = []
+        for e in entries:
+            self.append(e)
+
+    def add(self, n: int, wall: float, level: str, logger: str | None, data: Any) -> None:
+        self._n.append(n)
+        self._wall.append(wall)
+        self._level.append(level)
+        self._logger.append(logger)
+        self._data.append(data)
+
+    def append(self, entry: LogEntry) -> None:
+        self.add(entry.n, entry.wall, entry.level, entry.logger, entry.data)
+
+    def __len__(self) -> int:
+        return len(self._n)
+
+    @overload
+    def __getitem__(self, i: int) -> LogEntry: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[LogEntry]: ...
+
+    def __getitem__(self, i: int | slice) -> LogEntry | list[LogEntry]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        return LogEntry(self._n[i], self._wall[i], self._level[i], self._logger[i], self._data[i])
+
+    def __iter__(self) -> Iterator[LogEntry]:
+        return map(LogEntry, self._n, self._wall, self._level, self._logger, self._data)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (LogLines, list)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # (it changes, as a list does)
+
+    def __repr__(self) -> str:
+        return f"LogLines({list(self)!r})"
 
 
 @dataclass
@@ -97,7 +152,7 @@ class ServerSurface:
     instructions: str | None = None
     listings: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by LISTINGS key, as last listed
     exchanges: list[Exchange] = field(default_factory=list)  # every request, in the order sent
-    log: list[LogEntry] = field(default_factory=list)
+    log: LogLines = field(default_factory=LogLines)
     stderr: list[str] = field(default_factory=list)
     frames: int = 0
     problems: list[str] = field(default_factory=list)
@@ -265,9 +320,9 @@ class _Builder:
         p = params if isinstance(params, dict) else {}
         logger, level = p.get("logger"), str(p.get("level", "info"))
         # one copy of each level and logger name (a million log lines name a few, 100 bytes a copy)
-        self.s.log.append(LogEntry(n, store.wall(n), sys.intern(level) if len(level) < 64 else level,
-                                   (sys.intern(logger) if len(logger) < 64 else logger)
-                                   if isinstance(logger, str) else None, p.get("data")))
+        self.s.log.add(n, store.wall(n), sys.intern(level) if len(level) < 64 else level,
+                       (sys.intern(logger) if len(logger) < 64 else logger) if isinstance(logger, str) else None,
+                       p.get("data"))
 
     def superseded(self, hold: Any) -> None:
         """A request a tap held, then edited (the edited one follows) or dropped: the peer never got it as

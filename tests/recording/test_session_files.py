@@ -276,9 +276,15 @@ def test_servers_rebuilt_as_the_window_reads_are_the_ones_rebuilt_from_the_whole
     for path in (tmp_path / "logged.sqlite", out):
         opened, steps = reading(path, 3)
         builder = SurfacesBuilder(opened.store)
-        for _ in steps:
+        handed: dict[int, int] = {}  # the slices of parsed frames the builder found in `last_read` (a .mcpsession's
+        for _ in steps:  # were emptied before it looked: none before)
+            first, read = opened.store.last_read
+            if first + len(read) == len(opened.store):
+                handed[first] = len(read)
             builder.take(len(opened.store))
         builder.take(len(opened.store))
+        parsed = sum(handed.values())
+        assert parsed == len(opened.store), f"{path.name}: {parsed} of {len(opened.store)} frames handed parsed"
         stepwise = builder.finish()
         opened.store.last_read = (0, [])
         whole = surfaces(opened.store)
@@ -286,3 +292,81 @@ def test_servers_rebuilt_as_the_window_reads_are_the_ones_rebuilt_from_the_whole
         assert [(s.log, s.stderr, s.frames, s.problems) for s in stepwise.values()] == [
             (s.log, s.stderr, s.frames, s.problems) for s in whole.values()]
         assert sum(len(s.log) for s in whole.values()) > 0
+
+
+def judged_as_read(path: Path):
+    """Judge a session file's frames as the window does: each slice as it is read, with the messages the
+    store parsed, the servers rebuilt alongside; then settled against the servers rebuilt whole."""
+    from inspector.recording.findings import Judging
+
+    opened, steps = reading(path, 3)
+    store = opened.store
+    builder, judging = SurfacesBuilder(store), Judging(store)
+    for _ in steps:
+        builder.take(len(store))
+        judging.take_read(*store.last_read, builder.out)
+    builder.take(len(store))
+    opened.rebuilt(builder.finish())
+    judging.settle(opened.surfaces)
+    judging.take(len(store))
+    return judging, store
+
+
+def judged_whole(path: Path):
+    from inspector.recording.findings import judge_recording
+
+    opened = open_session(path)
+    return judge_recording(opened.store, opened.surfaces), opened.store
+
+
+@pytest.mark.parametrize("kind", ["legacy", "modern", "everything"])
+def test_frames_judged_as_they_are_read_are_judged_as_the_whole_session_is(sessions, kind, tmp_path):
+    """The window judges each slice of frames as it is read, with the messages the store parsed (not parsed
+    again once every frame is read): the same findings and flags as the frames judged from the whole store,
+    from both kinds of file, with a noisy line and a log line the server had not declared."""
+    source = open_session(sessions[kind]).store
+    store = TrafficStore(tmp_path / "noisy.sqlite", meta=source.meta_items)
+    for n in range(len(source)):
+        r = source.record(n)
+        store.add(r.server_id, Frame(r.direction, source.raw(n), r.mono, r.wall, r.malformed, None, r.meta))
+        if n == len(source) // 2:
+            store.add(r.server_id, Frame("in", b"Starting up... not JSON", r.mono, r.wall))
+            store.add(r.server_id, Frame("in", b'{"jsonrpc":"2.0","method":"notifications/message","params":'
+                                               b'{"level":"info","data":"x"}}', r.mono, r.wall))
+    store.flush(wait=True)
+    store.close()
+    portable = tmp_path / "noisy.mcpsession"
+    export_session(open_session(tmp_path / "noisy.sqlite").store, portable, mask=False)
+    for path in (tmp_path / "noisy.sqlite", portable):
+        judging, read = judged_as_read(path)
+        found, whole = judged_whole(path)
+        assert judging.found == found and found and read.flags == whole.flags
+        assert judging.used, "the judges learned their revision as the frames were read: nothing judged again"
+
+
+def test_a_second_handshake_that_changes_the_revision_has_the_frames_judged_again(tmp_path):
+    """A server that reconnected with another revision and capabilities: its rebuilt surface says the last
+    ones, which the whole store's judging uses from the first handshake's answer on; the frames judged while
+    they were read used the first ones, so they are judged again, and the findings are the same."""
+    store = TrafficStore(tmp_path / "twice.sqlite")
+
+    def hello(i: int, revision: str, capabilities: dict) -> None:
+        out = {"jsonrpc": "2.0", "id": i, "method": "initialize", "params": {
+            "protocolVersion": revision, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+        back = {"jsonrpc": "2.0", "id": i, "result": {"protocolVersion": revision, "capabilities": capabilities,
+                                                      "serverInfo": {"name": "s", "version": "1"}}}
+        store.add("s", Frame("out", json.dumps(out).encode(), i, i))
+        store.add("s", Frame("in", json.dumps(back).encode(), i + 0.1, i + 0.1))
+
+    hello(1, "2025-06-18", {})
+    for k in range(5):
+        store.add("s", Frame("in", b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info",'
+                                   b'"data":"x%d"}}' % k, 2 + k, 2 + k))
+    hello(10, "2025-11-25", {"logging": {}})
+    store.flush(wait=True)
+    store.close()
+    for path in (tmp_path / "twice.sqlite",):
+        judging, read = judged_as_read(path)
+        found, whole = judged_whole(path)
+        assert judging.found == found and read.flags == whole.flags
+        assert not judging.used  # judged again after the servers were rebuilt

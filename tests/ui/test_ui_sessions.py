@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QLabel, QListView, QMessageBox, QTreeView, QWidget
+from PySide6.QtWidgets import QApplication, QLabel, QListView, QMessageBox, QTableView, QWidget
 from support import PY, SDK_SERVER
 from uikit import ARTIFACTS, demo_cmd, until
 
@@ -86,7 +86,7 @@ def frames(store) -> list[tuple]:
 
 
 def calls_rows(win: SessionWindow) -> list[tuple[str, str, str]]:
-    model = win.findChild(QTreeView, "sessionCalls").model()
+    model = win.findChild(QTableView, "sessionCalls").model()
     return [tuple(model.index(row, col).data() for col in (2, 5, 3)) for row in range(model.rowCount())]  # method,
     # target, outcome
 
@@ -154,7 +154,7 @@ async def test_a_recorded_session_opens_read_only(open_window, tmp_path, qapp):
         await grab(win, "session-window-info-light")
         # the demo server's log
         assert win.select_server("demo")
-        log = win.current_view().findChild(QTreeView, "sessionLog").model()
+        log = win.current_view().findChild(QTableView, "sessionLog").model()
         levels = {log.index(i, 1).data() for i in range(log.rowCount())}
         assert {"debug", "info", "error", "emergency"} <= levels
         # every frame in the traffic dock

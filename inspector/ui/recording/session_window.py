@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ from ...config import ServerSpec
 from ...recording.files import Opened
 from ...recording.findings import judge_recording
 from ...recording.replay import requests_of
-from ...recording.surface import ServerSurface
+from ...recording.surface import Exchange, ServerSurface
 from ..base import design, theme
 from ..base.items import DESCRIPTION_ROLE, NAME_ROLE, ItemDelegate
 from ..base.layout import text_label
@@ -51,6 +51,8 @@ from .sides import LiveServer, Side, live_side, recorded_side
 from .surface_view import SurfaceView
 
 log = logging.getLogger("spyglass.ui.sessions")
+
+FINDINGS_STEP = 2000  # records whose findings go to the traffic view in one step (about 5 ms)
 
 KINDS = {"sqlite": "a session file of the window", "mcpsession": "a portable .mcpsession"}
 
@@ -97,6 +99,8 @@ class SessionWindow(QMainWindow):
         self.add_server = add_server
         self.mocks = MockServing(opened)
         self.dialogs: list[QWidget] = []
+        self._found_calls: dict[str, list[Exchange]] = {}
+        self._found_requests: dict[str, list[Exchange]] = {}
         self.surfaces = [] if loading else [s for s in opened.surfaces.values() if s.frames or s.definition]
         self.views: dict[str, SurfaceView] = {}
         central = QWidget(self)
@@ -175,33 +179,71 @@ class SessionWindow(QMainWindow):
 
     def loaded(self, found: dict[int, list[Finding]] | None) -> None:
         """Every frame is read, the servers rebuilt (`opened.surfaces`) and the frames judged: show them."""
-        self.loading = False
+        for _ in self.showing(found):
+            pass
+
+    def showing(self, found: dict[int, list[Finding]] | None) -> Iterator[None]:
+        """`loaded` a step at a time, each a few milliseconds, for the loop to run between (a million log rows,
+        a server's twenty thousand calls, the findings of a flood of broken frames: each its own turns).
+        `loading` turns False at the last step, when everything is shown."""
         self.surfaces = [s for s in self.opened.surfaces.values() if s.frames or s.definition]
         old = self.problems
         self.problems = self._problems_banner(old.parentWidget())
         self.centralWidget().layout().replaceWidget(old, self.problems)
         old.deleteLater()
-        self._summarise()
-        self._say_empty()
+        yield
         for surface in self.surfaces:
             self.server_model.appendRow(self._server_item(surface))
-        self._judge(found)
+            yield
+        yield from self._judging(found)
+        if self.surfaces and self.surfaces[0].server_id not in self.views:  # the first server's tabs, a page a step
+            surface = self.surfaces[0]
+            view = SurfaceView(surface, self.pages, calls=self._calls(surface), now=False)
+            for _ in view.building():
+                yield
+            self._keep_view(view)
+            self.requests_of(surface)
+            yield
+        self.loading = False
+        self._summarise()
+        self._say_empty()
         if self.surfaces:
             self.servers.setCurrentIndex(self.server_model.index(0, 0))
         self._update_actions()
 
+    def _calls(self, surface: ServerSurface) -> list[Exchange]:
+        """A recorded server's calls, found once (a session's servers do not change once read)."""
+        calls = self._found_calls.get(surface.server_id)
+        if calls is None:
+            calls = self._found_calls[surface.server_id] = surface.calls()
+        return calls
+
+    def requests_of(self, surface: ServerSurface) -> list[Exchange]:
+        """The requests a replay of `surface` sends, found once."""
+        found = self._found_requests.get(surface.server_id)
+        if found is None:
+            found = self._found_requests[surface.server_id] = requests_of(surface)
+        return found
+
     def _judge(self, found: dict[int, list[Finding]] | None) -> None:
+        for _ in self._judging(found):
+            pass
+
+    def _judging(self, found: dict[int, list[Finding]] | None) -> Iterator[None]:
         """The findings a live window would have shown (a session file does not keep them): the Expert
         column and the `expert` / `severity` filters work on an opened session too. `found`: judged
-        already (where the session was read)."""
+        already (where the session was read). Handed to the traffic view FINDINGS_STEP records a step."""
         if found is None:
             try:
                 found = judge_recording(self.opened.store, self.opened.surfaces)
             except Exception:  # a bug in a rule must not keep a session from opening
                 log.exception("judging the frames of %s failed", self.opened.path)
                 return
-        self.traffic.model.set_findings({n: [f"{f.severity}: {f.message} [{f.rule}]" for f in fs]
-                                         for n, fs in found.items()})
+        items = list(found.items())
+        for start in range(0, len(items), FINDINGS_STEP):
+            self.traffic.model.set_findings({n: [f"{f.severity}: {f.message} [{f.rule}]" for f in fs]
+                                             for n, fs in items[start:start + FINDINGS_STEP]})
+            yield
 
     def _timeline_frame(self, n: int) -> None:
         self.traffic_dock.show()
@@ -228,7 +270,7 @@ class SessionWindow(QMainWindow):
     def _server_item(self, surface: ServerSurface) -> QStandardItem:
         item = QStandardItem()
         item.setEditable(False)
-        calls = len(surface.calls())
+        calls = len(self._calls(surface))
         item.setData(visible(surface.name, 120), Qt.DisplayRole)
         item.setData(surface.server_id, Qt.UserRole)
         item.setData(visible(surface.server_id, 120) if surface.server_id != surface.name else "", NAME_ROLE)
@@ -286,10 +328,13 @@ class SessionWindow(QMainWindow):
         """The tabs of `surface`, built when first shown."""
         view = self.views.get(surface.server_id)
         if view is None:
-            view = SurfaceView(surface, self.pages)
-            view.calls.recordWanted.connect(self.show_record)
-            self.pages.addWidget(view)
-            self.views[surface.server_id] = view
+            view = self._keep_view(SurfaceView(surface, self.pages, calls=self._calls(surface)))
+        return view
+
+    def _keep_view(self, view: SurfaceView) -> SurfaceView:
+        view.calls.recordWanted.connect(self.show_record)
+        self.pages.addWidget(view)
+        self.views[view.surface.server_id] = view
         return view
 
     def show_server(self, row: int) -> None:
@@ -312,7 +357,7 @@ class SessionWindow(QMainWindow):
         self.act_compare.setEnabled(surface is not None)
         self.act_mock.setEnabled(surface is not None and any(x.answer is not None for x in surface.exchanges))
         self.act_export.setEnabled(len(self.opened.store) > 0 and not self.loading)
-        n = len(requests_of(surface)) if surface is not None else 0
+        n = len(self.requests_of(surface)) if surface is not None else 0
         self.act_replay.setToolTip(f"Send this server's {n} recorded request{'s' if n != 1 else ''} to a server "
                                    "and compare the answers")
 

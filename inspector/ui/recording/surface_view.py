@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import logging
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
@@ -19,12 +20,11 @@ from PySide6.QtWidgets import (
     QListView,
     QSplitter,
     QTabWidget,
-    QTreeView,
     QVBoxLayout,
     QWidget,
 )
 
-from ...recording.surface import LogEntry, ServerSurface
+from ...recording.surface import Exchange, LogEntry, ServerSurface
 from ...secrets import mask_text
 from ...session.tools import badges, display_name, flags, hints_tooltip
 from ..base import design, theme
@@ -40,7 +40,7 @@ from ..base.items import (
 from ..base.json_view import JsonView
 from ..base.layout import heading_label, label_grid, scrolling_column, text_label, title_label
 from ..base.text import plain_tooltip, visible, visible_block
-from .calls_view import CallsPage, clock
+from .calls_view import CallsPage, clock, row_table
 from .json_diff import plain_view
 
 log = logging.getLogger("spyglass.ui.recording")
@@ -273,15 +273,10 @@ class LogPage(QSplitter):
         tl.setContentsMargins(0, 0, 0, 0)
         n = len(surface.log)
         tl.addWidget(heading_label(f"{n} log message{'s' if n != 1 else ''}", top))
-        self.log = QTreeView(top)
-        self.log.setObjectName("sessionLog")
+        self.log = row_table("sessionLog", top)
         self.log_model = RecordedLogModel(surface.log, self.log)
         self.log.setModel(self.log_model)
-        self.log.setRootIsDecorated(False)
-        self.log.setUniformRowHeights(True)
-        self.log.setAlternatingRowColors(True)
-        header = self.log.header()
-        header.setStretchLastSection(True)
+        header = self.log.horizontalHeader()
         metrics = self.log.fontMetrics()  # widths from the first rows (ResizeToContents measures every row)
         for col in range(len(LOG_COLUMNS) - 1):
             texts = [LOG_COLUMNS[col], *(self.log_model.text(row, col) for row in range(min(len(surface.log), 200)))]
@@ -319,7 +314,7 @@ class RecordedLogModel(QAbstractTableModel):
     """A recorded server's log messages as rows, described only when shown: a session of a million log
     lines opens at once (an item per line took 35 seconds, in one turn of the loop)."""
 
-    def __init__(self, entries: list[LogEntry], parent: Any = None) -> None:
+    def __init__(self, entries: Sequence[LogEntry], parent: Any = None) -> None:
         super().__init__(parent)
         self.entries = entries
         self.colours = {level: theme.colour(c) for level, c in LEVEL_COLOURS.items()}
@@ -432,14 +427,26 @@ class InfoPage(QWidget):
 
 
 class SurfaceView(QTabWidget):
-    """Every tab of one recorded server (`sessionTabs`); `show_call(n)` jumps to a call by record number."""
+    """Every tab of one recorded server (`sessionTabs`); `show_call(n)` jumps to a call by record number.
+    `calls`: the server's calls, found already; `now=False`: the tabs are made by `building()`, a page a
+    step, for a window that makes them between turns of its loop."""
 
-    def __init__(self, surface: ServerSurface, parent: QWidget | None = None) -> None:
+    def __init__(self, surface: ServerSurface, parent: QWidget | None = None, *,
+                 calls: list[Exchange] | None = None, now: bool = True) -> None:
         super().__init__(parent)
         self.setObjectName("sessionTabs")
         self.setDocumentMode(True)
         self.surface = surface
+        self._calls = surface.calls() if calls is None else calls
+        if now:
+            for _ in self.building():
+                pass
+
+    def building(self) -> Iterator[None]:
+        """Make the tabs, a page a step."""
+        surface = self.surface
         self.tools = ToolsPage(surface, self)
+        yield
         self.resources = EntriesPage("sessionResourcesPage", [
             ("sessionResources", f"Resources ({len(surface.resources)})", "uri", surface.resources,
              listed_note(surface, "resources", "resources")),
@@ -448,10 +455,13 @@ class SurfaceView(QTabWidget):
         self.prompts = EntriesPage("sessionPromptsPage", [
             ("sessionPrompts", f"Prompts ({len(surface.prompts)})", "name", surface.prompts,
              listed_note(surface, "prompts", "prompts"))], self)
-        self.calls = CallsPage(surface, self)
+        yield
+        self.calls = CallsPage(surface, self, calls=self._calls)
+        yield
         self.log = LogPage(surface, self)
+        yield
         self.info = InfoPage(surface, self)
-        calls = len(surface.calls())
+        calls = len(self._calls)
         for page, title in ((self.tools, f"Tools ({len(surface.tools)})"),
                             (self.resources, f"Resources ({len(surface.resources) + len(surface.templates)})"),
                             (self.prompts, f"Prompts ({len(surface.prompts)})"), (self.calls, f"Calls ({calls})"),

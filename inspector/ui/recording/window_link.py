@@ -82,7 +82,8 @@ _collecting = [True]  # whether the collector ran before the first of them began
 async def _read_stepwise(opened: Opened, steps: Iterator[int], win: SessionWindow) -> dict[int, list[Finding]] | None:
     store = opened.store
     builder = SurfacesBuilder(store)
-    judging: Judging | None = None
+    judging = Judging(store)  # the frames judged as they are read, with the messages the store parsed
+    judged = True  # False once a rule failed: the session opens without findings
     told = time.perf_counter()
     reading = True
     while True:
@@ -91,10 +92,18 @@ async def _read_stepwise(opened: Opened, steps: Iterator[int], win: SessionWindo
             if reading:
                 reading = next(steps, None) is not None
                 builder.take(len(store))
+                if judged:
+                    try:
+                        judging.take_read(*store.last_read, builder.out)
+                    except Exception:
+                        log.exception("judging the frames of %s failed", opened.path)
+                        judged = False
                 if not reading:
                     opened.rebuilt(builder.finish())
-                    judging = Judging(store, opened.surfaces)
-            elif judging is not None:
+                    if not judged:
+                        return {}
+                    judging.settle(opened.surfaces)
+            else:
                 try:
                     judging.take(min(judging.taken + STEP_FRAMES, len(store)))
                 except Exception:
@@ -294,8 +303,12 @@ class WindowSessions(QObject):
 
         async def load() -> None:
             found = await read_stepwise(opened, steps, win)
-            if found is not None:
-                win.loaded(found)
+            if found is None:
+                return
+            for _ in win.showing(found):  # the servers, their tabs and the findings: a step a turn
+                await asyncio.sleep(0)
+                if not shiboken6.isValid(win) or not win.isVisible():
+                    return
 
         spawn(load(), self._tasks, lambda exc: self._failed(path, exc), "opening a session")
         return win
