@@ -26,9 +26,9 @@ def env(tmp_path):
     subprocess.run([sys.executable, "-m", "inspector", "do", "stop"], env=environ, capture_output=True, timeout=30)
 
 
-def do(env, *words, code=0):
+def do(env, *words, code=0, cwd=None):
     run = subprocess.run([sys.executable, "-m", "inspector", "do", *words], env=env, capture_output=True, text=True,
-                         timeout=60)
+                         timeout=60, cwd=cwd)
     assert run.returncode == code, run.stderr
     assert "Traceback" not in run.stderr
     return json.loads(run.stdout), run.stderr
@@ -82,6 +82,25 @@ def test_failures_have_the_cli_envelope_and_exit_codes(env):
     assert out["error"]["kind"] == "bad_filter"
     out, _ = do(env, "frob", code=1)
     assert out["error"]["kind"] == "usage"
+
+
+def test_relative_paths_are_the_callers_not_the_background_process(env, tmp_path):
+    """The background process runs in the folder of the command that started it; a later command in another
+    folder names its server, its program and the file it saves from where it stands."""
+    first, project = tmp_path / "first", tmp_path / "project"
+    first.mkdir()
+    project.mkdir()
+    (project / "server.py").write_text("from inspector.demo.server import main\nmain()\n")
+    do(env, "ls", cwd=first)  # starts the background process in `first`
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "mypython").symlink_to(sys.executable)
+    here = {**env, "PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"}
+    opened, _ = do(here, "open", "mine", "--", "mypython", "server.py", cwd=project)
+    assert opened["status"] == "connected" and opened["target"].startswith(str(bin_dir / "mypython"))
+    saved, _ = do(env, "mine", "save", "run.mcpsession", cwd=project)
+    assert saved["path"] == str(project / "run.mcpsession") and (project / "run.mcpsession").is_file()
+    assert not (first / "run.mcpsession").exists()
 
 
 # the demo server, living on after its stdin closes: only the kernel's parent-death signal ends it
