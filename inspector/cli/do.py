@@ -205,9 +205,27 @@ def main(argv: Sequence[str], out: TextIO | None = None) -> int:
         return official.EXIT_INTERRUPTED
     stream.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     if tool == "spyglass_call" and result.get("outcome") != "ok":
-        failure = AgentFailure("tool_error" if result.get("outcome") == "tool error" else "rpc_error",
-                               f"{result.get('tool')}: {result.get('outcome')}: {result.get('error') or 'isError'}")
+        failure = call_failure(result)
         code, body = official.failure(failure)
+        print(f"spyglass do: {visible(failure.message)}", file=sys.stderr)
         sys.stderr.write(official.envelope_line(body))
         return code
     return E.EXIT_OK
+
+
+# a call's outcome other than ok -> the kind of its failure (`tool error` is --cli's tool_is_error: exit 5)
+OUTCOME_KINDS = {"tool error": "tool_error", "rejected": "rpc_error", "timeout": "timeout", "cancelled": "cancelled"}
+
+
+def call_failure(result: dict[str, Any]) -> AgentFailure:
+    """A call that did not end `ok`, as `--cli` reports it: `tool 'x' returned isError: <its first text>`, or
+    the outcome and why."""
+    tool, outcome = result.get("tool"), str(result.get("outcome"))
+    if outcome == "tool error":
+        from .output import first_text
+
+        answer = result.get("result")
+        said = first_text(answer) if isinstance(answer, dict) else "(no text)"
+        return AgentFailure("tool_error", f"tool {tool!r} returned isError: {said}")
+    why = result.get("error") or outcome
+    return AgentFailure(OUTCOME_KINDS.get(outcome, "call_failed"), f"tool {tool!r}: {outcome}: {why}")

@@ -78,6 +78,15 @@ def test_failures_have_the_cli_envelope_and_exit_codes(env):
     assert out["error"]["kind"] == "refused"
     out, _ = do(env, "demo", "call", "delete_item", "id=item-1", "confirm=true", "--allow-writes")
     assert out["outcome"] == "ok"
+    out, err = do(env, "demo", "call", "divide", "a=6", "b=0", code=5)  # the tool's isError: as --cli says it
+    assert out["outcome"] == "tool error"
+    cli = subprocess.run([sys.executable, "-m", "inspector", "--cli", "--method", "tools/call", "--tool-name", "divide",
+                          "--tool-arg", "a=6", "--tool-arg", "b=0", "--", *demo_cmd()], env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert cli.returncode == 5
+    assert err.splitlines()[-2:] == ["spyglass do: " + cli.stderr.splitlines()[-2].removeprefix("spyglass: "),
+                                     cli.stderr.splitlines()[-1]]
+    assert "Cannot divide 6 by zero" in err.splitlines()[-1]
     out, _ = do(env, "demo", "traffic", "latency >", code=1)
     assert out["error"]["kind"] == "bad_filter"
     out, _ = do(env, "frob", code=1)
