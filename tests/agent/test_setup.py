@@ -67,3 +67,40 @@ def test_print_config_and_skill_from_the_command_line():
     assert skill.startswith("---\nname: spyglass-mcp-debugging\ndescription: ") and "spyglass_restart" in skill
     bad = run("--print-config", "emacs")
     assert bad.returncode == 1 and "invalid choice" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_the_skill_is_valid_agent_skills_and_names_what_exists():
+    """SKILL.md as the Agent Skills format wants it (a valid name and description; the folder it is put in,
+    as docs/agents.md says, named as the skill is), naming only tools and arguments that exist, with
+    filters that parse."""
+    import re
+    from pathlib import Path
+
+    from ruamel.yaml import YAML
+
+    from inspector.agent.tools import TOOLS
+    from inspector.protocol import skills
+    from inspector.traffic.expr import is_expression, parse
+
+    text = setup.skill_text()
+    front, body = skills.split_skill_file(text)
+    meta = YAML(typ="safe").load(front)
+    docs = (Path(__file__).parents[2] / "docs" / "agents.md").read_text(encoding="utf-8")
+    folders = re.findall(r"mkdir -p ~/\.claude/skills/([^ /]+) && spyglass mcp --skill > ~/\.claude/skills/([^ /]+)/",
+                         docs)
+    assert folders and all(a == b for a, b in folders)
+    for folder, _ in folders:
+        entry = skills.SkillEntry(uri=f"file:///home/u/.claude/skills/{folder}/SKILL.md", frontmatter=meta,
+                                  resources=None, raw={})
+        assert [i.code for i in skills.conformance(entry)] == ["dynamic-resources"], skills.conformance(entry)
+    named = set(re.findall(r"\bspyglass_[a-z]+\b", body))
+    assert named and named <= set(TOOLS), named - set(TOOLS)
+    said = {"spyglass_connect": ("name", "command", "cwd", "env", "url", "catalog", "era"),
+            "spyglass_list": ("kind",), "spyglass_call": ("server", "tool", "arguments", "validate"),
+            "spyglass_traffic": ("filter", "cursor", "limit", "bodies")}
+    for tool, arguments in said.items():
+        assert set(arguments) <= set(TOOLS[tool][1]["properties"]), tool
+    for example in re.findall(r"^   - `([^`]+)` - ", body, re.M):
+        if is_expression(example):
+            parse(example)
+    assert "`cancelled`" in body  # every outcome of a call is explained
