@@ -268,7 +268,7 @@ class Ops:
                 flt = TrafficFilter.make(text=text, servers=name, start=start)
         except FilterSyntaxError as exc:
             marked = f"{text[:exc.start]}⟦{text[exc.start:exc.end]}⟧{text[exc.end:]}"
-            raise AgentError(f"the filter does not parse: {exc} at characters {exc.start}-{exc.end}: {marked}. "
+            raise AgentError(f"the filter does not parse: {exc}: {marked}. "
                              "See the fields in `spyglass mcp --skill` (e.g. method == \"tools/call\" && "
                              "latency > 500ms)", "bad_filter") from None
         view = store.filter(flt)

@@ -81,7 +81,8 @@ TOOLS: dict[str, tuple[str, dict[str, Any], dict[str, Any], dict[str, bool]]] = 
         "unchecked). A tool that may change things needs a person's approval in the window, or --allow-writes.",
         _in({"server": SERVER, "tool": _d(S, "tool name"), "arguments": _d(O, "the tool's arguments"),
              "validate": _d(B, "check them first (default true)"),
-             "timeout": {"type": "number", "description": "seconds, default 300"}}, "server", "tool"),
+             "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 86400,
+                         "description": "seconds, default 300"}}, "server", "tool"),
         CALL_OUT, _hints(False, True, open_world=True)),
     "spyglass_read": (
         "Read a resource of a server by URI.",
