@@ -55,6 +55,35 @@ def test_vscode_settings_codex_and_a_new_file(tmp_path):
         setup.uninstall("claude-code", str(fresh))
 
 
+def test_a_linked_config_stays_a_link_and_what_cannot_be_edited_safely_is_refused(tmp_path, monkeypatch):
+    dotfiles = tmp_path / "dotfiles" / "mcp.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text('{"mcpServers": {}}\n')
+    link = tmp_path / "mcp.json"
+    link.symlink_to(dotfiles)
+    setup.install("cursor", str(link))
+    assert link.is_symlink() and "spyglass" in json.loads(dotfiles.read_text())["mcpServers"]
+    setup.uninstall("cursor", str(link))
+    assert link.is_symlink() and dotfiles.read_text() == '{"mcpServers": {}}\n'
+    codex = tmp_path / "config.toml"
+    for text, words in (('[mcp_servers."spyglass"]\ncommand = "old"\n', "already has a server named"),
+                        ('mcp_servers = { other = { command = "x" } }\n', "would not be valid TOML"),
+                        ("model = \n", "is not valid TOML"), (b"model = '\xff'\n", "is not UTF-8")):
+        codex.write_bytes(text if isinstance(text, bytes) else text.encode())
+        with pytest.raises(UsageError, match=words):
+            setup.install("codex", str(codex))
+        assert codex.read_bytes() == (text if isinstance(text, bytes) else text.encode())
+        assert not (tmp_path / "config.toml.spyglass-mcp.json").exists()
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    assert setup.default_path("codex") == tmp_path / "codex-home" / "config.toml"
+    plain = tmp_path / "plain.json"
+    plain.write_text("{}")
+    setup.install("cursor", str(plain))
+    (tmp_path / "plain.json.spyglass-mcp.json").write_text("{not json")
+    with pytest.raises(UsageError, match="is damaged"):
+        setup.uninstall("cursor", str(plain))
+
+
 def test_print_config_and_skill_from_the_command_line():
     def run(*args):
         return subprocess.run([sys.executable, "-m", "inspector", "mcp", *args], capture_output=True, text=True,
