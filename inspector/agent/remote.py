@@ -208,6 +208,14 @@ def log_path(path: Path) -> Path:
     return path.with_name("agent.log")
 
 
+def spyglass_program() -> list[str]:
+    """How to run this Spyglass again: a bundle's own program when frozen (PyInstaller: it takes the same
+    words, `do --serve`, `mcp`), else this Python with the package."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable]
+    return [sys.executable, "-m", "inspector"]
+
+
 def spawn(path: Path, idle: float | None = None) -> subprocess.Popen[bytes]:
     """Start the background process, detached (its own session), its stderr into a log beside the socket."""
     from ..private import open_private
@@ -217,7 +225,7 @@ def spawn(path: Path, idle: float | None = None) -> subprocess.Popen[bytes]:
     if idle is not None:
         env[IDLE_ENV] = str(idle)
     with open_private(log_path(path), "ab") as err:
-        return subprocess.Popen([sys.executable, "-m", "inspector", "do", "--serve"], stdin=subprocess.DEVNULL,
+        return subprocess.Popen([*spyglass_program(), "do", "--serve"], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=err, env=env, start_new_session=True)
 
 

@@ -24,6 +24,7 @@ from ..config import strip_jsonc
 from ..errors import UsageError
 from ..private import write_atomic
 from ..tap import install as tap_install
+from .remote import spyglass_program
 
 ENTRY = "spyglass"
 RECORD_SUFFIX = ".spyglass-mcp.json"
@@ -31,9 +32,10 @@ CODEX_PATH = Path("~/.codex/config.toml")
 
 
 def command(allow_writes: bool = False) -> list[str]:
-    """How a host starts `spyglass mcp`: the `spyglass` on PATH, else this Python running the package."""
-    found = shutil.which("spyglass")
-    base = [found] if found else [sys.executable, "-m", "inspector"]
+    """How a host starts `spyglass mcp`: this bundle when frozen, else the `spyglass` on PATH, else this Python
+    running the package."""
+    found = None if getattr(sys, "frozen", False) else shutil.which("spyglass")
+    base = [found] if found else spyglass_program()
     return [*base, "mcp", *(["--allow-writes"] if allow_writes else [])]
 
 

@@ -75,10 +75,15 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    from ..agent import server as agent_server
+    try:
+        from ..agent import server as agent_server
+    except ImportError as exc:  # an installation without the SDK (a bundle leaves it out)
+        raise E.UsageError(f"spyglass mcp needs the official MCP Python SDK (the `mcp` package, 2.x), which this "
+                           f"installation lacks ({exc}); install it with: pip install 'mcp>=2,<3'. `spyglass do` "
+                           "works without it") from None
     from ..agent.hub import Hub
     from ..agent.ops import Ops, allow_all, refuse_writes
-    from ..agent.remote import Remote
+    from ..agent.remote import Remote, spyglass_program
 
     hub = Hub(timeout=args.timeout)
     remote = None if args.private else Remote()
@@ -86,7 +91,7 @@ async def _serve(args: argparse.Namespace) -> int:
         import subprocess
 
         # the window, detached: it outlives this server and attaches to the background process itself
-        subprocess.Popen([sys.executable, "-m", "inspector", "--watch-agents"], stdin=subprocess.DEVNULL,
+        subprocess.Popen([*spyglass_program(), "--watch-agents"], stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     if remote is None:
         runner = agent_server.runner_of(Ops(hub, allow_all if args.allow_writes else refuse_writes))

@@ -133,3 +133,18 @@ def test_the_skill_is_valid_agent_skills_and_names_what_exists():
         if is_expression(example):
             parse(example)
     assert "`cancelled`" in body  # every outcome of a call is explained
+
+
+def test_how_spyglass_runs_itself_in_a_bundle_and_without_the_sdk(monkeypatch):
+    from inspector.agent import remote
+
+    monkeypatch.setattr(sys, "frozen", True, raising=False)  # PyInstaller's mark: the program takes our words
+    assert remote.spyglass_program() == [sys.executable]
+    assert setup.command() == [sys.executable, "mcp"]
+    assert json.loads(setup.print_config("cursor"))["mcpServers"]["spyglass"]["args"] == ["mcp"]
+    monkeypatch.delattr(sys, "frozen")
+    no_sdk = ("import sys; sys.modules['mcp'] = sys.modules['mcp_types'] = None; "
+              "from inspector.__main__ import main; raise SystemExit(main(['mcp', '--private']))")
+    run = subprocess.run([sys.executable, "-c", no_sdk], capture_output=True, text=True, timeout=30,
+                         stdin=subprocess.DEVNULL)
+    assert run.returncode == 1 and "needs the official MCP Python SDK" in run.stderr, run.stderr
