@@ -21,7 +21,7 @@ from ..forms import validation
 from ..recording.compare import diff_values
 from ..recording.files import definition_of, export_session
 from ..secrets import secrets_of
-from ..session import KINDS, CallRecord, ServerSession
+from ..session import KINDS, TIMEOUT, CallRecord, ServerSession
 from ..session.tools import HINTS, badges, hints
 from ..traffic.expr import FilterSyntaxError, is_expression
 from ..traffic.filter import TrafficFilter
@@ -34,6 +34,7 @@ PAGE_BUDGET = 60_000  # characters of frame bodies in one page of traffic
 RESULT_MAX = 100_000  # characters of a result before it is cut
 LOG_DEFAULT, LOG_MAX = 100, 1000
 CALL_WAIT = 300.0
+BACKSTOP = 5.0  # seconds past a call's timeout before it is given up on here
 
 Gate = Callable[[Connection, dict[str, Any], dict[str, Any]], Awaitable[None]]
 
@@ -182,21 +183,23 @@ class Ops:
                                  errors=[{"path": p, "message": m} for p, m in problems])
         if may_change(definition):
             await self.gate(conn, definition, arguments)
-        rec = session.calls.call(tool, arguments, definition)
+        wait = timeout or CALL_WAIT  # the request's own, not the hub's per-request timeout (60 s)
+        rec = session.calls.call(tool, arguments, definition, timeout=wait)
         for fn in list(self.on_call):
             fn(conn, rec)
         assert rec.job is not None
-        try:
-            async with asyncio.timeout(timeout or CALL_WAIT):  # lighter than wait_for: no task of its own
+        try:  # a backstop: the request ends at `wait` with the outcome `timeout`, cancelled on the wire
+            async with asyncio.timeout(wait + BACKSTOP):  # lighter than wait_for: no task of its own
                 await asyncio.shield(rec.job)
         except TimeoutError:
             session.calls.cancel(rec)
-            raise AgentError(f"{tool!r} gave no answer within {timeout or CALL_WAIT:g} s; the call was cancelled "
-                             "(see spyglass_traffic for what was sent)", "timeout") from None
         except asyncio.CancelledError:
             if _cancelling():
                 session.calls.cancel(rec)
                 raise
+        if rec.running or rec.outcome == TIMEOUT:
+            raise AgentError(f"{tool!r} gave no answer within {wait:g} s; the call was cancelled "
+                             "(see spyglass_traffic for what was sent)", "timeout", callId=rec.id)
         return self.call_result(rec)
 
     def call_result(self, rec: CallRecord) -> dict[str, Any]:

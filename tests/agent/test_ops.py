@@ -106,3 +106,24 @@ async def test_a_listing_too_big_is_cut_to_whole_items(ops):
     await ops.connect("big", command=hostile_cmd("big-schema"))
     listed = await ops.listing("big", "tools")
     assert isinstance(listed["items"], list) and listed["count"] >= 3
+
+
+async def test_a_calls_own_timeout_decides_how_long_it_may_take(tmp_path):
+    """spyglass_call's `timeout` (default 300 s), not the hub's per-request timeout: a tool that works longer
+    than the hub's timeout answers when the call allows it, and one that outlasts its own is cancelled."""
+    import sys
+    from pathlib import Path
+
+    hub = Hub(timeout=20)
+    ops = Ops(hub)
+    try:
+        server = Path(__file__).with_name("cancel_server.py")
+        await ops.connect("slow", command=[sys.executable, str(server), str(tmp_path / "record")])
+        hub.connected("slow").client.timeout = 1.0  # the connection's per-request timeout, once connected
+        slow = await ops.call("slow", "sleep", {"seconds": 1.6}, timeout=20)
+        assert slow["outcome"] == "ok" and slow["elapsedMs"] > 1500
+        with pytest.raises(AgentError, match="gave no answer within 0.5 s; the call was cancelled") as caught:
+            await ops.call("slow", "sleep", {"seconds": 5}, timeout=0.5)
+        assert caught.value.code == "timeout"
+    finally:
+        await hub.close_all()
