@@ -31,6 +31,7 @@ from ..private import own_folder, own_socket, peer_problem
 from .errors import AgentError
 from .hub import Connection, Hub, error_of
 from .ops import Ops, refuse_writes
+from .reaper import Reaper
 from .remote import IDLE_ENV, LINE_LIMIT, alive, socket_path
 from .tools import run
 from .watch import Watchers
@@ -44,7 +45,8 @@ class Daemon:
     def __init__(self, path: Path, idle: float = IDLE_S) -> None:
         self.path = path
         self.idle = idle
-        self.hub = Hub()
+        self.reaper = Reaper()
+        self.hub = Hub(reaper=self.reaper)
         self.ops = Ops(self.hub)
         self.watchers = Watchers(self.hub)
         self.clients = 0
@@ -70,6 +72,7 @@ class Daemon:
             self.path.unlink()
         server = await asyncio.start_unix_server(self._client, path=str(self.path), limit=LINE_LIMIT)
         os.chmod(self.path, 0o600)
+        self.reaper.start()  # kills what the servers leave behind if this process is killed
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.add_signal_handler(sig, self.done.set)
@@ -82,6 +85,7 @@ class Daemon:
             with contextlib.suppress(OSError):
                 self.path.unlink()
             await self.hub.close_all()
+            self.reaper.stop()
 
     async def _watch_idle(self) -> None:
         while True:

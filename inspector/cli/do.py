@@ -187,6 +187,10 @@ def main(argv: Sequence[str], out: TextIO | None = None) -> int:
     if words[:1] in (["-h"], ["--help"]):
         stream.write(build_parser().format_help() + "\n" + (__doc__ or "").split("\n\n", 1)[1])
         return E.EXIT_OK
+    if words[:1] == ["--reap"]:  # the background process's watchdog (inspector/agent/reaper.py)
+        from ..agent.reaper import watch
+
+        return watch()
     if words[:1] == ["--serve"]:
         from ..agent.daemon import serve_forever
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -116,15 +117,40 @@ def test_relative_paths_are_the_callers_not_the_background_process(env, tmp_path
 STUBBORN = [sys.executable, "-c", "import time; from inspector.demo.server import main; main(); time.sleep(600)"]
 
 
+def members(group):
+    """The processes of a process group (their pids), read from /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[2]) == group:
+                        found.append(int(entry))
+            except (OSError, IndexError):
+                continue
+    return found
+
+
 def test_a_killed_background_process_leaves_no_server(env, tmp_path):
+    """Nor what a server started: one run through a wrapper (here `sh -c`, as `npx` or `uv run` do) is the
+    wrapper's child, which the kernel's parent-death signal does not reach: the watchdog ends its group."""
     do(env, "open", "a", "--", *STUBBORN)
     do(env, "open", "b", "--", *demo_cmd())
+    do(env, "open", "c", "--", "sh", "-c", shlex.join(STUBBORN) + "; :")
     pids = [s["pid"] for s in do(env, "ls")[0]["servers"]]
+    wrapped = [p for p in members(pids[2]) if p != pids[2]]
+    assert wrapped  # the server itself, under sh
+    pids += wrapped
     assert all(alive(p) for p in pids)
     with open(f"/proc/{pids[0]}/stat") as f:
         daemon = int(f.read().split(")")[-1].split()[1])  # the server's parent: the background process
     os.kill(daemon, signal.SIGKILL)
     end = time.monotonic() + 10
-    while any(alive(p) for p in pids):
-        assert time.monotonic() < end, "a server outlived the killed background process"
-        time.sleep(0.02)
+    try:
+        while any(alive(p) for p in pids):
+            assert time.monotonic() < end, "a server outlived the killed background process"
+            time.sleep(0.02)
+    finally:
+        for pid in pids:  # what a failure left running goes now
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
