@@ -96,6 +96,8 @@ async def serve_stdio(runner: Runner) -> None:
         streams = stdio_server(*pipes) if pipes is not None else stdio_server()
         async with streams as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
+    except* (BrokenPipeError, ConnectionResetError):  # the agent went away: nobody is left to answer
+        log.info("the agent closed its end of stdio: ending")
     finally:
         if pipes is not None:
             pipes[1].close()
