@@ -22,7 +22,7 @@ from ..recording.compare import diff_values
 from ..recording.files import definition_of, export_session
 from ..secrets import secrets_of
 from ..session import KINDS, TIMEOUT, CallRecord, ServerSession
-from ..session.tools import HINTS, badges, hints
+from ..session.tools import HINTS, UNDECLARED, badges, hints
 from ..traffic.expr import FilterSyntaxError, is_expression
 from ..traffic.filter import TrafficFilter
 from .errors import AgentError
@@ -41,7 +41,7 @@ Gate = Callable[[Connection, dict[str, Any], dict[str, Any]], Awaitable[None]]
 
 async def refuse_writes(conn: Connection, tool: dict[str, Any], arguments: dict[str, Any]) -> None:
     """The gate without a person and without --allow-writes: a tool that may change things is not called."""
-    said = ", ".join(badges(tool)) or "not marked read-only"
+    said = ", ".join(b.replace(UNDECLARED, "not marked read-only") for b in badges(tool)) or "not marked read-only"
     raise AgentError(f"tool {tool.get('name')!r} of {conn.name!r} may change things ({said}); "
                      "Spyglass calls such tools only when a person allows it in the window (spyglass mcp --window) "
                      "or when it was started with --allow-writes. Read-only tools can be called now.",

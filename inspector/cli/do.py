@@ -176,9 +176,24 @@ async def request(tool: str, arguments: dict[str, Any], options: dict[str, Any])
     except AgentError as exc:
         if tool == "stop" and exc.code == "not_running":
             return {"stopping": False, "note": "no background process was running"}
-        raise AgentFailure(exc.code, exc.message, **exc.details) from None
+        raise AgentFailure(exc.code, in_shell_words(exc.message, arguments), **exc.details) from None
     finally:
         await remote.close()
+
+
+# what the background process's sentences tell an MCP agent to do, as a shell does it
+SHELL_WORDS = (("spyglass_connect", "`spyglass do open {name} …`"), ("spyglass_restart", "`spyglass do {name} restart`"),
+               ("spyglass_disconnect", "`spyglass do {name} close`"), ("spyglass_log", "`spyglass do {name} log`"),
+               ("spyglass_traffic", "`spyglass do {name} traffic`"), ("pass validate=false", "add --no-validate"),
+               ("or when it was started with --allow-writes", "or when you add --allow-writes to the command"))
+
+
+def in_shell_words(message: str, arguments: dict[str, Any]) -> str:
+    name = arguments.get("server") or arguments.get("name")
+    name = name if isinstance(name, str) and name else "NAME"
+    for mcp_words, shell in SHELL_WORDS:
+        message = message.replace(mcp_words, shell.format(name=name))
+    return message
 
 
 def main(argv: Sequence[str], out: TextIO | None = None) -> int:

@@ -70,13 +70,16 @@ async def test_a_shell_and_an_agent_share_the_servers(env, tmp_path):
 def test_failures_have_the_cli_envelope_and_exit_codes(env):
     out, err = do(env, "ghost", "tools", code=1)
     assert out["error"]["kind"] == "unknown_server" and json.loads(err.strip().splitlines()[-1]) == out
+    assert "open it first with `spyglass do open ghost …`" in out["error"]["message"]  # what a shell does
     do(env, "open", "demo", "--catalog", "demo")
     out, _ = do(env, "demo", "call", "nope", code=5)
     assert out["error"]["code"] == "tool_not_found"
     out, _ = do(env, "demo", "call", "weather", "city=5", "units=kelvin", code=1)
     assert out["error"]["kind"] == "invalid_arguments" and "/units" in out["error"]["message"]
+    assert "add --no-validate to test the server's own checking" in out["error"]["message"]
     out, _ = do(env, "demo", "call", "delete_item", "id=item-1", "confirm=true", code=1)
     assert out["error"]["kind"] == "refused"
+    assert "or when you add --allow-writes to the command" in out["error"]["message"]
     out, _ = do(env, "demo", "call", "delete_item", "id=item-1", "confirm=true", "--allow-writes")
     assert out["outcome"] == "ok"
     out, err = do(env, "demo", "call", "divide", "a=6", "b=0", code=5)  # the tool's isError: as --cli says it

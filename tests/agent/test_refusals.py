@@ -132,3 +132,12 @@ async def test_a_bad_filter_and_a_timeout_that_cannot_be_are_refused_before_anyt
         with pytest.raises(AgentError) as caught:
             await run(ops, "spyglass_call", {"server": "demo", "tool": "echo", "timeout": timeout})
         assert caught.value.code == "invalid_arguments" and "/timeout" in caught.value.message
+
+
+async def test_a_refusal_says_what_the_tool_is_once():
+    from inspector.agent.hub import Connection
+    from inspector.agent.ops import refuse_writes
+
+    with pytest.raises(AgentError) as caught:
+        await refuse_writes(Connection("srv", None), {"name": "add"}, {})  # no annotations: the spec's defaults
+    assert caught.value.message.startswith("tool 'add' of 'srv' may change things (not marked read-only, open-world);")
