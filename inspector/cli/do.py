@@ -182,7 +182,8 @@ async def request(tool: str, arguments: dict[str, Any], options: dict[str, Any])
 
 
 # what the background process's sentences tell an MCP agent to do, as a shell does it
-SHELL_WORDS = (("spyglass_connect", "`spyglass do open {name} …`"), ("spyglass_restart", "`spyglass do {name} restart`"),
+SHELL_WORDS = (("spyglass_connect", "`spyglass do open {name} …`"),
+               ("spyglass_restart", "`spyglass do {name} restart`"),
                ("spyglass_disconnect", "`spyglass do {name} close`"), ("spyglass_log", "`spyglass do {name} log`"),
                ("spyglass_traffic", "`spyglass do {name} traffic`"), ("pass validate=false", "add --no-validate"),
                ("or when it was started with --allow-writes", "or when you add --allow-writes to the command"))
