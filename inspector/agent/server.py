@@ -178,12 +178,13 @@ class BearerGate:
 
     def __init__(self, app: Any, token: str) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = token.encode()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             given = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
-            if not hmac.compare_digest(given, self.expected):
+            scheme, _, credentials = given.partition(b" ")  # the scheme's case is not significant (RFC 9110)
+            if not (hmac.compare_digest(credentials, self.expected) and scheme.lower() == b"bearer"):
                 body = b'{"error": "a bearer token is required: the one spyglass mcp printed when it started"}'
                 await send({"type": "http.response.start", "status": 401,
                             "headers": [(b"content-type", b"application/json"),

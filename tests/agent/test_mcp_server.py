@@ -158,6 +158,10 @@ def test_http_on_loopback_behind_the_printed_token():
         assert wrong.status_code == 401
         right = httpx.post(url, json=hello, headers={**heads, "Authorization": f"Bearer {token}"}, timeout=10)
         assert right.status_code == 200 and "spyglass" in right.text
+        lower = httpx.post(url, json=hello, headers={**heads, "Authorization": f"bearer {token}"}, timeout=10)
+        assert lower.status_code == 200  # the scheme's case is not significant (RFC 9110 §11.1)
+        for near in (f"Bearer {token}x", f"Bearer  {token}", f"Basic {token}", token):
+            assert httpx.post(url, json=hello, headers={**heads, "Authorization": near}, timeout=10).status_code == 401
     finally:
         proc.terminate()
         proc.wait(timeout=10)
