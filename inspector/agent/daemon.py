@@ -39,6 +39,7 @@ from .watch import Watchers
 log = logging.getLogger("spyglass.agent.daemon")
 
 IDLE_S = 900.0
+WATCH_BACKLOG = 64 * 1024 * 1024  # bytes of events a watcher may leave unread before it is let go
 
 
 class Daemon:
@@ -105,8 +106,15 @@ class Daemon:
         running: dict[int | str, asyncio.Task[None]] = {}  # by the id the client gave: what `cancel` names
 
         def send(event: dict[str, Any]) -> None:
-            if not writer.is_closing():
-                writer.write(json.dumps(event, ensure_ascii=False, default=str).encode() + b"\n")
+            if writer.is_closing():
+                return
+            if writer.transport.get_write_buffer_size() > WATCH_BACKLOG:  # it stopped reading: let it go
+                log.warning("a watcher is %d MiB behind the events: detaching it",
+                            writer.transport.get_write_buffer_size() // (1024 * 1024))
+                self.watchers.remove(send)
+                writer.transport.abort()  # what it did not read is dropped, not kept in memory
+                return
+            writer.write(json.dumps(event, ensure_ascii=False, default=str).encode() + b"\n")
 
         self._sends[id(writer)] = send
         try:
