@@ -63,7 +63,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
 def parse(words: list[str]) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """The request for the background process: (tool, arguments, options: allow_writes, pairs)."""
     if not words:
-        raise E.UsageError("spyglass do: say what to do: open NAME …, ls, stop, or NAME tools|call|read|traffic|"
+        raise E.UsageError("say what to do: open NAME …, ls, stop, or NAME tools|call|read|traffic|"
                            "restart|close|log|check|prompt|save")
     head = words[0]
     if head == "ls":
@@ -73,7 +73,7 @@ def parse(words: list[str]) -> tuple[str, dict[str, Any], dict[str, Any]]:
     if head == "open":
         return _open(words[1:])
     if len(words) < 2 or words[1] not in VERBS:
-        raise E.UsageError(f"spyglass do {head}: expected one of {', '.join(VERBS)} after the name")
+        raise E.UsageError(f"expected one of {', '.join(VERBS)} after the name {head!r} (or open, ls, stop)")
     name, verb, rest = head, words[1], words[2:]
     p = _parser(f"NAME {verb}")
     if verb == "tools":

@@ -93,8 +93,10 @@ def test_failures_have_the_cli_envelope_and_exit_codes(env):
     assert "Cannot divide 6 by zero" in err.splitlines()[-1]
     out, _ = do(env, "demo", "traffic", "latency >", code=1)
     assert out["error"]["kind"] == "bad_filter"
-    out, _ = do(env, "frob", code=1)
+    out, err = do(env, "frob", code=1)
     assert out["error"]["kind"] == "usage"
+    assert err.splitlines()[0] == ("spyglass do: expected one of tools, call, read, traffic, restart, close, log, "
+                                   "check, prompt, save after the name 'frob' (or open, ls, stop)")
 
 
 def test_relative_paths_are_the_callers_not_the_background_process(env, tmp_path):
