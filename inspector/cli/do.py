@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="traffic: frames per page")
     p.add_argument("--cursor", type=int, help="traffic: the nextCursor of the last page")
     p.add_argument("--no-bodies", action="store_true", help="traffic: leave out the frames' text")
+    p.add_argument("--frame", type=int, help="traffic: one frame's n, its whole text in pages")
+    p.add_argument("--offset", type=int, help="traffic --frame: the nextOffset of the last page")
     p.add_argument("--lines", type=int, help="log: how many lines")
     p.add_argument("--call", choices=("none", "read-only"), help="check: call the read-only tools")
     return p
@@ -110,10 +112,13 @@ def parse(words: list[str]) -> tuple[str, dict[str, Any], dict[str, Any]]:
         p.add_argument("--limit", type=int, default=50)
         p.add_argument("--cursor", type=int)
         p.add_argument("--no-bodies", action="store_true")
+        p.add_argument("--frame", type=int, help="one frame's n: its whole text, in pages")
+        p.add_argument("--offset", type=int, help="with --frame: the nextOffset of the last page")
         a = p.parse_args(rest)
         out = {"server": name, "filter": a.filter, "limit": a.limit, "bodies": not a.no_bodies}
-        if a.cursor is not None:
-            out["cursor"] = a.cursor
+        for key in ("cursor", "frame", "offset"):
+            if getattr(a, key) is not None:
+                out[key] = getattr(a, key)
         return "spyglass_traffic", out, {}
     if verb == "log":
         p.add_argument("--lines", type=int, default=100)
