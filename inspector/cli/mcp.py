@@ -31,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-writes", action="store_true", help="call tools that may change things (not "
                    "readOnlyHint, or destructiveHint) without a person's approval")
     p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="per-request timeout towards "
-                   "the servers (default 60)")
+                   "the servers, with --private (default 60; the shared background process uses 60; a call's own "
+                   "timeout argument is how long it may take)")
     p.add_argument("--print-config", choices=HOSTS, metavar="HOST", help="print the entry that adds Spyglass to "
                    f"an agent's configuration: {', '.join(HOSTS)}")
     p.add_argument("--install", choices=HOSTS, metavar="HOST", help="add that entry to the host's configuration "
