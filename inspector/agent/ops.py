@@ -168,7 +168,8 @@ class Ops:
         session = self.hub.connected(name)
         if not session.tools.loaded:
             await session.load("tools")
-        definition = self._tool(session, tool)
+        await session.listings.settled("tools")  # a list the server said changed is read again first: the
+        definition = self._tool(session, tool)  # approval judges the tool as the server now defines it
         arguments = {} if arguments is None else arguments
         if not isinstance(arguments, dict):
             raise AgentError(f"arguments must be a JSON object, not {type(arguments).__name__}", "invalid_arguments")

@@ -160,3 +160,13 @@ async def test_a_calls_own_timeout_decides_how_long_it_may_take(tmp_path):
         assert caught.value.code == "timeout"
     finally:
         await hub.close_all()
+
+
+async def test_a_call_after_the_tool_list_changed_sees_the_new_list(ops):
+    """The server says its tool list changed: the next call is judged (found, and its annotations read for the
+    approval) on the list as the server now gives it, not the one read before."""
+    ops.gate = allow_all
+    await ops.connect("demo", command=demo_cmd(), era="legacy")  # list_changed comes before the call's answer
+    await ops.call("demo", "toggle_bonus_tool", {})
+    found = await ops.call("demo", "bonus", {})
+    assert found["outcome"] == "ok"
