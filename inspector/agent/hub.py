@@ -140,10 +140,11 @@ class Hub:
         conn = self.get(name)
         s = conn.session
         if s.status is not Status.CONNECTED or s.client is None:
-            why = f": {s.reason}" if s.reason else ""
+            status = s.status_text()
+            why = f": {s.reason}" if s.reason and s.reason not in status else ""
             tail = f" (stderr: {' | '.join(s.stderr_tail[-3:])})" if s.stderr_tail else ""
-            raise AgentError(f"server {name!r} is {s.status_text()}{why}{tail}; fix it and call spyglass_restart",
-                             "not_connected")
+            raise AgentError(f"server {name!r} is not connected ({status}{why}){tail}; fix it and call "
+                             "spyglass_restart", "not_connected")
         return s
 
     def describe(self) -> list[dict[str, Any]]:
@@ -191,18 +192,22 @@ class Hub:
                 opened = open_transport(session.spec, session.options.transport, started=started)
             except E.SpyglassError:
                 opened = None  # connecting without it says the same failure, and records it as the status
-        task = asyncio.ensure_future(session.connect(opened, keep_listings=keep_listings))
+        task = asyncio.ensure_future(_attempt(session, opened, keep_listings))
         try:
-            await asyncio.wait_for(asyncio.shield(task), CONNECT_WAIT)
+            failure = await asyncio.wait_for(asyncio.shield(task), CONNECT_WAIT)
         except TimeoutError:
             raise AgentError(f"server {conn.name!r} did not finish connecting within {CONNECT_WAIT:g} s; it stays "
                              "open: look at spyglass_log, then spyglass_restart or spyglass_disconnect",
                              "timeout") from None
         if session.status is not Status.CONNECTED:
             tail = f"; its stderr ends: {' | '.join(session.stderr_tail[-3:])}" if session.stderr_tail else ""
+            # as --cli tells them apart: a server that could not be reached at all (its URL), or asks to sign in
+            kind = failure.kind if failure is not None and failure.kind in ("auth_required", "auth") else "connect"
+            details = {"url": failure.details["url"]} if (failure is not None and failure.kind == "connect"
+                                                           and failure.details.get("url")) else {}
             raise AgentError(f"server {conn.name!r} did not connect: {session.reason or session.status_text()}"
                              f"{tail}. It stays in the list: fix it and call spyglass_restart, or "
-                             "spyglass_disconnect", "connect")
+                             "spyglass_disconnect", kind, **details)
         self._ready(conn)
 
     def _ready(self, conn: Connection) -> None:
@@ -273,6 +278,15 @@ class Hub:
                 await self.close(name)
             except Exception:  # closing one must not keep the others running
                 self.connections.pop(name, None)
+
+
+async def _attempt(session: ServerSession, opened: Any, keep_listings: bool) -> E.SpyglassError | None:
+    """One connect attempt; its failure (also recorded as the session's status), or None."""
+    try:
+        await session.open(opened, keep_listings=keep_listings)
+    except E.SpyglassError as exc:
+        return exc
+    return None
 
 
 def error_of(exc: BaseException) -> AgentError:

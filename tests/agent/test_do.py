@@ -99,6 +99,21 @@ def test_failures_have_the_cli_envelope_and_exit_codes(env):
                                    "check, prompt, save after the name 'frob' (or open, ls, stop)")
 
 
+def test_a_server_that_cannot_be_reached_exits_as_cli_does(env):
+    import socket
+
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}/mcp"
+    out, _ = do(env, "open", "gone", url, code=4)
+    cli = subprocess.run([sys.executable, "-m", "inspector", "--cli", url, "--method", "tools/list"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert cli.returncode == 4 and out["error"]["code"] == json.loads(cli.stdout)["error"]["code"] == "unreachable"
+    out, _ = do(env, "gone", "tools", code=1)  # it stays listed, in error: said once
+    message = out["error"]["message"]
+    assert message.startswith("server 'gone' is not connected (error: cannot connect to ") and message.count(url) == 1
+
+
 def test_relative_paths_are_the_callers_not_the_background_process(env, tmp_path):
     """The background process runs in the folder of the command that started it; a later command in another
     folder names its server, its program and the file it saves from where it stands."""
