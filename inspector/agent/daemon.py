@@ -31,6 +31,7 @@ from ..private import own_folder, own_socket, peer_problem
 from .errors import AgentError
 from .hub import Connection, Hub, error_of
 from .ops import Ops, refuse_writes
+from .reaper import Reaper
 from .remote import IDLE_ENV, LINE_LIMIT, alive, socket_path
 from .tools import run
 from .watch import Watchers
@@ -38,13 +39,15 @@ from .watch import Watchers
 log = logging.getLogger("spyglass.agent.daemon")
 
 IDLE_S = 900.0
+WATCH_BACKLOG = 64 * 1024 * 1024  # bytes of events a watcher may leave unread before it is let go
 
 
 class Daemon:
     def __init__(self, path: Path, idle: float = IDLE_S) -> None:
         self.path = path
         self.idle = idle
-        self.hub = Hub()
+        self.reaper = Reaper()
+        self.hub = Hub(reaper=self.reaper)
         self.ops = Ops(self.hub)
         self.watchers = Watchers(self.hub)
         self.clients = 0
@@ -70,6 +73,7 @@ class Daemon:
             self.path.unlink()
         server = await asyncio.start_unix_server(self._client, path=str(self.path), limit=LINE_LIMIT)
         os.chmod(self.path, 0o600)
+        self.reaper.start()  # kills what the servers leave behind if this process is killed
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.add_signal_handler(sig, self.done.set)
@@ -82,6 +86,7 @@ class Daemon:
             with contextlib.suppress(OSError):
                 self.path.unlink()
             await self.hub.close_all()
+            self.reaper.stop()
 
     async def _watch_idle(self) -> None:
         while True:
@@ -101,8 +106,15 @@ class Daemon:
         running: dict[int | str, asyncio.Task[None]] = {}  # by the id the client gave: what `cancel` names
 
         def send(event: dict[str, Any]) -> None:
-            if not writer.is_closing():
-                writer.write(json.dumps(event, ensure_ascii=False, default=str).encode() + b"\n")
+            if writer.is_closing():
+                return
+            if writer.transport.get_write_buffer_size() > WATCH_BACKLOG:  # it stopped reading: let it go
+                log.warning("a watcher is %d MiB behind the events: detaching it",
+                            writer.transport.get_write_buffer_size() // (1024 * 1024))
+                self.watchers.remove(send)
+                writer.transport.abort()  # what it did not read is dropped, not kept in memory
+                return
+            writer.write(json.dumps(event, ensure_ascii=False, default=str).encode() + b"\n")
 
         self._sends[id(writer)] = send
         try:

@@ -31,6 +31,7 @@ from ..traffic.store import TrafficStore
 from ..transport.factory import open_transport, start_process
 from ..transport.process import die_with_parent
 from .errors import AgentError
+from .reaper import Reaper
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 ERAS = ("auto", "legacy", "modern")
@@ -49,6 +50,7 @@ class Connection:
     judge: Judge = field(default_factory=Judge)
     findings: list[tuple[int, Finding]] = field(default_factory=list)
     era: str = "auto"
+    group: int | None = None  # the process group of its stdio server, while it runs
 
     def describe(self) -> dict[str, Any]:
         s = self.session
@@ -114,11 +116,12 @@ class Hub:
     """The named connections, their traffic (one store) and their findings."""
 
     def __init__(self, *, store: TrafficStore | None = None, answerer: Answerer | None = None,
-                 timeout: float = 60.0, catalog_path: str | None = None) -> None:
+                 timeout: float = 60.0, catalog_path: str | None = None, reaper: Reaper | None = None) -> None:
         self.store = store if store is not None else TrafficStore(":memory:")
         self.answerer = answerer
         self.timeout = timeout
         self.catalog_path = catalog_path
+        self.reaper = reaper  # told of each server's process group (the background process's watchdog)
         self.connections: dict[str, Connection] = {}
         self.listeners: list[Callable[[str, str], None]] = []  # (event, connection name): opened, closed…
         self.frame_listeners: list[Callable[[str, int, Frame], None]] = []  # (connection name, record, frame)
@@ -137,10 +140,11 @@ class Hub:
         conn = self.get(name)
         s = conn.session
         if s.status is not Status.CONNECTED or s.client is None:
-            why = f": {s.reason}" if s.reason else ""
+            status = s.status_text()
+            why = f": {s.reason}" if s.reason and s.reason not in status else ""
             tail = f" (stderr: {' | '.join(s.stderr_tail[-3:])})" if s.stderr_tail else ""
-            raise AgentError(f"server {name!r} is {s.status_text()}{why}{tail}; fix it and call spyglass_restart",
-                             "not_connected")
+            raise AgentError(f"server {name!r} is not connected ({status}{why}){tail}; fix it and call "
+                             "spyglass_restart", "not_connected")
         return s
 
     def describe(self) -> list[dict[str, Any]]:
@@ -182,21 +186,28 @@ class Hub:
             # the server dies with this process, even when it is killed: no server is left behind
             try:
                 started = start_process(session.spec, preexec_fn=die_with_parent())
+                if started is not None and self.reaper is not None:
+                    conn.group = started.pid  # its own session: the pid is the group's id
+                    self.reaper.add(started.pid)
                 opened = open_transport(session.spec, session.options.transport, started=started)
             except E.SpyglassError:
                 opened = None  # connecting without it says the same failure, and records it as the status
-        task = asyncio.ensure_future(session.connect(opened, keep_listings=keep_listings))
+        task = asyncio.ensure_future(_attempt(session, opened, keep_listings))
         try:
-            await asyncio.wait_for(asyncio.shield(task), CONNECT_WAIT)
+            failure = await asyncio.wait_for(asyncio.shield(task), CONNECT_WAIT)
         except TimeoutError:
             raise AgentError(f"server {conn.name!r} did not finish connecting within {CONNECT_WAIT:g} s; it stays "
                              "open: look at spyglass_log, then spyglass_restart or spyglass_disconnect",
                              "timeout") from None
         if session.status is not Status.CONNECTED:
             tail = f"; its stderr ends: {' | '.join(session.stderr_tail[-3:])}" if session.stderr_tail else ""
+            # as --cli tells them apart: a server that could not be reached at all (its URL), or asks to sign in
+            kind = failure.kind if failure is not None and failure.kind in ("auth_required", "auth") else "connect"
+            details = {"url": failure.details["url"]} if (failure is not None and failure.kind == "connect"
+                                                           and failure.details.get("url")) else {}
             raise AgentError(f"server {conn.name!r} did not connect: {session.reason or session.status_text()}"
                              f"{tail}. It stays in the list: fix it and call spyglass_restart, or "
-                             "spyglass_disconnect", "connect")
+                             "spyglass_disconnect", kind, **details)
         self._ready(conn)
 
     def _ready(self, conn: Connection) -> None:
@@ -241,6 +252,7 @@ class Hub:
     async def close(self, name: str) -> dict[str, Any]:
         conn = self.get(name)
         await conn.session.disconnect()
+        self._ended(conn)
         del self.connections[name]
         self._emit("closed", name)
         return {"name": name, "closed": True}
@@ -248,10 +260,17 @@ class Hub:
     async def restart(self, name: str) -> Connection:
         conn = self.get(name)
         await conn.session.disconnect()
+        self._ended(conn)
         conn.session.mark("restarted by the agent", marker="restart")
         await self._connect(conn, keep_listings=True)
         self._emit("restarted", name)
         return conn
+
+    def _ended(self, conn: Connection) -> None:
+        """Its server was stopped with its whole group (the transport's shutdown): nothing left to watch."""
+        if conn.group is not None and self.reaper is not None:
+            self.reaper.remove(conn.group)
+        conn.group = None
 
     async def close_all(self) -> None:
         for name in list(self.connections):
@@ -259,6 +278,15 @@ class Hub:
                 await self.close(name)
             except Exception:  # closing one must not keep the others running
                 self.connections.pop(name, None)
+
+
+async def _attempt(session: ServerSession, opened: Any, keep_listings: bool) -> E.SpyglassError | None:
+    """One connect attempt; its failure (also recorded as the session's status), or None."""
+    try:
+        await session.open(opened, keep_listings=keep_listings)
+    except E.SpyglassError as exc:
+        return exc
+    return None
 
 
 def error_of(exc: BaseException) -> AgentError:

@@ -21,8 +21,8 @@ from ..forms import validation
 from ..recording.compare import diff_values
 from ..recording.files import definition_of, export_session
 from ..secrets import secrets_of
-from ..session import KINDS, CallRecord, ServerSession
-from ..session.tools import HINTS, badges, hints
+from ..session import KINDS, TIMEOUT, CallRecord, ServerSession
+from ..session.tools import HINTS, UNDECLARED, badges, hints
 from ..traffic.expr import FilterSyntaxError, is_expression
 from ..traffic.filter import TrafficFilter
 from .errors import AgentError
@@ -34,13 +34,14 @@ PAGE_BUDGET = 60_000  # characters of frame bodies in one page of traffic
 RESULT_MAX = 100_000  # characters of a result before it is cut
 LOG_DEFAULT, LOG_MAX = 100, 1000
 CALL_WAIT = 300.0
+BACKSTOP = 5.0  # seconds past a call's timeout before it is given up on here
 
 Gate = Callable[[Connection, dict[str, Any], dict[str, Any]], Awaitable[None]]
 
 
 async def refuse_writes(conn: Connection, tool: dict[str, Any], arguments: dict[str, Any]) -> None:
     """The gate without a person and without --allow-writes: a tool that may change things is not called."""
-    said = ", ".join(badges(tool)) or "not marked read-only"
+    said = ", ".join(b.replace(UNDECLARED, "not marked read-only") for b in badges(tool)) or "not marked read-only"
     raise AgentError(f"tool {tool.get('name')!r} of {conn.name!r} may change things ({said}); "
                      "Spyglass calls such tools only when a person allows it in the window (spyglass mcp --window) "
                      "or when it was started with --allow-writes. Read-only tools can be called now.",
@@ -83,15 +84,16 @@ def cut(value: Any, limit: int = RESULT_MAX) -> tuple[Any, bool]:
 
 
 def fitting(items: list[Any], limit: int = RESULT_MAX) -> tuple[list[Any], bool]:
-    """The first of `items` whose JSON fits in `limit` characters (and whether some were left out)."""
+    """Those of `items`, in order, whose JSON fits together in `limit` characters: one too big is left out and
+    the next ones still tried (and whether some were left out)."""
     used = 2
     out: list[Any] = []
     for item in items:
-        used += len(json.dumps(item, ensure_ascii=False, default=str)) + 2
-        if used > limit:
-            return out, True
-        out.append(item)
-    return out, False
+        size = len(json.dumps(item, ensure_ascii=False, default=str)) + 2
+        if used + size <= limit:
+            used += size
+            out.append(item)
+    return out, len(out) < len(items)
 
 
 class Ops:
@@ -136,8 +138,13 @@ class Ops:
         value, was_cut = fitting(items)
         out: dict[str, Any] = {"server": name, "kind": kind, "count": len(listing.items), "items": value}
         if was_cut:
-            out["note"] = (f"only the first {len(value)} of {len(items)} fit the output budget; read the rest in "
-                           "spyglass_traffic (the tools/list answers)")
+            kept = {id(i) for i in value}
+            ident = KINDS[kind].ident
+            left = [str(i.get(ident)) for i in items if id(i) not in kept and isinstance(i, dict)]
+            out["note"] = (f"{len(value)} of {len(items)} fit the output budget; left out: {', '.join(left[:50])}. "
+                           f"Read them in the {KINDS[kind].method} answers: spyglass_traffic filter "
+                           f"'method == \"{KINDS[kind].method}\" && dir == in' gives their frame numbers n, then "
+                           "frame=n (and offset=nextOffset) reads one whole")
         return out
 
     def _tool(self, session: ServerSession, tool: str) -> dict[str, Any]:
@@ -161,7 +168,8 @@ class Ops:
         session = self.hub.connected(name)
         if not session.tools.loaded:
             await session.load("tools")
-        definition = self._tool(session, tool)
+        await session.listings.settled("tools")  # a list the server said changed is read again first: the
+        definition = self._tool(session, tool)  # approval judges the tool as the server now defines it
         arguments = {} if arguments is None else arguments
         if not isinstance(arguments, dict):
             raise AgentError(f"arguments must be a JSON object, not {type(arguments).__name__}", "invalid_arguments")
@@ -182,21 +190,23 @@ class Ops:
                                  errors=[{"path": p, "message": m} for p, m in problems])
         if may_change(definition):
             await self.gate(conn, definition, arguments)
-        rec = session.calls.call(tool, arguments, definition)
+        wait = timeout or CALL_WAIT  # the request's own, not the hub's per-request timeout (60 s)
+        rec = session.calls.call(tool, arguments, definition, timeout=wait)
         for fn in list(self.on_call):
             fn(conn, rec)
         assert rec.job is not None
-        try:
-            async with asyncio.timeout(timeout or CALL_WAIT):  # lighter than wait_for: no task of its own
+        try:  # a backstop: the request ends at `wait` with the outcome `timeout`, cancelled on the wire
+            async with asyncio.timeout(wait + BACKSTOP):  # lighter than wait_for: no task of its own
                 await asyncio.shield(rec.job)
         except TimeoutError:
             session.calls.cancel(rec)
-            raise AgentError(f"{tool!r} gave no answer within {timeout or CALL_WAIT:g} s; the call was cancelled "
-                             "(see spyglass_traffic for what was sent)", "timeout") from None
         except asyncio.CancelledError:
             if _cancelling():
                 session.calls.cancel(rec)
                 raise
+        if rec.running or rec.outcome == TIMEOUT:
+            raise AgentError(f"{tool!r} gave no answer within {wait:g} s; the call was cancelled "
+                             "(see spyglass_traffic for what was sent)", "timeout", callId=rec.id)
         return self.call_result(rec)
 
     def call_result(self, rec: CallRecord) -> dict[str, Any]:
@@ -207,7 +217,10 @@ class Ops:
         if rec.result is not None:
             out["result"] = result
         if was_cut:
-            out["note"] = "the result was cut: read it in pieces through spyglass_traffic"
+            n = self._answer_frame(rec)
+            where = f"frame={n}" if n is not None else "the frame numbered n of its answer"
+            out["note"] = (f"the result was cut: read the whole answer in pages with spyglass_traffic {where} "
+                           "(then offset=nextOffset)")
         if rec.error_text:
             out["error"] = rec.error_text
         return out
@@ -251,10 +264,13 @@ class Ops:
 
     # ------------------------------------------------------------------ traffic
     def traffic(self, name: str | None = None, filter: str = "", *, cursor: int | None = None,
-                limit: int = FRAMES_DEFAULT, bodies: bool = True) -> dict[str, Any]:
+                limit: int = FRAMES_DEFAULT, bodies: bool = True, frame: int | None = None,
+                offset: int = 0) -> dict[str, Any]:
         store = self.hub.store
         if name is not None:
             self.hub.get(name)
+        if frame is not None:
+            return self._one_frame(frame, offset, name)
         if not isinstance(limit, int) or not 1 <= limit <= FRAMES_MAX:
             raise AgentError(f"limit must be a whole number from 1 to {FRAMES_MAX}, not {limit!r}", "usage")
         start = 0 if cursor is None else cursor
@@ -268,7 +284,7 @@ class Ops:
                 flt = TrafficFilter.make(text=text, servers=name, start=start)
         except FilterSyntaxError as exc:
             marked = f"{text[:exc.start]}⟦{text[exc.start:exc.end]}⟧{text[exc.end:]}"
-            raise AgentError(f"the filter does not parse: {exc} at characters {exc.start}-{exc.end}: {marked}. "
+            raise AgentError(f"the filter does not parse: {exc}: {marked}. "
                              "See the fields in `spyglass mcp --skill` (e.g. method == \"tools/call\" && "
                              "latency > 500ms)", "bad_filter") from None
         view = store.filter(flt)
@@ -292,6 +308,41 @@ class Ops:
         if len(frames) < len(rows):
             out["nextCursor"] = frames[-1]["n"] + 1 if frames else start
         return out
+
+    def _one_frame(self, n: Any, offset: Any, name: str | None) -> dict[str, Any]:
+        """Frame `n` whole, its text in pages of PAGE_BUDGET characters from `offset` (`nextOffset` goes on)."""
+        store = self.hub.store
+        if not isinstance(n, int) or not 0 <= n < len(store) or (name is not None and store.server_id(n) != name):
+            raise AgentError(f"there is no frame {n!r}{f' of {name!r}' if name else ''}; frame takes the `n` of a "
+                             "frame spyglass_traffic listed", "usage")
+        if not isinstance(offset, int) or offset < 0:
+            raise AgentError("offset must be a whole number >= 0 (the nextOffset of the last page)", "usage")
+        conns = [c for c in self.hub.connections.values() if c.name == store.server_id(n)]
+        found = [{"rule": f.rule, "severity": f.severity, "message": f.message}
+                 for c in conns for m, f in c.findings if m == n]
+        out = self._frame(n, store.t0 or 0.0, found or None, False)
+        text = store.text(n)
+        out["text"] = text[offset:offset + PAGE_BUDGET]
+        out["offset"] = offset
+        out["textLength"] = len(text)
+        page: dict[str, Any] = {"matched": 1, "frames": [out]}
+        if offset + PAGE_BUDGET < len(text):
+            page["nextOffset"] = offset + PAGE_BUDGET
+        return page
+
+    def _answer_frame(self, rec: CallRecord) -> int | None:
+        """The number of the frame that answered call `rec` (the last one answering its request id)."""
+        if rec.request_id is None:
+            return None
+        wanted = json.dumps(rec.request_id)
+        try:
+            view = self.hub.store.filter(TrafficFilter.make(expr=f"id == {wanted} && dir == in",
+                                                            servers=rec.server_id, background=False))
+        except FilterSyntaxError:
+            return None
+        view.update()
+        rows = list(view)
+        return rows[-1] if rows else None
 
     def _frame(self, n: int, t0: float, findings: list[dict[str, Any]] | None, bodies: bool) -> dict[str, Any]:
         s = self.hub.store

@@ -20,6 +20,7 @@ import asyncio
 import itertools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -134,7 +135,7 @@ class Remote:
         rid = next(self._ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[rid] = future
-        body: dict[str, Any] = {"id": rid, "tool": tool, "arguments": {} if arguments is None else arguments,
+        body: dict[str, Any] = {"id": rid, "tool": tool, "arguments": anchored(tool, arguments),
                                 "allowWrites": allow_writes}
         if pairs is not None:
             body["pairs"] = pairs
@@ -178,8 +179,41 @@ class Remote:
             self._writer.close()
 
 
+def anchored(tool: str, arguments: Any) -> Any:
+    """`arguments` as the caller means them: the background process runs in the folder of whoever started it
+    first, so what the caller names relative to its own folder and PATH is made absolute here — the file
+    `spyglass_save` writes, and for `spyglass_connect` with a command the working folder (the caller's, when
+    none is given) and the program (found on the caller's PATH, when named without a folder)."""
+    if not isinstance(arguments, dict):
+        return {} if arguments is None else arguments
+    path = arguments.get("path")
+    if tool == "spyglass_save" and isinstance(path, str) and path:
+        return {**arguments, "path": os.path.abspath(os.path.expanduser(path))}
+    command = arguments.get("command")
+    if tool != "spyglass_connect" or not command or arguments.get("url") or arguments.get("catalog"):
+        return arguments
+    out = dict(arguments)
+    cwd = arguments.get("cwd")
+    if cwd is None or (isinstance(cwd, str) and cwd):
+        out["cwd"] = os.path.abspath(os.path.expanduser(cwd)) if cwd else os.getcwd()
+    program = command[0] if isinstance(command, list) and command else None
+    if isinstance(program, str) and program and os.sep not in program and (os.altsep or os.sep) not in program:
+        found = shutil.which(program)
+        if found:
+            out["command"] = [found, *command[1:]]
+    return out
+
+
 def log_path(path: Path) -> Path:
     return path.with_name("agent.log")
+
+
+def spyglass_program() -> list[str]:
+    """How to run this Spyglass again: a bundle's own program when frozen (PyInstaller: it takes the same
+    words, `do --serve`, `mcp`), else this Python with the package."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable]
+    return [sys.executable, "-m", "inspector"]
 
 
 def spawn(path: Path, idle: float | None = None) -> subprocess.Popen[bytes]:
@@ -191,7 +225,7 @@ def spawn(path: Path, idle: float | None = None) -> subprocess.Popen[bytes]:
     if idle is not None:
         env[IDLE_ENV] = str(idle)
     with open_private(log_path(path), "ab") as err:
-        return subprocess.Popen([sys.executable, "-m", "inspector", "do", "--serve"], stdin=subprocess.DEVNULL,
+        return subprocess.Popen([*spyglass_program(), "do", "--serve"], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=err, env=env, start_new_session=True)
 
 

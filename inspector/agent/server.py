@@ -96,6 +96,8 @@ async def serve_stdio(runner: Runner) -> None:
         streams = stdio_server(*pipes) if pipes is not None else stdio_server()
         async with streams as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
+    except* (BrokenPipeError, ConnectionResetError):  # the agent went away: nobody is left to answer
+        log.info("the agent closed its end of stdio: ending")
     finally:
         if pipes is not None:
             pipes[1].close()
@@ -176,12 +178,13 @@ class BearerGate:
 
     def __init__(self, app: Any, token: str) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = token.encode()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             given = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
-            if not hmac.compare_digest(given, self.expected):
+            scheme, _, credentials = given.partition(b" ")  # the scheme's case is not significant (RFC 9110)
+            if not (hmac.compare_digest(credentials, self.expected) and scheme.lower() == b"bearer"):
                 body = b'{"error": "a bearer token is required: the one spyglass mcp printed when it started"}'
                 await send({"type": "http.response.start", "status": 401,
                             "headers": [(b"content-type", b"application/json"),

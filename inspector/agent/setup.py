@@ -15,6 +15,7 @@ import os
 import shlex
 import shutil
 import sys
+import tomllib
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from ..config import strip_jsonc
 from ..errors import UsageError
 from ..private import write_atomic
 from ..tap import install as tap_install
+from .remote import spyglass_program
 
 ENTRY = "spyglass"
 RECORD_SUFFIX = ".spyglass-mcp.json"
@@ -30,9 +32,10 @@ CODEX_PATH = Path("~/.codex/config.toml")
 
 
 def command(allow_writes: bool = False) -> list[str]:
-    """How a host starts `spyglass mcp`: the `spyglass` on PATH, else this Python running the package."""
-    found = shutil.which("spyglass")
-    base = [found] if found else [sys.executable, "-m", "inspector"]
+    """How a host starts `spyglass mcp`: this bundle when frozen, else the `spyglass` on PATH, else this Python
+    running the package."""
+    found = None if getattr(sys, "frozen", False) else shutil.which("spyglass")
+    base = [found] if found else spyglass_program()
     return [*base, "mcp", *(["--allow-writes"] if allow_writes else [])]
 
 
@@ -61,8 +64,9 @@ def skill_text() -> str:
 
 
 def default_path(host: str) -> Path:
-    if host == "codex":
-        return CODEX_PATH.expanduser()
+    if host == "codex":  # Codex reads <codex home>/config.toml, its home $CODEX_HOME or ~/.codex
+        home = os.environ.get("CODEX_HOME")
+        return Path(home).expanduser() / "config.toml" if home else CODEX_PATH.expanduser()
     for found in tap_install.hosts():
         if found.kind == host and found.path.name != "settings.json":
             return found.path
@@ -73,6 +77,11 @@ def _record(path: Path) -> Path:
     return path.with_name(path.name + RECORD_SUFFIX)
 
 
+def _real(path: Path) -> Path:
+    """Where to write `path`: a symbolic link's target, so that a linked config (dotfiles) stays a link."""
+    return Path(os.path.realpath(path))
+
+
 def install(host: str, path: str | None = None, *, allow_writes: bool = False) -> str:
     target = Path(path).expanduser() if path else default_path(host)
     if _record(target).exists():
@@ -80,7 +89,7 @@ def install(host: str, path: str | None = None, *, allow_writes: bool = False) -
     existed = target.is_file()
     original = target.read_bytes() if existed else b""
     if host == "codex":
-        new = _toml_added(original.decode("utf-8"), allow_writes)
+        new = _toml_added(target, original, allow_writes)
     elif existed and original.strip():
         config = tap_install.read(target, "claude-code" if host == "claude-code" else host)
         if ENTRY in config.names:
@@ -93,7 +102,7 @@ def install(host: str, path: str | None = None, *, allow_writes: bool = False) -
         raise UsageError(f"folder {target.parent} does not exist; is {host} installed?")
     record = {"format": "spyglass-mcp", "existed": existed, "original": original.decode("utf-8"), "written": new}
     write_atomic(_record(target), json.dumps(record, ensure_ascii=False))
-    write_atomic(target, new.encode("utf-8"), keep_mode=existed)
+    write_atomic(_real(target), new.encode("utf-8"), keep_mode=existed)
     return f"added {ENTRY!r} to {target} (undo: spyglass mcp --uninstall {host})"
 
 
@@ -102,13 +111,19 @@ def uninstall(host: str, path: str | None = None) -> str:
     record_file = _record(target)
     if not record_file.exists():
         raise UsageError(f"{target} has no Spyglass entry installed by `spyglass mcp --install` (no {record_file})")
-    record = json.loads(record_file.read_text(encoding="utf-8"))
-    now = target.read_bytes().decode("utf-8") if target.exists() else None
-    if now != record["written"]:
+    try:
+        record = json.loads(record_file.read_text(encoding="utf-8"))
+        written, existed, original = (record["written"].encode("utf-8"), bool(record["existed"]),
+                                      record["original"].encode("utf-8"))
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise UsageError(f"{record_file} is damaged ({exc}); {target} was left as it is: remove the {ENTRY!r} "
+                         "entry by hand") from None
+    now = target.read_bytes() if target.exists() else None
+    if now != written:
         raise UsageError(f"{target} changed since Spyglass was installed into it; remove the {ENTRY!r} entry by "
                          f"hand (the original is kept in {record_file})")
-    if record["existed"]:
-        write_atomic(target, record["original"].encode("utf-8"), keep_mode=True)
+    if existed:
+        write_atomic(_real(target), original, keep_mode=True)
     else:
         target.unlink()
     record_file.unlink()
@@ -164,11 +179,26 @@ def _insert(text: str, scan: str, brace: int, block: str) -> str:
     return text[:brace + 1] + newline + "  " + block + ("" if empty else ",") + text[brace + 1:]
 
 
-def _toml_added(text: str, allow_writes: bool) -> str:
-    if f"[mcp_servers.{ENTRY}]" in text:
-        raise UsageError(f"{CODEX_PATH} already has [mcp_servers.{ENTRY}]; nothing was changed")
+def _toml_added(path: Path, original: bytes, allow_writes: bool) -> str:
+    """The TOML text with `[mcp_servers.spyglass]` appended: refused when the file is not TOML Codex can read,
+    already has the entry (however it is spelled), or would not read back with it."""
+    try:
+        text = original.decode("utf-8")
+        servers = tomllib.loads(text).get("mcp_servers")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path} is not UTF-8 text (byte {exc.start}); it was left untouched") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path} is not valid TOML ({exc}); it was left untouched") from None
+    if isinstance(servers, dict) and ENTRY in servers:
+        raise UsageError(f"{path} already has a server named {ENTRY!r} under mcp_servers; nothing was changed")
     sep = "" if not text or text.endswith("\n") else "\n"
-    return text + sep + ("\n" if text else "") + print_config("codex", allow_writes=allow_writes).split("\n", 1)[1]
+    new = text + sep + ("\n" if text else "") + print_config("codex", allow_writes=allow_writes).split("\n", 1)[1]
+    try:
+        tomllib.loads(new)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path} would not be valid TOML with [mcp_servers.{ENTRY}] appended ({exc}); add the "
+                         "entry `spyglass mcp --print-config codex` prints by hand. Nothing was changed") from None
+    return new
 
 
 def installed(host: str, path: str | os.PathLike[str] | None = None) -> bool:

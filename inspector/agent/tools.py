@@ -81,7 +81,8 @@ TOOLS: dict[str, tuple[str, dict[str, Any], dict[str, Any], dict[str, bool]]] = 
         "unchecked). A tool that may change things needs a person's approval in the window, or --allow-writes.",
         _in({"server": SERVER, "tool": _d(S, "tool name"), "arguments": _d(O, "the tool's arguments"),
              "validate": _d(B, "check them first (default true)"),
-             "timeout": {"type": "number", "description": "seconds, default 300"}}, "server", "tool"),
+             "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 86400,
+                         "description": "seconds, default 300"}}, "server", "tool"),
         CALL_OUT, _hints(False, True, open_world=True)),
     "spyglass_read": (
         "Read a resource of a server by URI.",
@@ -101,12 +102,16 @@ TOOLS: dict[str, tuple[str, dict[str, Any], dict[str, Any], dict[str, bool]]] = 
     "spyglass_traffic": (
         "Frames sent and received (all servers, or one), oldest first, with direction, time, latency, pairing "
         "and findings. filter: plain text or a display filter, e.g. kind == error || severity >= warning, "
-        "method == \"tools/call\" && latency > 500ms, tool == x. Page on with cursor = nextCursor.",
+        "method == \"tools/call\" && latency > 500ms, tool == x. Page on with cursor = nextCursor. frame = a "
+        "frame's n reads that one whole, in pages: offset = nextOffset.",
         _in({"server": _d(S, "one server (default all)"), "filter": _d(S, "text or display filter"),
              "cursor": _d(I, "nextCursor of the last page"),
              "limit": _d({"type": "integer", "minimum": 1, "maximum": 500}, "frames per page (default 50)"),
-             "bodies": {"type": "boolean", "description": "include each frame's text (cut to 2000 chars)"}}),
-        _out({"matched": I, "frames": {"type": "array"}, "nextCursor": I}, "matched", "frames"), _hints(True)),
+             "bodies": {"type": "boolean", "description": "include each frame's text (cut to 2000 chars)"},
+             "frame": _d({"type": "integer", "minimum": 0}, "one frame's n: its whole text"),
+             "offset": _d({"type": "integer", "minimum": 0}, "with frame: nextOffset of the last page")}),
+        _out({"matched": I, "frames": {"type": "array"}, "nextCursor": I, "nextOffset": I}, "matched", "frames"),
+        _hints(True)),
     "spyglass_check": (
         "Check a server against the MCP specification and Spyglass's rules: findings with rule, severity, "
         "message. calls=read-only also calls its read-only tools with made-up arguments.",
@@ -175,7 +180,8 @@ def _runner(ops: Ops, name: str, pairs: dict[str, str] | None
                 return await ops.complete(a["server"], a["ref"], a["argument"], a.get("value", ""), a.get("context"))
             case "spyglass_traffic":
                 return ops.traffic(a.get("server"), a.get("filter", ""), cursor=a.get("cursor"),
-                                   limit=a.get("limit", 50), bodies=a.get("bodies", True))
+                                   limit=a.get("limit", 50), bodies=a.get("bodies", True), frame=a.get("frame"),
+                                   offset=a.get("offset", 0))
             case "spyglass_check":
                 return await ops.check(a["server"], a.get("calls", "none"))
             case "spyglass_log":

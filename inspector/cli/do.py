@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="traffic: frames per page")
     p.add_argument("--cursor", type=int, help="traffic: the nextCursor of the last page")
     p.add_argument("--no-bodies", action="store_true", help="traffic: leave out the frames' text")
+    p.add_argument("--frame", type=int, help="traffic: one frame's n, its whole text in pages")
+    p.add_argument("--offset", type=int, help="traffic --frame: the nextOffset of the last page")
     p.add_argument("--lines", type=int, help="log: how many lines")
     p.add_argument("--call", choices=("none", "read-only"), help="check: call the read-only tools")
     return p
@@ -63,7 +65,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
 def parse(words: list[str]) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """The request for the background process: (tool, arguments, options: allow_writes, pairs)."""
     if not words:
-        raise E.UsageError("spyglass do: say what to do: open NAME …, ls, stop, or NAME tools|call|read|traffic|"
+        raise E.UsageError("say what to do: open NAME …, ls, stop, or NAME tools|call|read|traffic|"
                            "restart|close|log|check|prompt|save")
     head = words[0]
     if head == "ls":
@@ -73,7 +75,7 @@ def parse(words: list[str]) -> tuple[str, dict[str, Any], dict[str, Any]]:
     if head == "open":
         return _open(words[1:])
     if len(words) < 2 or words[1] not in VERBS:
-        raise E.UsageError(f"spyglass do {head}: expected one of {', '.join(VERBS)} after the name")
+        raise E.UsageError(f"expected one of {', '.join(VERBS)} after the name {head!r} (or open, ls, stop)")
     name, verb, rest = head, words[1], words[2:]
     p = _parser(f"NAME {verb}")
     if verb == "tools":
@@ -110,10 +112,13 @@ def parse(words: list[str]) -> tuple[str, dict[str, Any], dict[str, Any]]:
         p.add_argument("--limit", type=int, default=50)
         p.add_argument("--cursor", type=int)
         p.add_argument("--no-bodies", action="store_true")
+        p.add_argument("--frame", type=int, help="one frame's n: its whole text, in pages")
+        p.add_argument("--offset", type=int, help="with --frame: the nextOffset of the last page")
         a = p.parse_args(rest)
         out = {"server": name, "filter": a.filter, "limit": a.limit, "bodies": not a.no_bodies}
-        if a.cursor is not None:
-            out["cursor"] = a.cursor
+        for key in ("cursor", "frame", "offset"):
+            if getattr(a, key) is not None:
+                out[key] = getattr(a, key)
         return "spyglass_traffic", out, {}
     if verb == "log":
         p.add_argument("--lines", type=int, default=100)
@@ -176,9 +181,25 @@ async def request(tool: str, arguments: dict[str, Any], options: dict[str, Any])
     except AgentError as exc:
         if tool == "stop" and exc.code == "not_running":
             return {"stopping": False, "note": "no background process was running"}
-        raise AgentFailure(exc.code, exc.message, **exc.details) from None
+        raise AgentFailure(exc.code, in_shell_words(exc.message, arguments), **exc.details) from None
     finally:
         await remote.close()
+
+
+# what the background process's sentences tell an MCP agent to do, as a shell does it
+SHELL_WORDS = (("spyglass_connect", "`spyglass do open {name} …`"),
+               ("spyglass_restart", "`spyglass do {name} restart`"),
+               ("spyglass_disconnect", "`spyglass do {name} close`"), ("spyglass_log", "`spyglass do {name} log`"),
+               ("spyglass_traffic", "`spyglass do {name} traffic`"), ("pass validate=false", "add --no-validate"),
+               ("or when it was started with --allow-writes", "or when you add --allow-writes to the command"))
+
+
+def in_shell_words(message: str, arguments: dict[str, Any]) -> str:
+    name = arguments.get("server") or arguments.get("name")
+    name = name if isinstance(name, str) and name else "NAME"
+    for mcp_words, shell in SHELL_WORDS:
+        message = message.replace(mcp_words, shell.format(name=name))
+    return message
 
 
 def main(argv: Sequence[str], out: TextIO | None = None) -> int:
@@ -187,6 +208,10 @@ def main(argv: Sequence[str], out: TextIO | None = None) -> int:
     if words[:1] in (["-h"], ["--help"]):
         stream.write(build_parser().format_help() + "\n" + (__doc__ or "").split("\n\n", 1)[1])
         return E.EXIT_OK
+    if words[:1] == ["--reap"]:  # the background process's watchdog (inspector/agent/reaper.py)
+        from ..agent.reaper import watch
+
+        return watch()
     if words[:1] == ["--serve"]:
         from ..agent.daemon import serve_forever
 
@@ -205,9 +230,27 @@ def main(argv: Sequence[str], out: TextIO | None = None) -> int:
         return official.EXIT_INTERRUPTED
     stream.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     if tool == "spyglass_call" and result.get("outcome") != "ok":
-        failure = AgentFailure("tool_error" if result.get("outcome") == "tool error" else "rpc_error",
-                               f"{result.get('tool')}: {result.get('outcome')}: {result.get('error') or 'isError'}")
+        failure = call_failure(result)
         code, body = official.failure(failure)
+        print(f"spyglass do: {visible(failure.message)}", file=sys.stderr)
         sys.stderr.write(official.envelope_line(body))
         return code
     return E.EXIT_OK
+
+
+# a call's outcome other than ok -> the kind of its failure (`tool error` is --cli's tool_is_error: exit 5)
+OUTCOME_KINDS = {"tool error": "tool_error", "rejected": "rpc_error", "timeout": "timeout", "cancelled": "cancelled"}
+
+
+def call_failure(result: dict[str, Any]) -> AgentFailure:
+    """A call that did not end `ok`, as `--cli` reports it: `tool 'x' returned isError: <its first text>`, or
+    the outcome and why."""
+    tool, outcome = result.get("tool"), str(result.get("outcome"))
+    if outcome == "tool error":
+        from .output import first_text
+
+        answer = result.get("result")
+        said = first_text(answer) if isinstance(answer, dict) else "(no text)"
+        return AgentFailure("tool_error", f"tool {tool!r} returned isError: {said}")
+    why = result.get("error") or outcome
+    return AgentFailure(OUTCOME_KINDS.get(outcome, "call_failed"), f"tool {tool!r}: {outcome}: {why}")

@@ -31,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-writes", action="store_true", help="call tools that may change things (not "
                    "readOnlyHint, or destructiveHint) without a person's approval")
     p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="per-request timeout towards "
-                   "the servers (default 60)")
+                   "the servers, with --private (default 60; the shared background process uses 60; a call's own "
+                   "timeout argument is how long it may take)")
     p.add_argument("--print-config", choices=HOSTS, metavar="HOST", help="print the entry that adds Spyglass to "
                    f"an agent's configuration: {', '.join(HOSTS)}")
     p.add_argument("--install", choices=HOSTS, metavar="HOST", help="add that entry to the host's configuration "
@@ -75,10 +76,15 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    from ..agent import server as agent_server
+    try:
+        from ..agent import server as agent_server
+    except ImportError as exc:  # an installation without the SDK (a bundle leaves it out)
+        raise E.UsageError(f"spyglass mcp needs the official MCP Python SDK (the `mcp` package, 2.x), which this "
+                           f"installation lacks ({exc}); install it with: pip install 'mcp>=2,<3'. `spyglass do` "
+                           "works without it") from None
     from ..agent.hub import Hub
     from ..agent.ops import Ops, allow_all, refuse_writes
-    from ..agent.remote import Remote
+    from ..agent.remote import Remote, spyglass_program
 
     hub = Hub(timeout=args.timeout)
     remote = None if args.private else Remote()
@@ -86,7 +92,7 @@ async def _serve(args: argparse.Namespace) -> int:
         import subprocess
 
         # the window, detached: it outlives this server and attaches to the background process itself
-        subprocess.Popen([sys.executable, "-m", "inspector", "--watch-agents"], stdin=subprocess.DEVNULL,
+        subprocess.Popen([*spyglass_program(), "--watch-agents"], stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     if remote is None:
         runner = agent_server.runner_of(Ops(hub, allow_all if args.allow_writes else refuse_writes))

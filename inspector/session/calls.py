@@ -17,6 +17,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import EllipsisType
 from typing import TYPE_CHECKING, Any
 
 from .. import errors as E
@@ -133,8 +134,10 @@ class CallBook:
 
     # ------------------------------------------------------------------ calling
     def call(self, tool: str, arguments: Any, tool_def: dict[str, Any] | None = None, *,
-             anyway: bool = False, as_task: bool | None = None, again_of: int | None = None) -> CallRecord:
-        """Start a call in the background and return its record at once."""
+             anyway: bool = False, as_task: bool | None = None, again_of: int | None = None,
+             timeout: float | None | EllipsisType = ...) -> CallRecord:
+        """Start a call in the background and return its record at once. `timeout`: seconds the request
+        may wait for its answer (default: the session's timeout)."""
         rec = CallRecord(next(self._ids), self.server_id, tool, arguments, tool_def, validated_anyway=anyway,
                          as_task=as_task, again_of=again_of)
         self.history.append(rec)
@@ -143,7 +146,7 @@ class CallBook:
             if old is None:
                 break
             self.history.remove(old)
-        rec.job = asyncio.ensure_future(self._run(rec))
+        rec.job = asyncio.ensure_future(self._run(rec, timeout))
         rec.job.add_done_callback(lambda t: t.cancelled() or t.exception())
         self.started.emit(rec)
         return rec
@@ -156,7 +159,7 @@ class CallBook:
         for rec in self.running():
             self.cancel(rec)
 
-    async def _run(self, rec: CallRecord) -> None:
+    async def _run(self, rec: CallRecord, timeout: float | None | EllipsisType = ...) -> None:
         client = self._client()
 
         def progress(value: Any, total: Any, message: str | None) -> None:
@@ -180,7 +183,7 @@ class CallBook:
                 raise E.ConnectError(f"{self._name()} is not connected")
             result = await client.call_tool(rec.tool, rec.arguments if rec.arguments is not None else {},
                                             on_progress=progress, task=rec.as_task, on_task=task_state,
-                                            owner=rec, on_id=sent)
+                                            owner=rec, on_id=sent, timeout=timeout)
         except asyncio.CancelledError:
             told = "the server was told to stop"
             if rec.task_id is not None and rec.task_status not in T.TERMINAL:

@@ -165,6 +165,12 @@ class Listings:
         self._running[kind] = job
         await asyncio.shield(job)
 
+    async def settled(self, kind: str) -> None:
+        """Wait for a load of `kind` under way (one a list_changed notification started), if there is one."""
+        running = self._running.get(kind)
+        if running is not None and not running.done():
+            await asyncio.shield(running)
+
     async def load_all(self, kinds: tuple[str, ...] = tuple(KINDS), *, refresh: bool = False,
                        mark: bool = False) -> None:
         await asyncio.gather(*(self.load(k, refresh=refresh, mark=mark) for k in kinds))

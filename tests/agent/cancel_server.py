@@ -5,7 +5,8 @@
 Its tool `wait(tag)` (read-only) never answers on its own: it writes `start TAG REQUEST-ID` to the
 record file and waits. Every `notifications/cancelled` the server receives writes `cancel REQUEST-ID` (seen by
 a middleware, before the SDK interrupts the call's handler), and the handler so interrupted writes
-`stop TAG`. `poke(tag)`, not marked read-only, answers at once and writes `poke TAG REQUEST-ID`. A test
+`stop TAG`. `poke(tag)`, not marked read-only, answers at once and writes `poke TAG REQUEST-ID`. `sleep(seconds)`
+(read-only) answers after that long, sending nothing meanwhile (no progress to reset a timeout). A test
 reads the file to learn that the cancel reached the server itself, not only Spyglass.
 """
 
@@ -56,6 +57,13 @@ async def wait(tag: str, ctx: Context) -> str:
 async def poke(tag: str, ctx: Context) -> str:
     note(f"poke {tag} {ctx.request_id}")
     return "poked"
+
+
+@app.tool(description="Answers after `seconds`, sending nothing meanwhile.",
+          annotations=ToolAnnotations(readOnlyHint=True))
+async def sleep(seconds: float) -> str:
+    await anyio.sleep(seconds)
+    return "slept"
 
 
 if __name__ == "__main__":

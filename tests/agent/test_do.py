@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -26,9 +27,9 @@ def env(tmp_path):
     subprocess.run([sys.executable, "-m", "inspector", "do", "stop"], env=environ, capture_output=True, timeout=30)
 
 
-def do(env, *words, code=0):
+def do(env, *words, code=0, cwd=None):
     run = subprocess.run([sys.executable, "-m", "inspector", "do", *words], env=env, capture_output=True, text=True,
-                         timeout=60)
+                         timeout=60, cwd=cwd)
     assert run.returncode == code, run.stderr
     assert "Traceback" not in run.stderr
     return json.loads(run.stdout), run.stderr
@@ -69,34 +70,107 @@ async def test_a_shell_and_an_agent_share_the_servers(env, tmp_path):
 def test_failures_have_the_cli_envelope_and_exit_codes(env):
     out, err = do(env, "ghost", "tools", code=1)
     assert out["error"]["kind"] == "unknown_server" and json.loads(err.strip().splitlines()[-1]) == out
+    assert "open it first with `spyglass do open ghost …`" in out["error"]["message"]  # what a shell does
     do(env, "open", "demo", "--catalog", "demo")
     out, _ = do(env, "demo", "call", "nope", code=5)
     assert out["error"]["code"] == "tool_not_found"
     out, _ = do(env, "demo", "call", "weather", "city=5", "units=kelvin", code=1)
     assert out["error"]["kind"] == "invalid_arguments" and "/units" in out["error"]["message"]
+    assert "add --no-validate to test the server's own checking" in out["error"]["message"]
     out, _ = do(env, "demo", "call", "delete_item", "id=item-1", "confirm=true", code=1)
     assert out["error"]["kind"] == "refused"
+    assert "or when you add --allow-writes to the command" in out["error"]["message"]
     out, _ = do(env, "demo", "call", "delete_item", "id=item-1", "confirm=true", "--allow-writes")
     assert out["outcome"] == "ok"
+    out, err = do(env, "demo", "call", "divide", "a=6", "b=0", code=5)  # the tool's isError: as --cli says it
+    assert out["outcome"] == "tool error"
+    cli = subprocess.run([sys.executable, "-m", "inspector", "--cli", "--method", "tools/call", "--tool-name", "divide",
+                          "--tool-arg", "a=6", "--tool-arg", "b=0", "--", *demo_cmd()], env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert cli.returncode == 5
+    assert err.splitlines()[-2:] == ["spyglass do: " + cli.stderr.splitlines()[-2].removeprefix("spyglass: "),
+                                     cli.stderr.splitlines()[-1]]
+    assert "Cannot divide 6 by zero" in err.splitlines()[-1]
     out, _ = do(env, "demo", "traffic", "latency >", code=1)
     assert out["error"]["kind"] == "bad_filter"
-    out, _ = do(env, "frob", code=1)
+    out, err = do(env, "frob", code=1)
     assert out["error"]["kind"] == "usage"
+    assert err.splitlines()[0] == ("spyglass do: expected one of tools, call, read, traffic, restart, close, log, "
+                                   "check, prompt, save after the name 'frob' (or open, ls, stop)")
+
+
+def test_a_server_that_cannot_be_reached_exits_as_cli_does(env):
+    import socket
+
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}/mcp"
+    out, _ = do(env, "open", "gone", url, code=4)
+    cli = subprocess.run([sys.executable, "-m", "inspector", "--cli", url, "--method", "tools/list"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert cli.returncode == 4 and out["error"]["code"] == json.loads(cli.stdout)["error"]["code"] == "unreachable"
+    out, _ = do(env, "gone", "tools", code=1)  # it stays listed, in error: said once
+    message = out["error"]["message"]
+    assert message.startswith("server 'gone' is not connected (error: cannot connect to ") and message.count(url) == 1
+
+
+def test_relative_paths_are_the_callers_not_the_background_process(env, tmp_path):
+    """The background process runs in the folder of the command that started it; a later command in another
+    folder names its server, its program and the file it saves from where it stands."""
+    first, project = tmp_path / "first", tmp_path / "project"
+    first.mkdir()
+    project.mkdir()
+    (project / "server.py").write_text("from inspector.demo.server import main\nmain()\n")
+    do(env, "ls", cwd=first)  # starts the background process in `first`
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "mypython").symlink_to(sys.executable)
+    here = {**env, "PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"}
+    opened, _ = do(here, "open", "mine", "--", "mypython", "server.py", cwd=project)
+    assert opened["status"] == "connected" and opened["target"].startswith(str(bin_dir / "mypython"))
+    saved, _ = do(env, "mine", "save", "run.mcpsession", cwd=project)
+    assert saved["path"] == str(project / "run.mcpsession") and (project / "run.mcpsession").is_file()
+    assert not (first / "run.mcpsession").exists()
 
 
 # the demo server, living on after its stdin closes: only the kernel's parent-death signal ends it
 STUBBORN = [sys.executable, "-c", "import time; from inspector.demo.server import main; main(); time.sleep(600)"]
 
 
+def members(group):
+    """The processes of a process group (their pids), read from /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[2]) == group:
+                        found.append(int(entry))
+            except (OSError, IndexError):
+                continue
+    return found
+
+
 def test_a_killed_background_process_leaves_no_server(env, tmp_path):
+    """Nor what a server started: one run through a wrapper (here `sh -c`, as `npx` or `uv run` do) is the
+    wrapper's child, which the kernel's parent-death signal does not reach: the watchdog ends its group."""
     do(env, "open", "a", "--", *STUBBORN)
     do(env, "open", "b", "--", *demo_cmd())
+    do(env, "open", "c", "--", "sh", "-c", shlex.join(STUBBORN) + "; :")
     pids = [s["pid"] for s in do(env, "ls")[0]["servers"]]
+    wrapped = [p for p in members(pids[2]) if p != pids[2]]
+    assert wrapped  # the server itself, under sh
+    pids += wrapped
     assert all(alive(p) for p in pids)
     with open(f"/proc/{pids[0]}/stat") as f:
         daemon = int(f.read().split(")")[-1].split()[1])  # the server's parent: the background process
     os.kill(daemon, signal.SIGKILL)
     end = time.monotonic() + 10
-    while any(alive(p) for p in pids):
-        assert time.monotonic() < end, "a server outlived the killed background process"
-        time.sleep(0.02)
+    try:
+        while any(alive(p) for p in pids):
+            assert time.monotonic() < end, "a server outlived the killed background process"
+            time.sleep(0.02)
+    finally:
+        for pid in pids:  # what a failure left running goes now
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)

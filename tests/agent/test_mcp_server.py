@@ -158,6 +158,43 @@ def test_http_on_loopback_behind_the_printed_token():
         assert wrong.status_code == 401
         right = httpx.post(url, json=hello, headers={**heads, "Authorization": f"Bearer {token}"}, timeout=10)
         assert right.status_code == 200 and "spyglass" in right.text
+        lower = httpx.post(url, json=hello, headers={**heads, "Authorization": f"bearer {token}"}, timeout=10)
+        assert lower.status_code == 200  # the scheme's case is not significant (RFC 9110 §11.1)
+        for near in (f"Bearer {token}x", f"Bearer  {token}", f"Basic {token}", token):
+            assert httpx.post(url, json=hello, headers={**heads, "Authorization": near}, timeout=10).status_code == 401
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_an_agent_that_goes_away_mid_call_ends_spyglass_mcp_quietly():
+    """The agent's host quits (both pipes closed) while a call waits on a server that never answers:
+    spyglass mcp ends with 0 and says nothing, rather than an internal error about the closed pipe."""
+    from support import hostile_cmd
+
+    proc = subprocess.Popen([sys.executable, "-m", "inspector", "mcp", "--private", "--allow-writes"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def send(message):
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+        proc.stdin.flush()
+
+    try:
+        send({"id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                                          "clientInfo": {"name": "t", "version": "1"}}})
+        assert b'"id":1' in proc.stdout.readline()
+        send({"method": "notifications/initialized"})
+        send({"id": 2, "method": "tools/call", "params": {"name": "spyglass_connect", "arguments": {
+            "name": "hang", "command": hostile_cmd("no-reply")}}})
+        assert b'"connected"' in proc.stdout.readline()
+        send({"id": 3, "method": "tools/call", "params": {"name": "spyglass_call", "arguments": {
+            "server": "hang", "tool": "echo", "arguments": {"message": "x"}}}})
+        proc.stdout.close()  # the host is gone: nobody reads, nobody writes
+        proc.stdin.close()
+        err = proc.stderr.read().decode()
+        assert proc.wait(30) == 0 and "internal error" not in err, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()

@@ -3,6 +3,8 @@ and its refusals, each a sentence an agent can act on."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from support import demo_cmd
 
@@ -106,3 +108,65 @@ async def test_a_listing_too_big_is_cut_to_whole_items(ops):
     await ops.connect("big", command=hostile_cmd("big-schema"))
     listed = await ops.listing("big", "tools")
     assert isinstance(listed["items"], list) and listed["count"] >= 3
+    names = [t["name"] for t in listed["items"]]
+    left = [t["name"] for t in ops.hub.get("big").session.tools.items if t["name"] not in names]
+    assert left and names[-1] == ops.hub.get("big").session.tools.items[-1]["name"]  # one too big, the next kept
+    assert f"left out: {', '.join(left)}" in listed["note"] and "frame=n" in listed["note"]
+    answers = ops.traffic("big", 'method == "tools/list" && dir == in', bodies=False)["frames"]
+    text, offset = "", 0
+    while offset is not None:  # the whole answer, page after page
+        page = ops.traffic("big", frame=answers[-1]["n"], offset=offset)
+        text += page["frames"][0]["text"]
+        offset = page.get("nextOffset")
+    assert {t["name"] for t in json.loads(text)["result"]["tools"]} >= set(left)
+
+
+async def test_a_result_too_big_is_read_whole_from_its_frame(ops):
+    from support import hostile_cmd
+
+    ops.gate = allow_all
+    await ops.connect("big", command=hostile_cmd("big-reply", "1"))
+    done = await ops.call("big", "echo", {"message": "x"})
+    assert done["result"]["truncated"] is True
+    n = int(done["note"].split("frame=")[1].split()[0])
+    text, offset, pages = "", 0, 0
+    while offset is not None:
+        page = ops.traffic(None, frame=n, offset=offset)
+        text += page["frames"][0]["text"]
+        offset, pages = page.get("nextOffset"), pages + 1
+    assert pages > 10 and len(json.loads(text)["result"]["content"][0]["text"]) == 1024 * 1024
+    for wrong in ({"frame": 10**6}, {"frame": n, "offset": -1}):
+        with pytest.raises(AgentError) as caught:
+            ops.traffic(None, **wrong)
+        assert caught.value.code == "usage"
+
+
+async def test_a_calls_own_timeout_decides_how_long_it_may_take(tmp_path):
+    """spyglass_call's `timeout` (default 300 s), not the hub's per-request timeout: a tool that works longer
+    than the hub's timeout answers when the call allows it, and one that outlasts its own is cancelled."""
+    import sys
+    from pathlib import Path
+
+    hub = Hub(timeout=20)
+    ops = Ops(hub)
+    try:
+        server = Path(__file__).with_name("cancel_server.py")
+        await ops.connect("slow", command=[sys.executable, str(server), str(tmp_path / "record")])
+        hub.connected("slow").client.timeout = 1.0  # the connection's per-request timeout, once connected
+        slow = await ops.call("slow", "sleep", {"seconds": 1.6}, timeout=20)
+        assert slow["outcome"] == "ok" and slow["elapsedMs"] > 1500
+        with pytest.raises(AgentError, match="gave no answer within 0.5 s; the call was cancelled") as caught:
+            await ops.call("slow", "sleep", {"seconds": 5}, timeout=0.5)
+        assert caught.value.code == "timeout"
+    finally:
+        await hub.close_all()
+
+
+async def test_a_call_after_the_tool_list_changed_sees_the_new_list(ops):
+    """The server says its tool list changed: the next call is judged (found, and its annotations read for the
+    approval) on the list as the server now gives it, not the one read before."""
+    ops.gate = allow_all
+    await ops.connect("demo", command=demo_cmd(), era="legacy")  # list_changed comes before the call's answer
+    await ops.call("demo", "toggle_bonus_tool", {})
+    found = await ops.call("demo", "bonus", {})
+    assert found["outcome"] == "ok"

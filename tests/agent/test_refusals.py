@@ -9,6 +9,7 @@ from support import demo_cmd
 from inspector.agent.errors import AgentError
 from inspector.agent.hub import Hub, error_of, spec_of
 from inspector.agent.ops import Ops
+from inspector.agent.tools import run
 from inspector.catalog import Catalog
 from inspector.config import ServerSpec
 from inspector.errors import ConnectError
@@ -118,3 +119,25 @@ async def test_operations_refuse_what_cannot_be_asked(tmp_path):
         assert (tmp_path / "kept.mcpsession").stat().st_size > 0 and kept
     finally:
         await hub.close_all()
+
+
+async def test_a_bad_filter_and_a_timeout_that_cannot_be_are_refused_before_anything_runs():
+    ops = Ops(Hub())
+    with pytest.raises(AgentError) as caught:
+        ops.traffic(None, "tool == ")
+    assert caught.value.code == "bad_filter"
+    assert caught.value.message.startswith("the filter does not parse: '==' needs a value after it (characters "
+                                           "6–7): tool ⟦==⟧. ")  # where it is, said once
+    for timeout in (-1, 0):  # a call sent and cancelled at once, or one waiting the default: neither was asked for
+        with pytest.raises(AgentError) as caught:
+            await run(ops, "spyglass_call", {"server": "demo", "tool": "echo", "timeout": timeout})
+        assert caught.value.code == "invalid_arguments" and "/timeout" in caught.value.message
+
+
+async def test_a_refusal_says_what_the_tool_is_once():
+    from inspector.agent.hub import Connection
+    from inspector.agent.ops import refuse_writes
+
+    with pytest.raises(AgentError) as caught:
+        await refuse_writes(Connection("srv", None), {"name": "add"}, {})  # no annotations: the spec's defaults
+    assert caught.value.message.startswith("tool 'add' of 'srv' may change things (not marked read-only, open-world);")

@@ -76,3 +76,34 @@ async def test_a_held_call_resolves_only_by_the_persons_choice(env):
         await window.close()  # the window goes away: nobody is left to ask
         gone = await orphan
         assert gone.is_error and "window watching Spyglass was closed" in gone.content[0].text
+
+
+async def test_a_watcher_that_stops_reading_is_let_go(tmp_path, monkeypatch, expect_log):
+    """A window that stops reading (stuck, suspended) while a server floods would have the background process
+    keep every event for it: past WATCH_BACKLOG it is detached and what it did not read is dropped."""
+    from inspector.agent import daemon as daemon_module
+    from inspector.agent.daemon import Daemon
+
+    monkeypatch.setattr(daemon_module, "WATCH_BACKLOG", 256 * 1024, raising=False)
+    expect_log("spyglass.agent.daemon", "a watcher is")
+    d = Daemon(tmp_path / "s" / "agent.sock", idle=60)
+    serving = asyncio.ensure_future(d.serve())
+    try:
+        reader, writer = None, None
+        end = asyncio.get_running_loop().time() + 10
+        while reader is None:
+            try:
+                reader, writer = await asyncio.open_unix_connection(str(d.path))
+            except OSError:
+                assert asyncio.get_running_loop().time() < end
+                await asyncio.sleep(0.01)
+        writer.write(b'{"id": 1, "tool": "watch"}\n')
+        assert b'"watching": true' in await reader.readline()
+        await until(lambda: d.watchers.watching)
+        for _ in range(200):  # 200 events of 64 KiB, never read
+            d.watchers.broadcast({"event": "frame", "text": "x" * 65536})
+        await until(lambda: not d.watchers.watching)
+        writer.close()
+    finally:
+        d.done.set()
+        await serving
