@@ -16,6 +16,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from support import demo_cmd
 
+import inspector
 from inspector.agent.remote import IDLE_ENV, SOCKET_ENV
 
 
@@ -121,6 +122,10 @@ def test_relative_paths_are_the_callers_not_the_background_process(env, tmp_path
     first.mkdir()
     project.mkdir()
     (project / "server.py").write_text("from inspector.demo.server import main\nmain()\n")
+    # the server below runs on a link to Python outside the venv's folder, which starts the base interpreter
+    # (no pyvenv.cfg beside it): it finds `inspector` by the path the background process passes on
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(inspector.__file__)))
+    env = {**env, "PYTHONPATH": os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)}
     do(env, "ls", cwd=first)  # starts the background process in `first`
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
