@@ -187,8 +187,10 @@ class Ops:
             fn(conn, rec)
         assert rec.job is not None
         try:
-            async with asyncio.timeout(timeout or CALL_WAIT):  # lighter than wait_for: no task of its own
-                await asyncio.shield(rec.job)
+            # awaited directly, not shielded (a loop turn less): cancelling this wait cancels the call, which
+            # is what a timeout or an agent's cancellation asks; asyncio.timeout is lighter than wait_for
+            async with asyncio.timeout(timeout or CALL_WAIT):
+                await rec.job
         except TimeoutError:
             session.calls.cancel(rec)
             raise AgentError(f"{tool!r} gave no answer within {timeout or CALL_WAIT:g} s; the call was cancelled "
@@ -412,7 +414,7 @@ def checker_of(schema: Any) -> validation.Checker:
     if checker is None:
         if len(_CHECKERS) >= CHECKERS_KEPT:
             del _CHECKERS[next(iter(_CHECKERS))]
-        checker = _CHECKERS[key] = validation.Checker(schema)
+        checker = _CHECKERS[key] = validation.Checker(schema, fast=True)
     if len(_BY_OBJECT) >= CHECKERS_KEPT:
         del _BY_OBJECT[next(iter(_BY_OBJECT))]
     _BY_OBJECT[id(schema)] = (schema, checker)  # the object is kept, so its id is not reused while here

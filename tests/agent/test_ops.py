@@ -89,6 +89,7 @@ async def test_a_crash_a_hang_and_a_flood_are_reported_and_the_hub_lives_on(ops)
     await ops.connect("hang", command=hostile_cmd("no-reply"))
     with pytest.raises(AgentError, match="gave no answer within 0.5 s; the call was cancelled"):
         await ops.call("hang", "echo", {"message": "x"}, timeout=0.5)
+    assert ops.hub.get("hang").session.calls.history[-1].outcome == "cancelled"  # the wait's end ends the call
     await ops.connect("flood", command=hostile_cmd("flood", "3000"))
     assert (await ops.call("flood", "echo", {"message": "x"}))["outcome"] == "ok"
     page = ops.traffic("flood", 'method == "notifications/message"', limit=10, bodies=False)
