@@ -25,7 +25,7 @@ from ..private import own_folder, own_socket, peer_problem
 from .errors import AgentError
 from .hub import Connection, Hub, error_of
 from .ops import Ops, refuse_writes
-from .remote import IDLE_ENV, LINE_LIMIT, alive, socket_path
+from .remote import IDLE_ENV, Lines, alive, socket_path
 from .tools import run
 from .watch import Watchers
 
@@ -45,7 +45,7 @@ class Daemon:
         self.busy = 0
         self.last = time.monotonic()
         self.done = asyncio.Event()
-        self._sends: dict[int, Any] = {}
+        self.peers: set[Peer] = set()
 
     async def gate(self, allow: bool, conn: Connection, tool: dict[str, Any], arguments: dict[str, Any]) -> None:
         """Allowed in advance (--allow-writes), else a watching person decides, else refused."""
@@ -62,9 +62,9 @@ class Daemon:
             if await alive(self.path):
                 return  # another background process got there first: it serves
             self.path.unlink()
-        server = await asyncio.start_unix_server(self._client, path=str(self.path), limit=LINE_LIMIT)
-        os.chmod(self.path, 0o600)
         loop = asyncio.get_running_loop()
+        server = await loop.create_unix_server(lambda: Peer(self), path=str(self.path))
+        os.chmod(self.path, 0o600)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.add_signal_handler(sig, self.done.set)
         watch = asyncio.ensure_future(self._watch_idle())
@@ -73,6 +73,8 @@ class Daemon:
         finally:
             watch.cancel()
             server.close()
+            for peer in list(self.peers):
+                peer.close()
             with contextlib.suppress(OSError):
                 self.path.unlink()
             await self.hub.close_all()
@@ -84,46 +86,14 @@ class Daemon:
                 self.done.set()
                 return
 
-    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        problem = peer_problem(writer.get_extra_info("socket"))
-        if problem:
-            writer.close()
-            return
-        self.clients += 1
-        lock = asyncio.Lock()
-        tasks: set[asyncio.Task[None]] = set()
-
-        def send(event: dict[str, Any]) -> None:
-            if not writer.is_closing():
-                writer.write(json.dumps(event, ensure_ascii=False, default=str).encode() + b"\n")
-
-        self._sends[id(writer)] = send
-        try:
-            while line := await reader.readline():
-                task = asyncio.ensure_future(self._answer(line, writer, lock))
-                tasks.add(task)
-                task.add_done_callback(tasks.discard)
-        except (ConnectionError, ValueError):
-            pass
-        except asyncio.CancelledError:
-            pass  # the process is ending: the handler ends with it (asyncio's callback would log a cancelled task)
-        finally:
-            self.watchers.remove(send)
-            self._sends.pop(id(writer), None)
-            self.clients -= 1
-            self.last = time.monotonic()
-            for task in tasks:
-                task.cancel()
-            writer.close()
-
-    async def _answer(self, line: bytes, writer: asyncio.StreamWriter, lock: asyncio.Lock) -> None:
+    async def answer(self, line: bytes, peer: Peer) -> None:
         self.busy += 1
         rid: Any = None
         try:
             try:
                 request = json.loads(line)
                 rid = request.get("id")
-                result = await self.handle(request, self._sends.get(id(writer)))
+                result = await self.handle(request, peer.send)
                 reply: dict[str, Any] = {"id": rid, "ok": True, "result": result}
             except (ValueError, AttributeError):
                 reply = {"id": rid, "ok": False, "error": {"code": "usage", "message": "not a JSON request"}}
@@ -134,10 +104,8 @@ class Daemon:
             except Exception as exc:  # a bug of ours: an answer, and the process lives on
                 log.exception("request failed")
                 reply = {"id": rid, "ok": False, "error": error_of(exc).as_json()}
-            async with lock:
-                writer.write(json.dumps(reply, ensure_ascii=False, default=str).encode() + b"\n")
-                with contextlib.suppress(ConnectionError):
-                    await writer.drain()
+            peer.write(json.dumps(reply, ensure_ascii=False, default=str).encode() + b"\n")  # a whole line at once
+            await peer.drain()
         finally:
             self.busy -= 1
             self.last = time.monotonic()
@@ -159,6 +127,47 @@ class Daemon:
                                    client=client[:200] if isinstance(client, str) else None))
         pairs = request.get("pairs")
         return await run(ops, str(tool), request.get("arguments"), pairs=pairs if isinstance(pairs, dict) else None)
+
+
+class Peer(Lines):
+    """One client of the background process (its user's, checked): each request line runs as a task of its own,
+    so requests overlap; when it goes, its requests are cancelled and it stops watching."""
+
+    def __init__(self, daemon: Daemon) -> None:
+        super().__init__(self._request)
+        self.daemon = daemon
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.counted = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        if peer_problem(transport.get_extra_info("socket")):
+            transport.close()
+            return
+        self.counted = True
+        self.daemon.clients += 1
+        self.daemon.peers.add(self)
+
+    def _request(self, line: bytes) -> None:
+        task = asyncio.ensure_future(self.daemon.answer(line, self))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    def send(self, event: dict[str, Any]) -> None:
+        self.write(json.dumps(event, ensure_ascii=False, default=str).encode() + b"\n")
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        if not self.counted:
+            return
+        self.counted = False
+        daemon = self.daemon
+        daemon.peers.discard(self)
+        daemon.watchers.remove(self.send)
+        daemon.clients -= 1
+        daemon.last = time.monotonic()
+        for task in self.tasks:
+            task.cancel()
 
 
 def serve_forever() -> int:
