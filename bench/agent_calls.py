@@ -194,9 +194,9 @@ def main() -> None:
                 line += f"  {FLOOR[path]:12s} {m[tool] / base:6.2f}x {m[tool] - base:+7.2f}"
             print(line)
     c, s = statistics.median(calls) * 1000, statistics.median(starts) * 1000
-    beyond = statistics.median([a - b for a, b in zip(calls, starts)]) * 1000  # paired: run one after the other
-    print(f"\nspyglass do NAME call echo (a command): {c:.1f} ms, of which starting the process {s:.1f} ms; "
-          f"beyond it {beyond:.2f} ms (paired rounds; the start varies with the machine's load)")
+    print(f"\nspyglass do NAME call echo as a shell runs it: {c:.1f} ms; starting that process alone (do --help): "
+          f"{s:.1f} ms (medians of {len(calls)}, alternated; the start varies with the machine's load by more than the "
+          f"call costs); the call itself is the hop above, {med['do (hop)']['echo']:.2f} ms")
     missed = []
     print("\ngoals")
     for path, goal in OWN.items():
