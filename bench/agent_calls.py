@@ -14,8 +14,9 @@ whose speed drifts, 2x from second to second on the shared 2 cores, weighs on ev
   `spyglass do NAME call` costs beyond starting its own process;
 * SDK direct: the official Python SDK's client straight to the server (an agent's MCP client, no Spyglass);
 * SDK floor (`bench/sdk_floor.py`): the same SDK client to the SDK's low-level server (the library
-  `spyglass mcp` must be built on), on the same asyncio pipes, forwarding with a raw client: no hub, no
-  recording, no checks, no hop: the floor of the MCP path;
+  `spyglass mcp` must be built on), on the same asyncio pipes, forwarding with a raw client and answering
+  under `spyglass_call`'s outputSchema (which the SDK's client validates each answer against, on both paths
+  alike): no hub, no recording, no checks, no hop: the floor of the MCP path;
 * mcp: `tools/call spyglass_call` from the SDK's client to `spyglass mcp`, which forwards to the background
   process, and the same with `--private` (its own hub, no hop);
 * do (command): `spyglass do NAME call echo message=hi` as a shell runs it, and the start of that process

@@ -2,8 +2,10 @@
 `Server` (the library `spyglass mcp` must be built on, the one `inspector/agent/server.py` builds) on the same
 asyncio stdin/stdout pipes as `spyglass mcp` (`server.stdio_pipes`), with one tool, `forward`, that sends
 `{"tool", "arguments"}` to the server with a minimal newline-JSON client on an open connection and returns its
-result as `spyglass_call` does (structuredContent and the same JSON as text). No hub, no recording, no checks,
-no second process: what `spyglass mcp` costs beyond this is Spyglass's own.
+result as `spyglass_call` does: structuredContent of the same shape and the same JSON as text, under the same
+`outputSchema` (every Spyglass tool declares one, so the agent's SDK client validates each answer against it,
+about 50 us a call: on both paths alike). No hub, no recording, no checks, no second process: what
+`spyglass mcp` costs beyond this is Spyglass's own.
 
     python bench/sdk_floor.py SERVER-COMMAND...
 """
@@ -25,6 +27,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from inspector.agent.server import stdio_pipes
+from inspector.agent.tools import CALL_OUT
 
 
 async def main(command: list[str]) -> None:
@@ -44,7 +47,8 @@ async def main(command: list[str]) -> None:
     await ask("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
                              "clientInfo": {"name": "sdk-floor", "version": "0"}})
     proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-    tool = types.Tool(name="forward", description="forwards a call", input_schema={"type": "object"})
+    tool = types.Tool(name="forward", description="forwards a call", input_schema={"type": "object"},
+                      output_schema=CALL_OUT)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[tool])
@@ -52,7 +56,7 @@ async def main(command: list[str]) -> None:
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         a = params.arguments or {}
         reply = await ask("tools/call", {"name": a["tool"], "arguments": a.get("arguments", {})})
-        value = {"result": reply.get("result")}
+        value = {"server": "bench", "tool": a["tool"], "outcome": "ok", "result": reply.get("result")}
         return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(value))],
                                     structured_content=value)
 
