@@ -107,3 +107,15 @@ async def test_a_listing_too_big_is_cut_to_whole_items(ops):
     await ops.connect("big", command=hostile_cmd("big-schema"))
     listed = await ops.listing("big", "tools")
     assert isinstance(listed["items"], list) and listed["count"] >= 3
+
+
+def test_a_tool_is_found_by_name_in_an_index_built_once_per_listing():
+    from inspector.agent.ops import tool_index
+
+    listing = [{"name": "a", "n": 1}, "not a tool", {"name": 7}, {"name": "b"}, {"name": "a", "n": 2}]
+    index = tool_index(listing)
+    assert index == {"a": {"name": "a", "n": 1}, "b": {"name": "b"}}  # the first of a name, as a scan finds it
+    assert tool_index(listing) is index  # a call on a server of thousands of tools does not read them all
+    listing.append({"name": "c"})  # never done to a listing, but an index does not go stale
+    assert "c" in tool_index(listing)
+    assert tool_index([{"name": "a", "n": 3}])["a"]["n"] == 3  # the next listing is its own
