@@ -87,6 +87,19 @@ def rust_validator(schema: Any, **options: Any) -> Any:
         raise
 
 
+def rust_checker(schema: Any) -> Any | None:
+    """A jsonschema-rs validator that reads `schema` as `python_validator` does (the same dialect, formats as
+    annotations), for a fast yes to "is this valid?": None when the two could read it differently (a `$schema`
+    naming no dialect both know) or jsonschema-rs cannot take it. Its references stay in the document."""
+    uri = schema.get("$schema") if isinstance(schema, dict) else None
+    if uri is not None and not (isinstance(uri, str) and any(marker in uri for marker in _DIALECTS)):
+        return None
+    try:
+        return rust_validator(schema, validate_formats=False)
+    except Exception:  # RefRefused among them: python-jsonschema's validator says why, instance by instance
+        return None
+
+
 def rust_meta_validate(schema: Any) -> None:
     """`jsonschema_rs.meta.validate`: the schema against its dialect's meta-schema, with a registry of its own so
     that a `$schema` naming an unknown meta-schema is refused rather than fetched."""

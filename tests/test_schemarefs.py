@@ -129,7 +129,8 @@ def test_every_validator_refuses_a_ref_out_of_its_document(kind, listener, token
     ref = refs(listener, token_file)[kind]
     schema = {"type": "object", "properties": {"p": {"$ref": ref}}}
     value = {"p": "FAKE"}
-    said = [validation.Checker(schema).problems(value)[0][1]]
+    said = [validation.Checker(schema, fast=fast).problems(value)[0][1] for fast in (False, True)]
+    assert schemarefs.rust_checker(schema) is None
     with pytest.raises(validation.SchemaProblem) as raised:
         validation.validate(schema, value)
     said.append(str(raised.value))
@@ -149,6 +150,43 @@ def test_every_validator_refuses_a_ref_out_of_its_document(kind, listener, token
     for words in said:
         assert f"refers to {shown} outside this schema; Spyglass never fetches schema references" in words, words
         assert refs_peers.TOKEN not in words
+    assert listener.connections == 0
+
+
+class _NotAsked:
+    def iter_errors(self, instance):
+        raise AssertionError("python-jsonschema was asked about a valid instance")
+
+
+def test_a_fast_checker_takes_jsonschema_rs_yes_and_python_jsonschema_words():
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}, "e": {"format": "email"},
+                                               "r": {"$ref": "#/$defs/r"}},
+              "$defs": {"r": {"type": "string"}}, "required": ["n"], "additionalProperties": False}
+    checker = validation.Checker(schema, fast=True)
+    words = checker._validator
+    checker._validator = _NotAsked()
+    assert checker.problems({"n": 2, "e": "not an email", "r": "x"}) == []  # formats are annotations in both
+    checker._validator = words
+    assert checker.problems({"n": 0, "r": 1, "x": 1}) == validation.Checker(schema).problems({"n": 0, "r": 1, "x": 1})
+    assert [p.keyword for p in checker.problems({"n": 0, "r": 1, "x": 1})] == ["additionalProperties", "minimum",
+                                                                                 "type"]
+    from inspector.agent.ops import checker_of
+
+    assert checker_of(schema)._fast is not None  # the agent's calls are checked the fast way
+
+
+@pytest.mark.parametrize("dialect, fast", [("http://json-schema.org/draft-04/schema#", True),
+                                           ("http://json-schema.org/draft-07/schema#", True),
+                                           ("https://example.com/my-own-meta.json", False)])
+def test_a_fast_checker_reads_the_schema_in_the_same_dialect(dialect, fast, listener):
+    below = {"maximum": 5, "exclusiveMaximum": True} if "draft-04" in dialect else {"exclusiveMaximum": 5}
+    schema = {"$schema": dialect, "type": "object", "properties": {"n": below}}
+    if "example.com" in dialect:
+        schema["$schema"] = listener.url("meta.json")
+    checker = validation.Checker(schema, fast=True)
+    assert (checker._fast is not None) is fast  # a dialect the two libraries might read apart: python alone
+    assert checker.problems({"n": 5}) == validation.Checker(schema).problems({"n": 5})
+    assert checker.problems({"n": 4}) == validation.Checker(schema).problems({"n": 4})
     assert listener.connections == 0
 
 

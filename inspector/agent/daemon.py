@@ -32,7 +32,7 @@ from .errors import AgentError
 from .hub import Connection, Hub, error_of
 from .ops import Ops, refuse_writes
 from .reaper import Reaper
-from .remote import IDLE_ENV, LINE_LIMIT, alive, socket_path
+from .remote import IDLE_ENV, Lines, alive, socket_path
 from .tools import run
 from .watch import Watchers
 
@@ -54,7 +54,7 @@ class Daemon:
         self.busy = 0
         self.last = time.monotonic()
         self.done = asyncio.Event()
-        self._sends: dict[int, Any] = {}
+        self.peers: set[Peer] = set()
 
     async def gate(self, allow: bool, conn: Connection, tool: dict[str, Any], arguments: dict[str, Any]) -> None:
         """Allowed in advance (--allow-writes), else a watching person decides, else refused."""
@@ -71,10 +71,10 @@ class Daemon:
             if await alive(self.path):
                 return  # another background process got there first: it serves
             self.path.unlink()
-        server = await asyncio.start_unix_server(self._client, path=str(self.path), limit=LINE_LIMIT)
+        loop = asyncio.get_running_loop()
+        server = await loop.create_unix_server(lambda: Peer(self), path=str(self.path))
         os.chmod(self.path, 0o600)
         self.reaper.start()  # kills what the servers leave behind if this process is killed
-        loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.add_signal_handler(sig, self.done.set)
         watch = asyncio.ensure_future(self._watch_idle())
@@ -83,6 +83,8 @@ class Daemon:
         finally:
             watch.cancel()
             server.close()
+            for peer in list(self.peers):
+                peer.close()
             with contextlib.suppress(OSError):
                 self.path.unlink()
             await self.hub.close_all()
@@ -95,58 +97,7 @@ class Daemon:
                 self.done.set()
                 return
 
-    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        problem = peer_problem(writer.get_extra_info("socket"))
-        if problem:
-            writer.close()
-            return
-        self.clients += 1
-        lock = asyncio.Lock()
-        tasks: set[asyncio.Task[None]] = set()
-        running: dict[int | str, asyncio.Task[None]] = {}  # by the id the client gave: what `cancel` names
-
-        def send(event: dict[str, Any]) -> None:
-            if writer.is_closing():
-                return
-            if writer.transport.get_write_buffer_size() > WATCH_BACKLOG:  # it stopped reading: let it go
-                log.warning("a watcher is %d MiB behind the events: detaching it",
-                            writer.transport.get_write_buffer_size() // (1024 * 1024))
-                self.watchers.remove(send)
-                writer.transport.abort()  # what it did not read is dropped, not kept in memory
-                return
-            writer.write(json.dumps(event, ensure_ascii=False, default=str).encode() + b"\n")
-
-        self._sends[id(writer)] = send
-        try:
-            while line := await reader.readline():
-                request = _parsed(line)
-                if isinstance(request, dict) and "cancel" in request and "tool" not in request:
-                    key = _key(request["cancel"])
-                    given_up = running.get(key) if key is not None else None
-                    if given_up is not None:
-                        given_up.cancel()
-                    continue
-                task = asyncio.ensure_future(self._answer(request, writer, lock))
-                tasks.add(task)
-                task.add_done_callback(tasks.discard)
-                key = _key(request.get("id")) if isinstance(request, dict) else None
-                if key is not None:
-                    running[key] = task
-                    task.add_done_callback(partial(_forget, running, key))
-        except (ConnectionError, ValueError):
-            pass
-        except asyncio.CancelledError:
-            pass  # the process is ending: the handler ends with it (asyncio's callback would log a cancelled task)
-        finally:
-            self.watchers.remove(send)
-            self._sends.pop(id(writer), None)
-            self.clients -= 1
-            self.last = time.monotonic()
-            for task in tasks:
-                task.cancel()
-            writer.close()
-
-    async def _answer(self, request: Any, writer: asyncio.StreamWriter, lock: asyncio.Lock) -> None:
+    async def answer(self, request: Any, peer: Peer) -> None:
         self.busy += 1
         rid: Any = None
         try:
@@ -154,7 +105,7 @@ class Daemon:
                 if not isinstance(request, dict):
                     raise ValueError("not a JSON object")
                 rid = request.get("id")
-                result = await self.handle(request, self._sends.get(id(writer)))
+                result = await self.handle(request, peer.send)
                 reply: dict[str, Any] = {"id": rid, "ok": True, "result": result}
             except ValueError:
                 reply = {"id": rid, "ok": False, "error": {"code": "usage", "message": "not a JSON request"}}
@@ -165,10 +116,8 @@ class Daemon:
             except Exception as exc:  # a bug of ours: an answer, and the process lives on
                 log.exception("request failed")
                 reply = {"id": rid, "ok": False, "error": error_of(exc).as_json()}
-            async with lock:
-                writer.write(json.dumps(reply, ensure_ascii=False, default=str).encode() + b"\n")
-                with contextlib.suppress(ConnectionError):
-                    await writer.drain()
+            peer.write(json.dumps(reply, ensure_ascii=False, default=str).encode() + b"\n")  # a whole line at once
+            await peer.drain()
         finally:
             self.busy -= 1
             self.last = time.monotonic()
@@ -190,6 +139,69 @@ class Daemon:
                                    client=client[:200] if isinstance(client, str) else None))
         pairs = request.get("pairs")
         return await run(ops, str(tool), request.get("arguments"), pairs=pairs if isinstance(pairs, dict) else None)
+
+
+class Peer(Lines):
+    """One client of the background process (its user's, checked): each request line runs as a task of its own,
+    so requests overlap; `{"cancel": ID}` cancels one of them; when the client goes, its requests are
+    cancelled and it stops watching; a watcher that stops reading is let go."""
+
+    def __init__(self, daemon: Daemon) -> None:
+        super().__init__(self._request)
+        self.daemon = daemon
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.running: dict[int | str, asyncio.Task[None]] = {}  # by the id the client gave: what `cancel` names
+        self.counted = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        if peer_problem(transport.get_extra_info("socket")):
+            transport.close()
+            return
+        self.counted = True
+        self.daemon.clients += 1
+        self.daemon.peers.add(self)
+
+    def _request(self, line: bytes) -> None:
+        request = _parsed(line)
+        if isinstance(request, dict) and "cancel" in request and "tool" not in request:
+            key = _key(request["cancel"])
+            given_up = self.running.get(key) if key is not None else None
+            if given_up is not None:
+                given_up.cancel()
+            return
+        task = asyncio.ensure_future(self.daemon.answer(request, self))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        key = _key(request.get("id")) if isinstance(request, dict) else None
+        if key is not None:
+            self.running[key] = task
+            task.add_done_callback(partial(_forget, self.running, key))
+
+    def send(self, event: dict[str, Any]) -> None:
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        if transport.get_write_buffer_size() > WATCH_BACKLOG:  # it stopped reading: let it go
+            log.warning("a watcher is %d MiB behind the events: detaching it",
+                        transport.get_write_buffer_size() // (1024 * 1024))
+            self.daemon.watchers.remove(self.send)
+            transport.abort()  # what it did not read is dropped, not kept in memory
+            return
+        self.write(json.dumps(event, ensure_ascii=False, default=str).encode() + b"\n")
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        if not self.counted:
+            return
+        self.counted = False
+        daemon = self.daemon
+        daemon.peers.discard(self)
+        daemon.watchers.remove(self.send)
+        daemon.clients -= 1
+        daemon.last = time.monotonic()
+        for task in self.tasks:
+            task.cancel()
 
 
 def _parsed(line: bytes) -> Any:

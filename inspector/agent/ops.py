@@ -148,9 +148,9 @@ class Ops:
         return out
 
     def _tool(self, session: ServerSession, tool: str) -> dict[str, Any]:
-        for t in session.tools.items:
-            if isinstance(t, dict) and t.get("name") == tool:
-                return t
+        found = tool_index(session.tools.items).get(tool) if isinstance(tool, str) else None
+        if found is not None:
+            return found
         names = [t.get("name") for t in session.tools.items if isinstance(t, dict)]
         raise AgentError(f"server {session.server_id!r} has no tool named {tool!r}; it lists: "
                          f"{', '.join(map(str, names[:40])) or 'no tools'}", "tool_not_found", tool=tool)
@@ -195,16 +195,20 @@ class Ops:
         for fn in list(self.on_call):
             fn(conn, rec)
         assert rec.job is not None
-        try:  # a backstop: the request ends at `wait` with the outcome `timeout`, cancelled on the wire
-            async with asyncio.timeout(wait + BACKSTOP):  # lighter than wait_for: no task of its own
-                await asyncio.shield(rec.job)
+        timed_out = False
+        try:  # a backstop: the request ends at `wait` with the outcome `timeout`, cancelled on the wire.
+            # Awaited directly, not shielded (a loop turn less): cancelling this wait cancels the call, which is
+            # what a timeout or an agent's cancellation asks; asyncio.timeout is lighter than wait_for
+            async with asyncio.timeout(wait + BACKSTOP):
+                await rec.job
         except TimeoutError:
+            timed_out = True
             session.calls.cancel(rec)
         except asyncio.CancelledError:
             if _cancelling():
                 session.calls.cancel(rec)
                 raise
-        if rec.running or rec.outcome == TIMEOUT:
+        if timed_out or rec.running or rec.outcome == TIMEOUT:
             raise AgentError(f"{tool!r} gave no answer within {wait:g} s; the call was cancelled "
                              "(see spyglass_traffic for what was sent)", "timeout", callId=rec.id)
         return self.call_result(rec)
@@ -463,11 +467,32 @@ def checker_of(schema: Any) -> validation.Checker:
     if checker is None:
         if len(_CHECKERS) >= CHECKERS_KEPT:
             del _CHECKERS[next(iter(_CHECKERS))]
-        checker = _CHECKERS[key] = validation.Checker(schema)
+        checker = _CHECKERS[key] = validation.Checker(schema, fast=True)
     if len(_BY_OBJECT) >= CHECKERS_KEPT:
         del _BY_OBJECT[next(iter(_BY_OBJECT))]
     _BY_OBJECT[id(schema)] = (schema, checker)  # the object is kept, so its id is not reused while here
     return checker
+
+
+_INDEXES: dict[int, tuple[list[Any], int, dict[str, dict[str, Any]]]] = {}  # id -> (listing, its length, index)
+INDEXES_KEPT = 64
+
+
+def tool_index(items: list[Any]) -> dict[str, dict[str, Any]]:
+    """Name -> definition of a tools listing (the first of a name, as a scan finds it), built once per listing:
+    a call on a server of thousands of tools no longer reads them all. A listing is replaced, never changed in
+    place, when the server lists again; its length is checked all the same."""
+    seen = _INDEXES.get(id(items))
+    if seen is not None and seen[0] is items and seen[1] == len(items):
+        return seen[2]
+    index: dict[str, dict[str, Any]] = {}
+    for t in items:
+        if isinstance(t, dict) and isinstance(t.get("name"), str):
+            index.setdefault(t["name"], t)
+    if len(_INDEXES) >= INDEXES_KEPT:
+        del _INDEXES[next(iter(_INDEXES))]
+    _INDEXES[id(items)] = (items, len(items), index)  # the listing is kept, so its id is not reused while here
+    return index
 
 
 def _cancelling() -> bool:

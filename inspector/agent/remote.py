@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,72 @@ def socket_path() -> Path:
     return Path(tempfile.gettempdir()) / f"spyglass-{uid}" / "agent.sock"
 
 
+class Lines(asyncio.Protocol):
+    """One end of the background process's socket, a JSON object a line. Each line is handed to `on_line` in the
+    loop turn it arrives, with no task reading a stream (a turn less per message, each way); writes are whole
+    lines (`write`, then `drain` waits while the peer is slow to read). A line over `limit` bytes closes the
+    connection: the stream cannot be followed past it. `lost` is done once the connection is closed."""
+
+    def __init__(self, on_line: Callable[[bytes], None], limit: int = LINE_LIMIT) -> None:
+        self.on_line = on_line
+        self.limit = limit
+        self.transport: asyncio.Transport | None = None
+        self.lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._buf = bytearray()
+        self._paused: asyncio.Future[None] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        buf = self._buf
+        buf += data
+        if b"\n" not in data:
+            if len(buf) > self.limit:
+                self.close()
+            return
+        *lines, rest = bytes(buf).split(b"\n")
+        self._buf = bytearray(rest)
+        for line in lines:
+            if len(line) > self.limit:
+                self.close()
+            if self.closing():
+                return
+            self.on_line(line)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.lost.done():
+            self.lost.set_result(None)
+        self.resume_writing()
+
+    def pause_writing(self) -> None:
+        if self._paused is None:
+            self._paused = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        if self._paused is not None:
+            if not self._paused.done():
+                self._paused.set_result(None)
+            self._paused = None
+
+    def closing(self) -> bool:
+        return self.transport is None or self.transport.is_closing()
+
+    def write(self, data: bytes) -> None:
+        if not self.closing():
+            assert self.transport is not None
+            self.transport.write(data)
+
+    async def drain(self) -> None:
+        if self._paused is not None:
+            await self._paused
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+
 async def alive(path: Path) -> bool:
     try:
         _r, w = await asyncio.wait_for(asyncio.open_unix_connection(str(path)), 2.0)
@@ -63,11 +130,9 @@ class Remote:
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or socket_path()
-        self._reader: asyncio.StreamReader | None = None
-        self._writer: asyncio.StreamWriter | None = None
+        self._lines: Lines | None = None
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
-        self._listen: asyncio.Task[None] | None = None
         self.started = False  # this client started the background process
         self.on_event: Any = None  # a watcher's: called with each event the background process pushes
 
@@ -85,40 +150,43 @@ class Remote:
                     raise AgentError(f"the background process did not start within {START_WAIT_S:g} s (its log: "
                                      f"{log_path(self.path)})", "connect")
                 await asyncio.sleep(0.02)
-        if self._writer is None:
+        if self._lines is None:
             raise AgentError("the background process is not running", "not_running")
 
     async def _open(self) -> bool:
+        loop = asyncio.get_running_loop()
         try:
             if not own_socket(self.path):
                 return False
-            reader, writer = await asyncio.open_unix_connection(str(self.path), limit=LINE_LIMIT)
+            transport, lines = await loop.create_unix_connection(lambda: Lines(self._line), str(self.path))
         except NotPrivate as exc:
             raise AgentError(f"refusing the background process's socket: {exc}", "not_private") from None
         except OSError:
             return False
-        problem = peer_problem(writer.get_extra_info("socket"))
+        problem = peer_problem(transport.get_extra_info("socket"))
         if problem:
-            writer.close()
+            transport.close()
             raise AgentError(f"refusing the background process's socket: {problem}", "not_private")
-        self._reader, self._writer = reader, writer
-        self._listen = asyncio.ensure_future(self._read())
+        self._lines = lines
+        lines.lost.add_done_callback(lambda _f: self._gone())
         return True
 
-    async def _read(self) -> None:
-        assert self._reader is not None
+    def _line(self, line: bytes) -> None:
         try:
-            while line := await self._reader.readline():
-                reply = json.loads(line)
-                if "event" in reply:
-                    if self.on_event is not None:
-                        self.on_event(reply)
-                    continue
-                future = self._pending.pop(reply.get("id"), None)
-                if future is not None and not future.done():
-                    future.set_result(reply)
-        except (ConnectionError, ValueError):
-            pass
+            reply = json.loads(line)
+            if "event" in reply:
+                if self.on_event is not None:
+                    self.on_event(reply)
+                return
+            future = self._pending.pop(reply.get("id"), None)
+        except (ValueError, AttributeError, TypeError):  # not the background process's words: stop listening
+            if self._lines is not None:
+                self._lines.close()
+            return
+        if future is not None and not future.done():
+            future.set_result(reply)
+
+    def _gone(self) -> None:
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(AgentError("the background process went away during the request", "closed"))
@@ -130,7 +198,8 @@ class Remote:
         """Run `tool` in the background process. `client` names the program asking (an agent's MCP clientInfo,
         "spyglass do"), `by` who it acts for (`agent`, or `person`: a call the window's user made): a
         watching window marks the calls so."""
-        if self._writer is None or self._writer.is_closing():
+        lines = self._lines
+        if lines is None or lines.closing():
             raise AgentError("not connected to the background process", "closed")
         rid = next(self._ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -143,9 +212,9 @@ class Remote:
             body["client"] = client
         if by != "agent":
             body["by"] = by
-        self._writer.write(json.dumps(body, ensure_ascii=False).encode() + b"\n")
+        lines.write(json.dumps(body, ensure_ascii=False).encode() + b"\n")
         try:
-            await self._writer.drain()
+            await lines.drain()
             reply = await future
         except asyncio.CancelledError:  # the caller gave up: so does the background process
             self._pending.pop(rid, None)
@@ -160,23 +229,21 @@ class Remote:
 
     def _cancel(self, rid: int) -> None:
         """Tell the background process to stop request `rid` (written at once: the caller is being cancelled)."""
-        if self._writer is not None and not self._writer.is_closing():
-            self._writer.write(json.dumps({"cancel": rid}).encode() + b"\n")
+        if self._lines is not None and not self._lines.closing():
+            self._lines.write(json.dumps({"cancel": rid}).encode() + b"\n")
 
     async def ask(self, tool: str, arguments: Any, *, allow_writes: bool = False,
                   client: str | None = None) -> dict[str, Any]:
         """`request`, connecting first (and starting the background process again if it went away)."""
-        if self._writer is None or self._writer.is_closing() or self._listen is None or self._listen.done():
+        if self._lines is None or self._lines.closing():
             await self.close()
-            self._writer = None
+            self._lines = None
             await self.connect()
         return await self.request(tool, arguments, allow_writes=allow_writes, client=client)
 
     async def close(self) -> None:
-        if self._listen is not None:
-            self._listen.cancel()
-        if self._writer is not None:
-            self._writer.close()
+        if self._lines is not None:
+            self._lines.close()
 
 
 def anchored(tool: str, arguments: Any) -> Any:

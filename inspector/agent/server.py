@@ -91,7 +91,7 @@ async def serve_stdio(runner: Runner) -> None:
     from mcp.server.stdio import stdio_server
 
     server = build(runner)
-    pipes = await _stdio_pipes()
+    pipes = await stdio_pipes()
     try:
         streams = stdio_server(*pipes) if pipes is not None else stdio_server()
         async with streams as (read_stream, write_stream):
@@ -141,7 +141,7 @@ class _Out:
         self.writer.close()
 
 
-async def _stdio_pipes() -> tuple[Any, Any] | None:
+async def stdio_pipes() -> tuple[Any, Any] | None:
     """The process's stdin and stdout as asyncio pipes, claimed as the SDK claims them (while serving, fd 0
     reads the null device and fd 1 goes to stderr, so a stray print or child cannot corrupt the wire).
     None where asyncio cannot watch them (a regular file, or Windows): the SDK's own threads serve then."""

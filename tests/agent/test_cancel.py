@@ -98,7 +98,7 @@ async def test_a_request_given_up_on_the_socket_is_cancelled_on_the_wire(env, tm
 
         # a cancel for an id not running there, or not an id at all, is ignored; the connection goes on
         for line in ({"cancel": 9999}, {"cancel": True}, {"cancel": [1]}, {"cancel": None}):
-            remote._writer.write(json.dumps(line).encode() + b"\n")
+            remote._lines.write(json.dumps(line).encode() + b"\n")
         servers = (await remote.request("spyglass_servers"))["servers"]
         assert servers[0]["name"] == "c" and servers[0]["status"] == "connected"
         assert not b.done()

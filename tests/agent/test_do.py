@@ -179,3 +179,38 @@ def test_a_killed_background_process_leaves_no_server(env, tmp_path):
         for pid in pids:  # what a failure left running goes now
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+async def test_requests_however_the_bytes_arrive_and_a_client_that_leaves_mid_request(env):
+    """The background process reads its socket a line at a time however the bytes come (a request split over two
+    writes, two requests in one write: each answered); a client that closes while its request runs gets "went
+    away" at once (it waited for ever: its reader was cancelled before it could say so)."""
+    import asyncio
+    from pathlib import Path
+
+    from support import hostile_cmd
+
+    from inspector.agent.errors import AgentError
+    from inspector.agent.remote import Remote
+
+    path = Path(env[SOCKET_ENV])
+    first = Remote(path)
+    await first.connect()
+    reader, writer = await asyncio.open_unix_connection(str(path))
+    writer.write(b'{"id": 1, "tool": "spyglass_ser')
+    await writer.drain()
+    writer.write(b'vers", "arguments": {}}\n{"id": 2, "tool": "spyglass_servers", "arguments": {}}\n')
+    replies = [json.loads(await reader.readline()) for _ in range(2)]
+    assert sorted(r["id"] for r in replies) == [1, 2] and all(r["ok"] for r in replies)
+    writer.close()
+    await first.request("spyglass_connect", {"name": "hang", "command": hostile_cmd("no-reply")})
+    call = asyncio.ensure_future(first.request("spyglass_call", {"server": "hang", "tool": "echo",
+                                                                 "arguments": {"message": "x"}}, allow_writes=True))
+    other = Remote(path)
+    await other.connect(start=False)
+    while (await other.request("spyglass_servers"))["servers"][0]["calls"] < 1:
+        pass  # each answer is a round trip through the background process: the call is recorded when sent
+    await first.close()
+    with pytest.raises(AgentError, match="went away during the request"):
+        await asyncio.wait_for(call, 30)
+    await other.close()

@@ -91,6 +91,7 @@ async def test_a_crash_a_hang_and_a_flood_are_reported_and_the_hub_lives_on(ops)
     await ops.connect("hang", command=hostile_cmd("no-reply"))
     with pytest.raises(AgentError, match="gave no answer within 0.5 s; the call was cancelled"):
         await ops.call("hang", "echo", {"message": "x"}, timeout=0.5)
+    assert ops.hub.get("hang").session.calls.history[-1].outcome == "timeout"  # the call's own timeout ends it
     await ops.connect("flood", command=hostile_cmd("flood", "3000"))
     assert (await ops.call("flood", "echo", {"message": "x"}))["outcome"] == "ok"
     page = ops.traffic("flood", 'method == "notifications/message"', limit=10, bodies=False)
@@ -170,3 +171,15 @@ async def test_a_call_after_the_tool_list_changed_sees_the_new_list(ops):
     await ops.call("demo", "toggle_bonus_tool", {})
     found = await ops.call("demo", "bonus", {})
     assert found["outcome"] == "ok"
+
+
+def test_a_tool_is_found_by_name_in_an_index_built_once_per_listing():
+    from inspector.agent.ops import tool_index
+
+    listing = [{"name": "a", "n": 1}, "not a tool", {"name": 7}, {"name": "b"}, {"name": "a", "n": 2}]
+    index = tool_index(listing)
+    assert index == {"a": {"name": "a", "n": 1}, "b": {"name": "b"}}  # the first of a name, as a scan finds it
+    assert tool_index(listing) is index  # a call on a server of thousands of tools does not read them all
+    listing.append({"name": "c"})  # never done to a listing, but an index does not go stale
+    assert "c" in tool_index(listing)
+    assert tool_index([{"name": "a", "n": 3}])["a"]["n"] == 3  # the next listing is its own
