@@ -30,3 +30,31 @@ def test_extend_keeps_order_limit_and_count_and_tells_once() -> None:
     log.extend([])
     assert [e.text for e in log] == ["line 2", "line 3", "line 4"]
     assert log.total == 5 and told == [5]
+
+
+def test_runs_of_messages_are_made_when_read_and_only_what_is_kept(monkeypatch) -> None:
+    """A flood's lines become entries when the log is read, and only the newest `limit` of them: in order with
+    the entries appended around them, counted in `total`, `changed` told as `extend` tells it."""
+    import inspector.session.log as logmod
+
+    made: list[int] = []
+    real = logmod.entries_from_messages
+    monkeypatch.setattr(logmod, "entries_from_messages", lambda ms, wall: made.append(len(ms)) or real(ms, wall))
+    log = ServerLog(limit=4)
+    told: list[int] = []
+    log.changed.connect(lambda: told.append(log.total))
+    log.note("before")
+    for k in range(10):  # ten reads of three lines each
+        log.extend_messages([{"level": "info", "data": f"line {k}.{i}"} for i in range(3)], float(k))
+    log.extend_messages([], 99.0)
+    assert made == [] and log.total == 31 and told == list(range(1, 32, 3))  # (no loop here: told at once)
+    assert len(log) == 4
+    assert [e.wall for e in log] == [8.0, 9.0, 9.0, 9.0]
+    assert [e.text for e in log] == ["line 8.2", "line 9.0", "line 9.1", "line 9.2"]
+    assert sum(made) == 4  # (30 lines arrived: the 26 the log forgot were never made)
+    log.extend_messages([{"level": "warning", "logger": "w", "data": "late"}], 100.0)
+    log.stderr("after")
+    assert [(e.level, e.text, e.logger) for e in log][-3:] == [
+        ("info", "line 9.2", None), ("warning", "late", "w"), ("stderr", "after", None)]
+    assert log.total == 33 and len(log) == 4 and log[-2].wall == 100.0
+    assert list(reversed(log))[0].text == "after"

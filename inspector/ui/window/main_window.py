@@ -529,11 +529,8 @@ class MainWindow(WindowDialogs, QMainWindow):
         self.tool_panel.show_session(conn.session if conn is not None else None, tool_findings(conn),
                                      conn.live.cost if conn is not None else None)
         listing = conn.session.tools if conn is not None else None
-        self.tool_detail.placeholder.setText(
-            "Select a tool to see what it does and what it takes."
-            if listing is not None and (listing.items or listing.vanished)
-            else ""
-        )
+        self.tool_detail.placeholder.setText("Select a tool to see what it does and what it takes."
+                                             if listing is not None and (listing.items or listing.vanished) else "")
 
     def _conn_status_changed(self, conn: Connection) -> None:
         self.edits.status_changed(conn)  # named as it reports itself, when the user gave no name
@@ -548,6 +545,7 @@ class MainWindow(WindowDialogs, QMainWindow):
     def _conn_tools_changed(self, conn: Connection) -> None:
         if conn is self.selected_connection():
             self._show_tools(conn)
+            self.warmup.preload()  # (after the list is shown: a call may follow at once)
 
     def _update_actions(self) -> None:
         conn = self.selected_connection()
