@@ -58,3 +58,27 @@ def test_runs_of_messages_are_made_when_read_and_only_what_is_kept(monkeypatch) 
         ("info", "line 9.2", None), ("warning", "late", "w"), ("stderr", "after", None)]
     assert log.total == 33 and len(log) == 4 and log[-2].wall == 100.0
     assert list(reversed(log))[0].text == "after"
+
+
+def test_a_read_of_notifications_reaches_the_log_and_the_listeners_in_order() -> None:
+    """A flood's read (log lines alone, taken in one step) and a mixed one: every notification told to `notified`
+    in order, every log line in the log in order, the others taken as one by one takes them."""
+    import sys
+
+    from inspector.config import ServerSpec
+    from inspector.session import ServerSession
+
+    session = ServerSession(ServerSpec(name="s", command=[sys.executable, "-c", "pass"]))
+    client = object()
+    session.client = client  # type: ignore[assignment]
+    told: list[tuple[str, object]] = []
+    session.notified.connect(lambda method, params: told.append((method, params)))
+    pure = [("notifications/message", {"level": "info", "data": f"line {i}"}) for i in range(4)]
+    mixed = [*pure[:2], ("notifications/spyglass/custom", {"a": 1}), ("notifications/message", "odd"), *pure[2:]]
+    session._on_notifications(client, pure)  # type: ignore[arg-type]
+    session._on_notifications(client, mixed)  # type: ignore[arg-type]
+    session._on_notifications(object(), pure)  # type: ignore[arg-type]  (a client gone: nothing)
+    assert told == pure + mixed
+    assert [e.text for e in session.log] == [f"line {i}" for i in range(4)] + ["line 0", "line 1", "null",
+                                                                              "line 2", "line 3"]
+    assert session.log.total == 9
