@@ -46,12 +46,12 @@ def entry_from_message(params: Any) -> LogEntry:
 def entries_from_messages(messages: list[Any], wall: float) -> list[LogEntry]:
     """`entry_from_message` of each of a read's `notifications/message` params, all taken at `wall`."""
     out: list[LogEntry] = []
-    append = out.append
+    append, new = out.append, tuple.__new__
     for params in messages:
         if type(params) is dict:
             data, level, logger = params.get("data"), params.get("level"), params.get("logger")
             if type(data) is str and type(level) is str and (logger is None or type(logger) is str):
-                append(LogEntry(wall, level, data, logger))  # the common case, without a call
+                append(new(LogEntry, (wall, level, data, logger)))  # the common case, without a Python call
                 continue
         entry = entry_from_message(params)
         append(LogEntry(wall, entry.level, entry.text, entry.logger))
