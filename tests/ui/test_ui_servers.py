@@ -296,6 +296,6 @@ async def test_a_shown_tool_list_starts_the_form_checks_import(open_window, monk
     monkeypatch.setattr(warmup, "preload_steps", lambda module, later: started.append(module))
     async with open_window() as window:
         conn = window.add_server(spec("demo", demo_cmd()))
+        assert started == ["jsonschema"]  # at once, while the server starts
         await connected(conn)
-        await until(lambda: started == ["jsonschema"], 5, "the import of jsonschema to start")
         assert find(window, QListView, "toolList").currentIndex().isValid() is False  # no tool selected yet

@@ -358,6 +358,7 @@ class MainWindow(WindowDialogs, QMainWindow):
             self.select_connection(conn)
         if connect:
             self._spawn(session.start(), f"connecting {spec.name}")
+            self.warmup.preload()  # (its steps fill the wait for the server: a call may follow its listing at once)
         self._update_summary()
         return conn
 
@@ -545,7 +546,6 @@ class MainWindow(WindowDialogs, QMainWindow):
     def _conn_tools_changed(self, conn: Connection) -> None:
         if conn is self.selected_connection():
             self._show_tools(conn)
-            self.warmup.preload()  # (after the list is shown: a call may follow at once)
 
     def _update_actions(self) -> None:
         conn = self.selected_connection()

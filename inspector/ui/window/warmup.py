@@ -28,11 +28,11 @@ class Warmup:
 
     def preload(self) -> None:
         """The forms' checks need jsonschema from a tool's second selection or first call on: imported a
-        dependency per turn once the first connection has had its start, or from the first tool list shown or
-        the first selection of a tool if that comes sooner — not in the turn of the selection or the click on
-        Call that needs it (50-60 ms: a call clicked at once after its server was listed took a turn of
-        45-60 ms, the first flood's longest). The steps (0-15 ms each, about 50 ms in all) are 4 ms apart:
-        done some 70 ms after the list is shown, before a person can have chosen a tool and clicked."""
+        dependency per turn from the first server the window connects (while it starts), or 1.5 s after the
+        window is shown, or from the first selection of a tool if that comes sooner — not in the turn of the
+        selection or the click on Call that needs it (50-60 ms: a call clicked at once after its server was
+        listed took a turn of 45-60 ms, the first flood's longest). The steps (0-15 ms each, about 50 ms in
+        all) are 4 ms apart."""
         if not self._preloaded:
             self._preloaded = True
             preload_steps("jsonschema", lambda fn: QTimer.singleShot(PRELOAD_STEP_MS, fn))
