@@ -96,6 +96,8 @@ class Judge:
     def frames(self, first: int, frames: list[Frame]) -> list[tuple[int, Finding]]:
         """`frame` of frames `first`, `first + 1`…, in order, with each finding's frame number. A flood's
         valid notifications are checked against their schema here, without a call each."""
+        if len(frames) > 1 and self._run_valid(frames):
+            return []  # a flood's read: one method's notifications, each valid, judged in one call
         found: list[tuple[int, Finding]] = []
         quick: dict[str, Any] = {}  # method -> its validator where `_quick_valid` says one settles it
         for n, frame in enumerate(frames, first):
@@ -148,6 +150,30 @@ class Judge:
         try:
             return bool(validator.is_valid(_whole(message)))
         except Exception:  # (integers beyond 64 bits and the like): the long way says what
+            return False
+
+    def _run_valid(self, frames: list[Frame]) -> bool:
+        """True when every frame is a notification the server sent, all of one method that `_quick_valid`
+        settles, and each is valid: then `frames` finds nothing. Checked in one call where the method's
+        schema asks nothing of a notification but its params (`_params_run`), else False (judged one by one)."""
+        first = frames[0].message
+        if type(first) is not rpc.Notification or frames[0].direction != "in" or not self._quick_valid(first):
+            return False
+        method = first.method
+        params = [m.params for f in frames if f.direction == "in" and type(m := f.message) is rpc.Notification
+                  and m.method == method]
+        if len(params) != len(frames):
+            return False
+        validator = self._quick[method][0]
+        if validator is True:
+            return True  # a method the revision does not define: nothing to validate against
+        run = _params_run(self.revision, _method_defs(self.revision, "Notification")[method]) \
+            if self.revision is not None else None
+        if run is None or None in params:
+            return False
+        try:
+            return bool(run.is_valid(params))
+        except Exception:  # (integers beyond 64 bits and the like): one by one, the long way says what
             return False
 
     def _quick_entry(self, method: str) -> tuple[Any, bool]:
@@ -475,6 +501,37 @@ def _validator(revision: str, name: str) -> _Compiled:
 def _problem(revision: str, name: str, instance: Any) -> str | None:
     """The first problem of `instance` against `name` of `revision`, in words; None when valid."""
     return _validator(revision, name).first_problem(instance)
+
+
+@cache
+def _params_run(revision: str, name: str) -> Any:
+    """A validator of a list of params, each against the `params` of notification `name`, where a notification
+    `{"jsonrpc": "2.0", "method": M, "params": P}` of that definition's own method M is valid exactly when P
+    is (an object schema that says only that jsonrpc is "2.0", method is M and which of them are required);
+    None where the definition asks more (judged one by one) or cannot be compiled."""
+    doc = schemas.definition(revision, name)
+    key = "$defs" if "$defs" in doc else "definitions"
+    sub = doc[key][name]
+    props = sub.get("properties") if isinstance(sub, dict) else None
+    required = sub.get("required", []) if isinstance(sub, dict) else None
+
+    def const(member: Any, value: str) -> bool:
+        return (isinstance(member, dict) and set(member) <= {"const", "type", "description"}
+                and member.get("const") == value and member.get("type", "string") == "string")
+
+    method = props["method"].get("const") if isinstance(props, dict) and isinstance(props.get("method"), dict) else None
+    if not (isinstance(props, dict) and set(sub) <= {"description", "properties", "required", "type"}
+            and sub.get("type") == "object" and "params" in props and set(props) <= {"jsonrpc", "method", "params"}
+            and isinstance(method, str) and const(props["method"], method)
+            and ("jsonrpc" not in props or const(props["jsonrpc"], "2.0"))
+            and isinstance(required, list) and set(required) <= {"jsonrpc", "method", "params"}):
+        return None
+    run = {k: v for k, v in doc.items() if k != "$ref"}
+    run.update({"type": "array", "items": {"$ref": f"#/{key}/{name}/properties/params"}})
+    try:
+        return schemarefs.rust_validator(run)
+    except Exception:
+        return None
 
 
 def _compiled(schema: Any) -> Any:

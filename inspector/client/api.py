@@ -381,7 +381,11 @@ class Client(ClientCore):
             super()._notified_run(frames)
             return
         # a flood's notifications in one hand-off (four calls per notification cost a flood 0.2 s)
-        run: list[tuple[str, Any]] = []
+        run: list[tuple[str, Any]] = [(m.method, m.params) for f in frames if type(m := f.message) is rpc.Notification]
+        if len(run) == len(frames) and _CLIENT_NOTIFICATIONS.isdisjoint([method for method, _ in run]):
+            _hand_on(many, run)  # (a flood's read: none of them the client's own)
+            return
+        run = []
         for frame in frames:
             msg = frame.message
             assert isinstance(msg, rpc.Notification)

@@ -26,7 +26,7 @@ from ..protocol import apps, skills
 from ..protocol import events as ev
 from ..protocol import jsonrpc as rpc
 from ..protocol.mode import Mode
-from ..protocol.session import ClientSession, State, plain_notification
+from ..protocol.session import SESSION_NOTIFICATIONS, ClientSession, State, plain_notification
 from ..protocol.versions import MODERN_VERSION, Era
 from ..traffic.frame import Frame
 from ..transport.base import Closed, Transport
@@ -367,12 +367,14 @@ class ClientCore:
                 log.exception("traffic hook failed")
 
     def _on_frames(self, raws: list[Any], mono: float) -> None:
-        """Frames of one read. A run of plain notifications (most of a flood) is recorded in one hand-off, then
-        handed on one by one, in order; any other frame goes the way of `_on_frame`, after the run before it."""
+        """Frames of one read: a run of plain notifications recorded in one hand-off, then handed on (in order)."""
         run: list[Frame] = []
-        wall = self._wall0 + mono
-        quick = not self.handmade.active
-        for raw, msg in zip(raws, rpc.parse_many(raws), strict=True):
+        wall, quick, msgs = self._wall0 + mono, not self.handmade.active, rpc.parse_many(raws)
+        if quick and {*map(type, msgs)} == {rpc.Notification} and SESSION_NOTIFICATIONS.isdisjoint(
+                m.method for m in msgs if type(m) is rpc.Notification):
+            return self._plain_notifications([Frame("in", r, mono, wall, None, m)
+                                              for r, m in zip(raws, msgs, strict=True)])
+        for raw, msg in zip(raws, msgs, strict=True):  # (others go the way of `_on_frame`, after the run before)
             try:
                 if quick and plain_notification(msg):
                     run.append(Frame("in", raw, mono, wall, None, msg))
@@ -559,8 +561,7 @@ class ClientCore:
         self._notified(event.method, event.params)
 
     def _notified(self, method: str, params: dict[str, Any] | None) -> None:
-        """A notification from the server. Subclasses look at it first (caches, subscriptions, tasks), then
-        call this."""
+        """A notification from the server. Subclasses look at it first (caches, subscriptions, tasks), then this."""
         if self.on_notification:
             self.on_notification(method, params)
 

@@ -37,7 +37,7 @@ from .health import HEARTBEAT_S, Health
 from .hooks import Hook
 from .library import Library, lists_change
 from .listing import LIBRARY, LIST_CHANGED, Listing, Listings
-from .log import ServerLog, entries_from_messages, entry_from_message
+from .log import ServerLog, entry_from_message
 from .requests import Answerer, Questions
 from .skills import Skills
 
@@ -471,16 +471,19 @@ class ServerSession:
         if client is not self.client:
             return
         messages: list[Any] = []
-        for method, params in run:
+        rest = run
+        if {method for method, _ in run} == {"notifications/message"}:  # a flood's read: its log lines alone
+            rest, messages = [], [params for _, params in run]
+        for method, params in rest:
             if method == "notifications/message":
                 messages.append(params)
                 continue
             if messages:
-                self.log.extend(entries_from_messages(messages, time.time()))
+                self.log.extend_messages(messages, time.time())
                 messages = []
             self._take_notification(method, params)
         if messages:
-            self.log.extend(entries_from_messages(messages, time.time()))
+            self.log.extend_messages(messages, time.time())
         if len(self.notified):
             for method, params in run:
                 self.notified.emit(method, params)

@@ -187,8 +187,10 @@ class TrafficStore:
         c = self.columns
         k = len(frames)
         code = self._server_code(server_id)
-        codes = [self._method_code(m) if (m := f.message.method) else 0 for f in frames]  # (Notifications: above)
-        sizes = [len(f.data) for f in frames]
+        names = [f.message.method for f in frames]  # (Notifications: above; a flood's read has one)
+        codes: Iterable[int] = itertools.repeat(self._method_code(name) if name else 0, k) \
+            if names.count(name := names[0]) == k else [self._method_code(m) if m else 0 for m in names]
+        sizes = list(map(len, datas := [f.data for f in frames]))
         if code < WIDE:
             c.srv.extend(itertools.repeat(code, k))
         else:
@@ -202,7 +204,7 @@ class TrafficStore:
         c.size.extend(sizes)
         c.pair.extend(itertools.repeat(-1, k))
         end = len(c.buf)
-        c.buf += b"".join([f.data for f in frames])
+        c.buf += b"".join(datas)
         c.off.extend(itertools.islice(itertools.accumulate(sizes, initial=end), 1, None))
         if self.t0 is None:
             self.t0 = frames[0].mono

@@ -631,3 +631,35 @@ def test_a_run_of_frames_is_judged_as_one_by_one():
     by_run.frames(run[:1])
     by_run.frames(run[1:])
     assert by_run.seen.kinds == by_one.seen.kinds == {"get_weather": {"image"}}
+
+
+@pytest.mark.parametrize("revision", ["2024-11-05", "2025-06-18", "2025-11-25", "2026-07-28"])
+def test_a_read_of_one_methods_notifications_is_judged_in_one_call_as_one_by_one(revision):
+    """A flood's read (notifications of one method) is checked against the schema of their params in one call
+    where the method's schema asks nothing else of them (`_params_run`), and finds what one by one finds: a bad
+    level, params missing, a number too big for the validator, each on its own frame, the others nothing."""
+    from inspector.protocol import jsonrpc as rpc
+
+    def parsed(frame: Frame) -> Frame:
+        return Frame(frame.direction, frame.data, 0.0, 0.0, None, rpc.parse(frame.data))
+
+    name = F._method_defs(revision, "Notification")["notifications/message"]
+    assert F._params_run(revision, name) is not None
+    assert F._params_run(revision, F._method_defs(revision, "Notification")["notifications/progress"]) is not None
+    note = {"method": "notifications/message", "params": {"level": "info", "logger": "x", "data": "line"}}
+    odd = [{"method": "notifications/message", "params": {"level": "loud", "data": "x"}},
+           {"method": "notifications/message"},
+           {"method": "notifications/message", "params": {"level": "info", "data": 10 ** 30}},
+           {"method": "notifications/message", "params": {"level": "info"}}]
+    runs = [[note] * 40, [{"method": "notifications/spyglass/custom", "params": {"a": 1}}] * 5]
+    runs += [[note] * 7 + [bad] + [note] * 7 for bad in odd]
+    for caps in (CAPS, {}):
+        for run in runs:
+            frames = [parsed(inn(m)) for m in run]
+            one, many = judge(revision, caps), judge(revision, caps)
+            found = [(n, f.rule, f.message) for n, frame in enumerate(frames, 3) for f in one.frame(n, frame)]
+            assert [(n, f.rule, f.message) for n, f in many.frames(3, frames)] == found
+            assert [f.target for f in many.findings] == [f.target for f in one.findings]
+            if run is runs[0]:
+                assert found == [] if caps else found
+    assert F._params_run.cache_info().currsize >= 2

@@ -419,3 +419,27 @@ def test_an_exit_after_the_loop_closed_is_dropped_quietly():
     loop.close()
     stdio._wait_for_exit(proc, loop, done)  # no RuntimeError escapes the waiting thread
     assert not done.done()
+
+
+async def test_a_read_of_a_flood_is_handed_on_whole_with_the_collector_paused(tmp_path):
+    """A read's frames go to `on_frames` together (a flood's 64 KiB read, some 600 notifications, in one call:
+    64 at a time cost each layer ten times the calls), with the garbage collector paused while they are handed
+    on (their objects die by reference counting; its passes over them found nothing) and back on after."""
+    import gc
+
+    t = StdioTransport(script(tmp_path, """
+        import os, sys
+        os.write(1, b"".join(b'{"jsonrpc":"2.0","method":"notifications/message","params":{"n":%d}}\\n' % i
+                             for i in range(500)))
+        sys.stdin.read()
+    """))
+    runs: list[tuple[int, bool]] = []
+    t.on_frame = lambda raw, mono, meta=None: runs.append((1, gc.isenabled()))
+    t.on_frames = lambda frames, mono: runs.append((len(frames), gc.isenabled()))
+    t.on_log, t.on_close = (lambda line, mono: None), (lambda c: None)
+    assert gc.isenabled()
+    async with started(t):
+        await until(lambda: sum(n for n, _ in runs) == 500)
+    assert gc.isenabled()
+    assert max(n for n, _ in runs) > 64
+    assert all(not enabled for n, enabled in runs if n >= 16)

@@ -181,3 +181,29 @@ def test_the_recorded_log_model(qtmodeltester, qapp):
     assert model.index(1, 3).data() == '{"code": 7, "why": ["a", "b"]}' and model.index(2, 0).data() == "?"
     assert model.index(0, 0).data(0x0100) == 4
     qtmodeltester.check(RecordedLogModel([]))
+
+
+def test_the_log_pane_shows_a_flood_four_times_a_second_and_other_lines_at_once(qapp):
+    """A flush that finds more new lines than the log keeps (a flood) makes the log's newest 5,000 entries: the
+    next comes 250 ms later, not 100, until a flush finds what the log kept whole; every line is counted, the
+    newest shown."""
+    from types import SimpleNamespace
+
+    from inspector.session.log import LOG_LIMIT, ServerLog
+    from inspector.ui.servers.log_pane import FLOOD_FLUSH_MS, FLUSH_MS, LogPane
+
+    log = ServerLog()
+    pane = LogPane()
+    pane.show()
+    pane.show_connection(SimpleNamespace(session=SimpleNamespace(log=log)))  # type: ignore[arg-type]
+    assert pane._timer.interval() == FLUSH_MS
+    log.extend_messages([{"level": "info", "data": f"flood {i}"} for i in range(LOG_LIMIT + 100)], 1.7e9)
+    pane.flush()
+    texts = [e.text for e in pane.log_model.rows]
+    assert pane._timer.interval() == FLOOD_FLUSH_MS
+    assert texts == [f"flood {i}" for i in range(100, LOG_LIMIT + 100)]  # the newest the log kept
+    log.extend_messages([{"level": "info", "data": "calm"}], 1.7e9 + 1)
+    pane.flush()
+    assert pane._timer.interval() == FLUSH_MS and pane.log_model.rows[-1].text == "calm"
+    pane.show_connection(None)
+    pane.deleteLater()

@@ -284,3 +284,18 @@ async def test_a_broken_tools_list_is_shown_not_fatal(open_window):
         message = find(window, QLabel, "toolListMessage")
         assert message.isVisible() and message.text().startswith("tools/list")
         await shot(window, "tools-list-failed-light")
+
+
+async def test_a_shown_tool_list_starts_the_form_checks_import(open_window, monkeypatch):
+    """The forms' checks import jsonschema (50 ms): it starts in steps once a server's tools are shown, not in the
+    turn of a click on Call that comes at once (the first flood's longest turn), nor only 1.5 s after the start."""
+    from inspector.ui.window import warmup
+
+    started: list[str] = []
+    monkeypatch.setattr(warmup, "PRELOAD_AFTER_MS", 600_000)
+    monkeypatch.setattr(warmup, "preload_steps", lambda module, later: started.append(module))
+    async with open_window() as window:
+        conn = window.add_server(spec("demo", demo_cmd()))
+        assert started == ["jsonschema"]  # at once, while the server starts
+        await connected(conn)
+        assert find(window, QListView, "toolList").currentIndex().isValid() is False  # no tool selected yet

@@ -358,6 +358,7 @@ class MainWindow(WindowDialogs, QMainWindow):
             self.select_connection(conn)
         if connect:
             self._spawn(session.start(), f"connecting {spec.name}")
+            self.warmup.preload()  # (its steps fill the wait for the server: a call may follow its listing at once)
         self._update_summary()
         return conn
 
@@ -529,11 +530,8 @@ class MainWindow(WindowDialogs, QMainWindow):
         self.tool_panel.show_session(conn.session if conn is not None else None, tool_findings(conn),
                                      conn.live.cost if conn is not None else None)
         listing = conn.session.tools if conn is not None else None
-        self.tool_detail.placeholder.setText(
-            "Select a tool to see what it does and what it takes."
-            if listing is not None and (listing.items or listing.vanished)
-            else ""
-        )
+        self.tool_detail.placeholder.setText("Select a tool to see what it does and what it takes."
+                                             if listing is not None and (listing.items or listing.vanished) else "")
 
     def _conn_status_changed(self, conn: Connection) -> None:
         self.edits.status_changed(conn)  # named as it reports itself, when the user gave no name

@@ -9,7 +9,7 @@ from PySide6.QtCore import QTimer
 from ...preload import preload_steps
 
 PRELOAD_AFTER_MS = 1500  # after the start: the first server is up and listed by then
-PRELOAD_STEP_MS = 20  # between two steps of that import: other work has turns of its own in between
+PRELOAD_STEP_MS = 4  # between two steps of that import: other work has turns of its own in between
 
 
 class Warmup:
@@ -28,8 +28,11 @@ class Warmup:
 
     def preload(self) -> None:
         """The forms' checks need jsonschema from a tool's second selection or first call on: imported a
-        dependency per turn once the first connection has had its start, or from the first selection of a
-        tool if that comes sooner — not in the turn of the selection that needs it (50-60 ms)."""
+        dependency per turn from the first server the window connects (while it starts), or 1.5 s after the
+        window is shown, or from the first selection of a tool if that comes sooner — not in the turn of the
+        selection or the click on Call that needs it (50-60 ms: a call clicked at once after its server was
+        listed took a turn of 45-60 ms, the first flood's longest). The steps (0-15 ms each, about 50 ms in
+        all) are 4 ms apart."""
         if not self._preloaded:
             self._preloaded = True
             preload_steps("jsonschema", lambda fn: QTimer.singleShot(PRELOAD_STEP_MS, fn))
