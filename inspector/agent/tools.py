@@ -59,7 +59,7 @@ TOOLS: dict[str, tuple[str, dict[str, Any], dict[str, Any], dict[str, bool]]] = 
              "era": _d(S, "auto (default), legacy, modern, or a protocol version"),
              "env": _d(STR_MAP, "environment variables"), "headers": _d(STR_MAP, "HTTP headers"),
              "cwd": _d(S, "working folder")}, "name"),
-        SERVER_OUT, _hints(False, open_world=True)),
+        SERVER_OUT, _hints(False, True, open_world=True)),  # a command is any program: it may do anything
     "spyglass_disconnect": (
         "Close a connection (a stdio server is stopped with its process group).",
         _in({"server": SERVER}, "server"), _out({"name": S, "closed": B}, "closed"), _hints(False, True, True)),

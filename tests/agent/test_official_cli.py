@@ -40,6 +40,7 @@ def test_the_official_cli_lists_and_calls_spyglass_tools(tmp_path):
         tools = {t["name"]: t for t in listed["result"]["tools"]}
         assert set(tools) == set(TOOLS)
         assert tools["spyglass_call"]["annotations"]["destructiveHint"] is True
+        assert tools["spyglass_connect"]["annotations"]["destructiveHint"] is True  # a command is any program
         traffic = tools["spyglass_traffic"]
         assert traffic["annotations"]["readOnlyHint"] is True and traffic["outputSchema"]["type"] == "object"
 
