@@ -118,3 +118,21 @@ def test_display_and_tints():
                                      Qt.ItemDataRole.ToolTipRole)
     assert model.data(QModelIndex()) is None
     assert model.headerData(0, Qt.Orientation.Horizontal) == "No."
+
+
+def test_a_flood_is_taken_in_less_often_and_quiet_traffic_at_once(qtbot):
+    """A batch of a flood's size (FLOOD_ROWS and more) makes the next one wait FLOOD_SLOWER times longer (each
+    batch lays out and paints the view: a quarter of the window's work in a flood); the first quieter batch
+    brings the usual wait back, so a call's frames after a flood are not held back for long."""
+    store = TrafficStore(":memory:")
+    model = TrafficModel(store, batch_ms=40)
+    waits: list[int] = []
+    model._timer.timeout.connect(lambda: waits.append(model._timer.interval()))
+    for i in range(tm.FLOOD_ROWS + 10):
+        store.add("s", note(i))
+    qtbot.waitUntil(lambda: model.rowCount() == tm.FLOOD_ROWS + 10, timeout=3000)
+    store.add("s", note(0))
+    qtbot.waitUntil(lambda: model.rowCount() == tm.FLOOD_ROWS + 11, timeout=3000)
+    store.add("s", note(1))
+    qtbot.waitUntil(lambda: model.rowCount() == tm.FLOOD_ROWS + 12, timeout=3000)
+    assert waits == [40, 40 * tm.FLOOD_SLOWER, 40]

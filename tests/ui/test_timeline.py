@@ -378,3 +378,18 @@ def test_screenshots_of_100k_frames(make_view, qtbot, mode):
     assert view.grab().save(str(ARTIFACTS / f"timeline-100k-zoomed-{mode}.png"))
     canvas.zoom(25)  # a third of a second: single requests, one above the other while in flight
     assert view.grab().save(str(ARTIFACTS / f"timeline-100k-detail-{mode}.png"))
+
+
+def test_a_flood_is_taken_in_less_often_and_quiet_traffic_at_once(make_view, qtbot):
+    """As the traffic pane's rows: a refresh that took in a flood's worth of frames waits FLOOD_SLOWER times
+    longer before the next, and the first quieter one brings the usual wait back."""
+    from inspector.ui.traffic.model import FLOOD_ROWS, FLOOD_SLOWER
+
+    store = TrafficStore(":memory:")
+    view = make_view(store)
+    for i in range(FLOOD_ROWS + 10):
+        store.add("s", Frame("out", b'{"jsonrpc":"2.0","method":"notifications/message","params":{}}', i * 0.001,
+                             1e9 + i * 0.001))
+    qtbot.waitUntil(lambda: view._timer.interval() == 10 * FLOOD_SLOWER, timeout=3000)
+    store.add("s", Frame("out", b'{"jsonrpc":"2.0","method":"ping","id":1}', 5.0, 1e9 + 5.0))
+    qtbot.waitUntil(lambda: view._timer.interval() == 10, timeout=3000)

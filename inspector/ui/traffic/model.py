@@ -23,6 +23,8 @@ from ...traffic.store import K_APP, K_ERROR, K_MALFORMED, K_MODEL, K_REQUEST, K_
 from ..base.theme import severity_icon
 
 BATCH_MS = 80
+FLOOD_ROWS = 2_000  # rows taken in by one batch that mean a flood: the next batch waits FLOOD_SLOWER times longer
+FLOOD_SLOWER = 3  # (the pane still fills four times a second, and the flood's frames cost the window a third less)
 FINDINGS_KEPT = 50_000  # records whose findings' words are kept for the tooltip and the detail
 SCAN_BUDGET = 200_000  # at most this many records looked at per tick...
 SCAN_SECONDS = 0.02  # ...and no more than this long (a slice of 8,192 records at a time)
@@ -134,6 +136,7 @@ class TrafficModel(QAbstractTableModel):
         self._paused = False
         self._armed = False
         self._batch_ms = batch_ms
+        self._next_ms = batch_ms  # the wait before the next batch: longer while a flood lasts
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(batch_ms)
@@ -155,7 +158,7 @@ class TrafficModel(QAbstractTableModel):
     def _woken(self, n: int) -> None:
         self._armed = False
         if not self._timer.isActive():
-            self._timer.start(self._batch_ms)
+            self._timer.start(self._next_ms)
 
     def _continue(self) -> None:
         """More of a filter to apply: the next slice as soon as the event loop is free."""
@@ -169,6 +172,7 @@ class TrafficModel(QAbstractTableModel):
         view = self._view
         if view.filter.expert:  # flagged rows join anywhere, not only at the end
             added = view.update()
+            self._pace(added)
             if added:
                 self.beginResetModel()
                 self._rows, self._shown = view.rows, len(view.rows)
@@ -179,6 +183,7 @@ class TrafficModel(QAbstractTableModel):
             self._continue()  # a long filter: go on after the event loop had its turn
         new = len(view.rows)
         first = self._shown
+        self._pace(new - first)
         if new <= first:
             return 0
         self.beginInsertRows(QModelIndex(), first, new - 1)
@@ -186,6 +191,11 @@ class TrafficModel(QAbstractTableModel):
         self.inserts += 1
         self.endInsertRows()
         return new - first
+
+    def _pace(self, added: int) -> None:
+        """A batch of a flood's size: the next one waits longer (each batch lays out and paints the view, a
+        quarter of the window's work in a flood of 100,000 frames); the first quieter batch brings it back."""
+        self._next_ms = self._batch_ms * FLOOD_SLOWER if added >= FLOOD_ROWS else self._batch_ms
 
     @property
     def paused(self) -> bool:

@@ -26,6 +26,7 @@ from ..base import design
 from ..base.fit import overflow_row
 from ..base.highlight import palette_is_dark
 from ..base.text import plain_tooltip, visible
+from .model import FLOOD_ROWS, FLOOD_SLOWER
 
 BATCH_MS = 100  # new frames are taken in at most this often
 BUDGET_S = 0.02  # and for no longer than this per turn of the loop
@@ -591,6 +592,7 @@ class TimelineView(QWidget):
         self._timer.setSingleShot(True)
         self._timer.setInterval(batch_ms)
         self._timer.timeout.connect(self.refresh)
+        self._batch_ms = batch_ms  # the wait before taking in new frames; longer while a flood lasts (as the pane's)
         self.refreshes = 0
         self._arm()
         self.canvas.fit()
@@ -612,7 +614,7 @@ class TimelineView(QWidget):
         self._armed = False
         try:
             if not self._timer.isActive():
-                self._timer.start()
+                self._timer.start()  # its interval: set by the last refresh
         except RuntimeError:  # the view is gone; the store outlived it
             pass
 
@@ -620,6 +622,7 @@ class TimelineView(QWidget):
         """Take in what the store appended since (within a time budget, the rest on the next turn)."""
         self._arm()
         taken = self.timeline.update(seconds=BUDGET_S)
+        self._timer.setInterval(self._batch_ms * FLOOD_SLOWER if taken >= FLOOD_ROWS else self._batch_ms)
         if not self.timeline.complete:
             self._timer.start(0)
         if taken:
