@@ -380,7 +380,8 @@ def _plain_notification(raw: bytes) -> dict[str, Any] | None:
     if problem:
         return None
     if (isinstance(obj, dict) and obj.get("jsonrpc") == "2.0" and isinstance(obj.get("method"), str)
-            and "id" not in obj and isinstance(obj.get("params", {}), dict)):
+            and "id" not in obj and "result" not in obj and "error" not in obj
+            and isinstance(obj.get("params", {}), dict)):  # (as `rpc.parse` classifies: else no message at all)
         return obj
     return None
 

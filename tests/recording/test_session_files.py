@@ -370,3 +370,32 @@ def test_a_second_handshake_that_changes_the_revision_has_the_frames_judged_agai
         found, whole = judged_whole(path)
         assert judging.found == found and read.flags == whole.flags
         assert not judging.used  # judged again after the servers were rebuilt
+
+
+def _handshake(store: TrafficStore, i: int, revision: str, capabilities: dict, server: str = "s") -> None:
+    out = {"jsonrpc": "2.0", "id": i, "method": "initialize", "params": {
+        "protocolVersion": revision, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    back = {"jsonrpc": "2.0", "id": i, "result": {"protocolVersion": revision, "capabilities": capabilities,
+                                                  "serverInfo": {"name": server, "version": "1"}}}
+    store.add(server, Frame("out", json.dumps(out).encode(), i, i))
+    store.add(server, Frame("in", json.dumps(back).encode(), i + 0.1, i + 0.1))
+
+
+def test_a_notification_that_also_carries_a_result_is_judged_alike_as_read_and_whole(tmp_path):
+    """A line with a method, no id, and a "result" or "error" as well is no JSON-RPC message (the frames' parser
+    says so, and the live window's judge with it): the frames judged as read (parsed by the store) and the whole
+    store's judging (from the raw bytes) both say so, on the same frames."""
+    store = TrafficStore(tmp_path / "mixed.sqlite")
+    _handshake(store, 1, "2025-06-18", {"logging": {}})
+    line = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}'
+    for k in range(4):
+        store.add("s", Frame("in", line + b"}", 2 + k, 2 + k))
+    store.add("s", Frame("in", line + b',"result":{}}', 7, 7))
+    store.add("s", Frame("in", line + b',"error":{"code":1,"message":"m"}}', 8, 8))
+    store.flush(wait=True)
+    store.close()
+    path = tmp_path / "mixed.sqlite"
+    judging, read = judged_as_read(path)
+    found, whole = judged_whole(path)
+    assert judging.found == found and read.flags == whole.flags
+    assert sorted(found) == [6, 7] and all("not a JSON-RPC message" in f.message for n in found for f in found[n])
