@@ -663,3 +663,79 @@ def test_a_read_of_one_methods_notifications_is_judged_in_one_call_as_one_by_one
             if run is runs[0]:
                 assert found == [] if caps else found
     assert F._params_run.cache_info().currsize >= 2
+
+
+def _note(method: str, params: Any = ..., **envelope: Any) -> bytes:
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method, **envelope}
+    if params is not ...:
+        msg["params"] = params
+    return json.dumps(msg).encode()
+
+
+# what a server may send in a flood's read: notifications of a few methods, valid or broken in each way the
+# schemas tell apart (params missing, null, of the wrong kind, a field too big for the validator), and a few
+# lines that are no notification (an id, no jsonrpc, a result besides the method, not JSON)
+FLOOD_LINES = {
+    "notifications/message": [
+        _note("notifications/message", {"level": "info", "data": "x"}),
+        _note("notifications/message", {"level": "info", "logger": "l", "data": {"k": [1, 2]}}),
+        _note("notifications/message", {"level": "loud", "data": "x"}),
+        _note("notifications/message", {"level": "info"}),
+        _note("notifications/message", {"level": "info", "logger": 5, "data": "x"}),
+        _note("notifications/message", {"level": "info", "data": 10 ** 30}),
+        _note("notifications/message", {"level": "info", "data": "x", "_meta": {"a": 1}}),
+        _note("notifications/message", {"level": "info", "data": "x"}, extra=1),
+        _note("notifications/message"), _note("notifications/message", None), _note("notifications/message", {}),
+    ],
+    "notifications/progress": [
+        _note("notifications/progress", {"progressToken": 1, "progress": 0.5}),
+        _note("notifications/progress", {"progressToken": "t", "progress": 1, "total": 2, "message": "m"}),
+        _note("notifications/progress", {"progressToken": True, "progress": 1}),
+        _note("notifications/progress", {"progressToken": 1}),
+        _note("notifications/progress", {"progressToken": 1, "progress": "1"}),
+        _note("notifications/progress"), _note("notifications/progress", None),
+    ],
+    "notifications/cancelled": [
+        _note("notifications/cancelled", {"requestId": 1}), _note("notifications/cancelled", {"requestId": 1.5}),
+        _note("notifications/cancelled", {"requestId": 1, "reason": 3}), _note("notifications/cancelled"),
+    ],
+    "notifications/tools/list_changed": [
+        _note("notifications/tools/list_changed"), _note("notifications/tools/list_changed", {}),
+        _note("notifications/tools/list_changed", {"_meta": 3}),
+    ],
+    "notifications/initialized": [_note("notifications/initialized"), _note("notifications/initialized", [])],
+    "notifications/spyglass/custom": [_note("notifications/spyglass/custom", {"a": 1}),
+                                      _note("notifications/spyglass/custom")],
+    "other": [b'{"jsonrpc":"2.0","id":7,"method":"ping"}', b'{"method":"notifications/message","params":{}}',
+              _note("notifications/message", {"level": "info", "data": "x"}, result={}),
+              b'{"jsonrpc":"2.0","id":99,"result":{}}', b"Starting... not JSON"],
+}
+
+
+def test_a_flood_read_judged_in_one_call_finds_what_one_by_one_finds():
+    """Property: whatever reads a server sends (one method's notifications, valid or broken, or a mix with other
+    lines), in each of the four revisions, with or without the capabilities the rules look at, `Judge.frames`
+    (the one-call run where `_params_run` allows it) finds what `frame` one by one finds: the same findings, on
+    the same frame numbers, in the same order, and the judge keeps the same mistakes and counts."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    one_method = st.sampled_from(sorted(FLOOD_LINES)).flatmap(
+        lambda m: st.lists(st.sampled_from(FLOOD_LINES[m]), min_size=1, max_size=12))
+    mixed = st.lists(st.sampled_from([line for lines in FLOOD_LINES.values() for line in lines]), max_size=12)
+    reads = st.lists(st.one_of(one_method, one_method.map(lambda r: r[:1] * 6 + r), mixed), min_size=1, max_size=4)
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(revision=st.sampled_from(["2024-11-05", "2025-06-18", "2025-11-25", "2026-07-28"]),
+           caps=st.sampled_from([CAPS, {}, {"logging": {}}]), reads=reads)
+    def same(revision: str, caps: dict[str, Any], reads: list[list[bytes]]) -> None:
+        one, many = judge(revision, caps), judge(revision, caps)
+        n = 3
+        for read in reads:
+            frames = [Frame("in", line, 0.0, 0.0, None, rpc.parse(line)) for line in read]
+            found = [(k, f.rule, f.target, f.message) for k, frame in enumerate(frames, n) for f in one.frame(k, frame)]
+            assert [(k, f.rule, f.target, f.message) for k, f in many.frames(n, frames)] == found
+            n += len(frames)
+        assert many.findings == one.findings and many.repeats == one.repeats and many.trusted == one.trusted
+
+    same()
