@@ -739,3 +739,47 @@ def test_a_flood_read_judged_in_one_call_finds_what_one_by_one_finds():
         assert many.findings == one.findings and many.repeats == one.repeats and many.trusted == one.trusted
 
     same()
+
+
+def test_the_one_call_run_is_used_only_where_a_notification_schema_asks_nothing_but_params(monkeypatch):
+    """`_params_run`'s structural check, on definitions a revision could have: a run is made only for an object
+    schema whose other members are the jsonrpc "2.0" and method consts; a definition that asks more of the
+    envelope (another jsonrpc, additionalProperties, allOf, a $ref, a method enum, another member) is judged one
+    by one. Where a run is made it accepts a read exactly when each notification is valid against the whole."""
+    from inspector.protocol import schemas
+    from inspector.schemarefs import rust_validator
+
+    params = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    method = {"const": "notifications/x", "type": "string"}
+    plain = {"type": "object", "properties": {"jsonrpc": {"const": "2.0", "type": "string"}, "method": method,
+                                              "params": params}, "required": ["jsonrpc", "method", "params"]}
+    asks_more = {
+        "jsonrpc 1.0": {**plain, "properties": {**plain["properties"], "jsonrpc": {"const": "1.0", "type": "string"}}},
+        "closed": {**plain, "additionalProperties": False},
+        "allOf": {"allOf": [plain, {"type": "object"}]},
+        "ref": {"$ref": "#/definitions/Plain"},
+        "method enum": {**plain, "properties": {**plain["properties"], "method": {"enum": ["notifications/x"]}}},
+        "method pattern": {**plain, "properties": {**plain["properties"], "method": {**method, "pattern": "^n"}}},
+        "id": {**plain, "properties": {**plain["properties"], "id": {"type": "integer"}}},
+        "required id": {**plain, "required": ["id", "method"]},
+        "no params": {**plain, "properties": {"method": method}},
+    }
+    fine = {"plain": plain, "params optional": {**plain, "required": ["method"]},
+            "no jsonrpc": {**plain, "properties": {"method": method, "params": params}}}
+    defs = {"Plain": plain, **{k.replace(" ", ""): v for k, v in {**asks_more, **fine}.items()}}
+    doc = {"$schema": "http://json-schema.org/draft-07/schema#", "definitions": defs}
+    monkeypatch.setattr(schemas, "definition",
+                        lambda revision, name: {"$ref": f"#/definitions/{name}", "definitions": defs, **doc})
+    F._params_run.cache_clear()
+    try:
+        assert {k for k in asks_more if F._params_run("test", k.replace(" ", "")) is not None} == set()
+        reads = [[{"n": 1}, {"n": 2}], [{"n": 1}, {"n": "2"}], [{}], [{"n": 1, "m": 2}]]
+        for k in fine:
+            run = F._params_run("test", k.replace(" ", ""))
+            whole = rust_validator({**doc, "$ref": f"#/definitions/{k.replace(' ', '')}"})
+            assert run is not None, k
+            for read in reads:
+                each = all(whole.is_valid({"jsonrpc": "2.0", "method": "notifications/x", "params": p}) for p in read)
+                assert run.is_valid(read) == each, (k, read)
+    finally:
+        F._params_run.cache_clear()
