@@ -9,6 +9,7 @@ import json
 import shutil
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 from recordings import record_everything, record_sdk, spyglass
@@ -399,3 +400,122 @@ def test_a_notification_that_also_carries_a_result_is_judged_alike_as_read_and_w
     found, whole = judged_whole(path)
     assert judging.found == found and read.flags == whole.flags
     assert sorted(found) == [6, 7] and all("not a JSON-RPC message" in f.message for n in found for f in found[n])
+
+
+def _as_read_in(path: Path, batch: int):
+    from inspector.recording.findings import Judging
+
+    opened, steps = reading(path, batch)
+    store = opened.store
+    builder, judging = SurfacesBuilder(store), Judging(store)
+    for _ in steps:
+        builder.take(len(store))
+        judging.take_read(*store.last_read, builder.out)
+    builder.take(len(store))
+    opened.rebuilt(builder.finish())
+    judging.settle(opened.surfaces)
+    judging.take(len(store))
+    return judging, store
+
+
+LOG_OK = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}'
+LOG_BAD = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"loud","data":"x"}}'
+TOOLS_CHANGED = b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'
+
+
+class _Script:
+    """A session written frame by frame: handshakes (asked, answered, refused) and a server's noise (a valid
+    and a broken log line, a tools/list_changed the capabilities may not declare)."""
+
+    def __init__(self, store: TrafficStore) -> None:
+        self.store, self.t = store, 0.0
+
+    def add(self, server: str, direction: str, message: Any) -> None:
+        self.t += 1
+        data = message if isinstance(message, bytes) else json.dumps(message).encode()
+        self.store.add(server, Frame(direction, data, self.t, self.t))
+
+    def ask(self, server: str, i: int, revision: str, method: str = "initialize", meta: bool = False) -> None:
+        params: dict[str, Any] = {"protocolVersion": revision, "capabilities": {},
+                                  "clientInfo": {"name": "t", "version": "1"}}
+        if meta:
+            params["_meta"] = {"io.modelcontextprotocol/protocolVersion": revision}
+        self.add(server, "out", {"jsonrpc": "2.0", "id": i, "method": method, "params": params})
+
+    def answer(self, server: str, i: int, revision: str, capabilities: Any) -> None:
+        self.add(server, "in", {"jsonrpc": "2.0", "id": i, "result": {
+            "protocolVersion": revision, "capabilities": capabilities, "serverInfo": {"name": server, "version": "1"}}})
+
+    def refuse(self, server: str, i: int) -> None:
+        self.add(server, "in", {"jsonrpc": "2.0", "id": i, "error": {"code": -32602, "message": "Unsupported"}})
+
+    def noise(self, server: str, times: int = 2) -> None:
+        for _ in range(times):
+            for line in (LOG_OK, LOG_BAD, TOOLS_CHANGED):
+                self.add(server, "in", line)
+
+
+def _caps_change_on_reconnect(s: _Script) -> None:
+    s.ask("s", 1, "2025-06-18"), s.answer("s", 1, "2025-06-18", {}), s.noise("s")
+    s.ask("s", 2, "2025-06-18"), s.answer("s", 2, "2025-06-18", {"logging": {}, "tools": {"listChanged": True}})
+    s.noise("s")
+
+
+def _two_servers(s: _Script) -> None:
+    s.ask("a", 1, "2025-06-18"), s.ask("b", 1, "2024-11-05"), s.noise("a"), s.noise("b")
+    s.answer("b", 1, "2024-11-05", {"logging": {}}), s.noise("a"), s.noise("b")
+    s.answer("a", 1, "2025-06-18", {}), s.noise("a"), s.noise("b")
+
+
+def _late_answer(s: _Script) -> None:
+    s.ask("s", 1, "2025-11-25"), s.noise("s", 10), s.answer("s", 1, "2025-11-25", {"logging": {}}), s.noise("s", 3)
+
+
+def _version_probe(s: _Script) -> None:
+    s.ask("s", 1, "2099-01-01"), s.refuse("s", 1), s.noise("s", 3)
+    s.ask("s", 2, "2025-06-18"), s.answer("s", 2, "2025-06-18", {"logging": {}}), s.noise("s", 3)
+
+
+def _modern_probe(s: _Script) -> None:
+    s.ask("s", 1, "2026-07-28", "server/discover", meta=True), s.refuse("s", 1), s.noise("s", 3)
+    s.ask("s", 2, "2026-07-28", "server/discover", meta=True), s.answer("s", 2, "2026-07-28", {"logging": {}})
+    s.noise("s", 3)
+
+
+def _answers_out_of_order(s: _Script) -> None:
+    s.ask("s", 1, "2025-06-18"), s.ask("s", 2, "2025-11-25"), s.answer("s", 2, "2025-11-25", {"logging": {}})
+    s.noise("s", 4), s.answer("s", 1, "2025-06-18", {}), s.noise("s", 3)
+
+
+def _two_servers_both_probed(s: _Script) -> None:
+    s.ask("a", 1, "2099-01-01"), s.ask("b", 1, "2099-01-01"), s.refuse("a", 1), s.refuse("b", 1)
+    s.noise("a"), s.noise("b")
+    s.ask("b", 2, "2024-11-05"), s.answer("b", 2, "2024-11-05", {"logging": {}}), s.noise("a")
+    s.ask("a", 2, "2025-06-18"), s.answer("a", 2, "2025-06-18", {}), s.noise("b")
+
+
+def _reconnect_to_an_unknown_revision(s: _Script) -> None:
+    s.ask("s", 1, "2025-06-18"), s.answer("s", 1, "2025-06-18", {"logging": {}}), s.noise("s")
+    s.ask("s", 2, "1999-01-01"), s.answer("s", 2, "1999-01-01", [1]), s.noise("s")
+
+
+@pytest.mark.parametrize("script", [_caps_change_on_reconnect, _two_servers, _late_answer, _version_probe,
+                                    _modern_probe, _answers_out_of_order, _two_servers_both_probed,
+                                    _reconnect_to_an_unknown_revision], ids=lambda f: f.__name__.strip("_"))
+def test_judged_as_read_equals_judged_whole_where_revisions_are_learned_late_or_change(script, tmp_path):
+    """`Judging.settle` finds every case where the frames judged as read were judged with another revision or
+    other capabilities than the whole store's judging gives them (capabilities changed on a reconnect, two
+    servers in one file, a handshake answered after many frames, a version probe refused first, answers out of
+    order, a reconnect to a revision Spyglass does not know): read in slices of 1, 3 and all frames, from the
+    database and from its portable export, the same findings and flags."""
+    script(_Script(store := TrafficStore(tmp_path / "s.sqlite")))
+    store.flush(wait=True)
+    store.close()
+    portable = tmp_path / "s.mcpsession"
+    export_session(open_session(tmp_path / "s.sqlite").store, portable, mask=False)
+    for path in (tmp_path / "s.sqlite", portable):
+        found, whole = judged_whole(path)
+        assert found
+        for batch in (1, 3, 1000):
+            judging, read = _as_read_in(path, batch)
+            assert judging.found == found and read.flags == whole.flags, (path.name, batch)
