@@ -727,12 +727,19 @@ def test_a_flood_read_judged_in_one_call_finds_what_one_by_one_finds():
 
     @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
     @given(revision=st.sampled_from(["2024-11-05", "2025-06-18", "2025-11-25", "2026-07-28"]),
-           caps=st.sampled_from([CAPS, {}, {"logging": {}}]), reads=reads)
-    def same(revision: str, caps: dict[str, Any], reads: list[list[bytes]]) -> None:
-        one, many = judge(revision, caps), judge(revision, caps)
+           caps=st.sampled_from([CAPS, {}, {"logging": {}}]), reads=reads, handshake=st.integers(-1, 3))
+    def same(revision: str, caps: dict[str, Any], reads: list[list[bytes]], handshake: int) -> None:
+        # handshake >= 0: the judges start unready and learn the revision from an initialize answered in that read
+        one, many = (judge(revision, caps), judge(revision, caps)) if handshake < 0 else (F.Judge(), F.Judge())
         n = 3
-        for read in reads:
+        for i, read in enumerate(reads):
             frames = [Frame("in", line, 0.0, 0.0, None, rpc.parse(line)) for line in read]
+            if i == handshake or (i == len(reads) - 1 and handshake >= len(reads)):
+                answer = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {
+                    "protocolVersion": revision, "capabilities": caps, "serverInfo": {"name": "s", "version": "1"}}})
+                frames[len(frames) // 2:len(frames) // 2] = [
+                    out(1, "initialize", {"protocolVersion": revision}),
+                    Frame("in", answer.encode(), 0.0, 0.0, None, rpc.parse(answer.encode()))]
             found = [(k, f.rule, f.target, f.message) for k, frame in enumerate(frames, n) for f in one.frame(k, frame)]
             assert [(k, f.rule, f.target, f.message) for k, f in many.frames(n, frames)] == found
             n += len(frames)
