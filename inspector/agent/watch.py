@@ -48,14 +48,7 @@ class Watchers:
     def add(self, send: Send) -> dict[str, Any]:
         """A new watcher: what it needs to catch up (the servers, the calls waiting for a decision)."""
         self.sends.append(send)
-        servers = self.hub.describe()
-        for described in servers:  # what its handshake and listing said before this watcher came
-            conn = self.hub.connections.get(described["name"])
-            hello = conn.session.hello if conn is not None else None
-            if hello is not None:
-                described["capabilities"] = hello.capabilities
-            if conn is not None and conn.session.tools.loaded:
-                described["toolList"] = list(conn.session.tools.items)
+        servers = [said(conn) for conn in self.hub.connections.values()]  # what happened before this watcher came
         return {"watching": True, "servers": servers, "waiting": [event for _future, event in self.pending.values()]}
 
     def remove(self, send: Send) -> None:
@@ -77,7 +70,7 @@ class Watchers:
             return
         conn = self.hub.connections.get(name)
         self.broadcast({"event": "server", "what": what, "name": name,
-                        "server": conn.describe() if conn is not None else None})
+                        "server": said(conn) if conn is not None else None})
 
     def _frame(self, name: str, n: int, frame: Frame) -> None:
         if not self.sends:
@@ -139,6 +132,18 @@ class Watchers:
         if not future.done():
             future.set_result(allow)
         return {"approval": approval, "allowed": allow}
+
+
+def said(conn: Connection) -> dict[str, Any]:
+    """A connection as a watcher learns it: its description, and what its handshake and its listing said (a
+    watcher that came after the handshake, or between the listing's request and its answer, saw neither)."""
+    described = conn.describe()
+    hello = conn.session.hello
+    if hello is not None:
+        described["capabilities"] = hello.capabilities
+    if conn.session.tools.loaded:
+        described["toolList"] = list(conn.session.tools.items)
+    return described
 
 
 def _jsonable(value: Any) -> bool:

@@ -107,3 +107,25 @@ async def test_a_watcher_that_stops_reading_is_let_go(tmp_path, monkeypatch, exp
     finally:
         d.done.set()
         await serving
+
+
+async def test_a_watcher_learns_the_tool_list_when_the_listing_ends_not_only_from_its_frames():
+    """A window that attaches between the listing's request and its answer sees only the answer, which it cannot
+    pair: the server event of the listing's end carries the tools themselves (and the handshake's capabilities),
+    as the catch-up of a watcher that came later does."""
+    from inspector.agent.hub import Hub
+    from inspector.agent.watch import Watchers
+
+    hub = Hub()
+    watchers = Watchers(hub)
+    events: list[dict] = []
+    watchers.add(events.append)
+    try:
+        await hub.open("demo", command=demo_cmd())
+        listed = [e for e in events if e.get("event") == "server" and e.get("what") == "changed:tools"]
+        assert listed, [e.get("what") for e in events if e.get("event") == "server"]
+        tools = listed[-1]["server"]["toolList"]
+        assert {t["name"] for t in tools} >= {"echo", "delete_item"}
+        assert "capabilities" in listed[-1]["server"]
+    finally:
+        await hub.close_all()

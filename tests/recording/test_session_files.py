@@ -295,12 +295,12 @@ def test_servers_rebuilt_as_the_window_reads_are_the_ones_rebuilt_from_the_whole
         assert sum(len(s.log) for s in whole.values()) > 0
 
 
-def judged_as_read(path: Path):
+def judged_as_read(path: Path, batch: int = 3):
     """Judge a session file's frames as the window does: each slice as it is read, with the messages the
     store parsed, the servers rebuilt alongside; then settled against the servers rebuilt whole."""
     from inspector.recording.findings import Judging
 
-    opened, steps = reading(path, 3)
+    opened, steps = reading(path, batch)
     store = opened.store
     builder, judging = SurfacesBuilder(store), Judging(store)
     for _ in steps:
@@ -402,22 +402,6 @@ def test_a_notification_that_also_carries_a_result_is_judged_alike_as_read_and_w
     assert sorted(found) == [6, 7] and all("not a JSON-RPC message" in f.message for n in found for f in found[n])
 
 
-def _as_read_in(path: Path, batch: int):
-    from inspector.recording.findings import Judging
-
-    opened, steps = reading(path, batch)
-    store = opened.store
-    builder, judging = SurfacesBuilder(store), Judging(store)
-    for _ in steps:
-        builder.take(len(store))
-        judging.take_read(*store.last_read, builder.out)
-    builder.take(len(store))
-    opened.rebuilt(builder.finish())
-    judging.settle(opened.surfaces)
-    judging.take(len(store))
-    return judging, store
-
-
 LOG_OK = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}'
 LOG_BAD = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"loud","data":"x"}}'
 TOOLS_CHANGED = b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'
@@ -517,5 +501,5 @@ def test_judged_as_read_equals_judged_whole_where_revisions_are_learned_late_or_
         found, whole = judged_whole(path)
         assert found
         for batch in (1, 3, 1000):
-            judging, read = _as_read_in(path, batch)
+            judging, read = judged_as_read(path, batch)
             assert judging.found == found and read.flags == whole.flags, (path.name, batch)

@@ -190,3 +190,18 @@ async def test_history_names_each_calls_maker(open_window, tmp_path, monkeypatch
         await opener.close()
         subprocess.run([sys.executable, "-m", "inspector", "do", "stop"], capture_output=True, timeout=30,
                        env={**os.environ})
+
+
+async def test_the_window_learns_an_agents_tools_from_the_listings_end(open_window):
+    """A window that attached between the listing's request and its answer cannot pair the answer: the
+    background process's word that the listing ended carries the tools, and the agent's server shows them."""
+    async with open_window() as window:
+        link = window.agents
+        link._server_event({"event": "server", "what": "opened", "name": "late",
+                            "server": {"name": "late", "status": "connecting", "target": "python server.py"}})
+        session = link.sessions["late"]
+        assert not any(t.get("name") for t in session.tools.items)
+        link._server_event({"event": "server", "what": "changed:tools", "name": "late",
+                            "server": {"name": "late", "status": "connected", "target": "python server.py",
+                                       "toolList": [{"name": "wait", "inputSchema": {"type": "object"}}]}})
+        assert [t.get("name") for t in session.tools.items] == ["wait"]

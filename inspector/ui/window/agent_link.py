@@ -174,6 +174,10 @@ class AgentLink(QObject):
                 session.ended("disconnected by you" if you else "closed by the agent")
         elif what == "restarted" and name in self.sessions:
             self.sessions[name].log.note("restarted by the agent")
+        elif what == "changed:tools" and name in self.sessions:  # the listing's answer may have come alone
+            listed = (event.get("server") or {}).get("toolList")
+            if isinstance(listed, list):
+                self.sessions[name].learn("tools/list", {"tools": listed})
 
     def _frame(self, event: dict[str, Any]) -> None:
         session = self.sessions.get(str(event.get("server"))) or self._server(str(event.get("server")), None)
